@@ -1,0 +1,140 @@
+import { z } from "zod";
+
+/**
+ * The one schema of `clawdis.json`. Strict everywhere: an unknown key is an error, never ignored.
+ * Defaults live here and only here; `ClawdisConfig` is the fully defaulted result.
+ * Every key is documented in docs/configuration.md and shown in clawdis.example.json.
+ */
+
+const positiveSeconds = (fallback: number) => z.number().positive().default(fallback);
+
+export const timeoutsSchema = z.strictObject({
+  prefillSeconds: positiveSeconds(1800),
+  firstTokenSeconds: positiveSeconds(600),
+  noProgressSeconds: positiveSeconds(1200),
+  toolExecutionSeconds: positiveSeconds(90),
+  sidecarLlmSeconds: positiveSeconds(90),
+  turnLlmSeconds: positiveSeconds(180),
+});
+
+export const compactionSchema = z.strictObject({
+  threshold: z.number().gt(0).max(1).default(0.75),
+  keepRecentToolResults: z.number().int().min(0).default(3),
+  keepRecentMessages: z.number().int().min(1).default(6),
+});
+
+export const sessionSchema = z.strictObject({
+  scope: z.enum(["per-sender", "global"]).default("per-sender"),
+  idleMinutes: z.number().min(1).default(60),
+  resetTriggers: z.array(z.string().trim().min(1)).default(["/new"]),
+  /** Absent: `<state>/sessions/sessions.json`. `~` is expanded. */
+  store: z.string().min(1).optional(),
+  mainKey: z
+    .string()
+    .regex(/^[A-Za-z0-9._:-]{1,64}$/, "letters, digits and . _ : - only")
+    .default("main"),
+  timeouts: timeoutsSchema.default(() => timeoutsSchema.parse({})),
+  passivateAfterMinutes: z.number().min(0).default(60),
+  compaction: compactionSchema.default(() => compactionSchema.parse({})),
+});
+
+export const toolsSchema = z.strictObject({
+  /** Tools offered in the primary (and global) session; `"*"` means every tool. */
+  main: z.array(z.string().min(1)).default(["*"]),
+  /** Tools offered in group sessions; none unless listed. */
+  groups: z.array(z.string().min(1)).default([]),
+});
+
+export const agentSchema = z.strictObject({
+  /** OpenAI-compatible endpoint; else env OPENAI_BASE_URL; else https://api.openai.com/v1. */
+  baseUrl: z.url().optional(),
+  /** Else env OPENAI_API_KEY. */
+  apiKey: z.string().min(1).optional(),
+  /** Without a model the gateway starts and every reply says how to configure one. */
+  model: z.string().min(1).optional(),
+  contextTokens: z.number().int().positive().default(128_000),
+  maxOutputTokens: z.number().int().positive().default(4096),
+  compactionModel: z.string().min(1).optional(),
+  fallbackModel: z.string().min(1).optional(),
+  systemPrompt: z.string().optional(),
+  /** Working directory of the tools; absent: `<state>/workspace`. `~` is expanded. */
+  workspace: z.string().min(1).optional(),
+  tools: toolsSchema.default(() => toolsSchema.parse({})),
+});
+
+export const replySchema = z.strictObject({
+  session: sessionSchema.default(() => sessionSchema.parse({})),
+  agent: agentSchema.default(() => agentSchema.parse({})),
+});
+
+export const groupChatSchema = z.strictObject({
+  requireMention: z.boolean().default(true),
+  mentionPatterns: z.array(z.string().min(1)).default([]),
+});
+
+export const inboundSchema = z.strictObject({
+  /** WhatsApp senders allowed in direct chats (E.164, or "*" for everyone). Empty: only the own chat. */
+  allowFrom: z.array(z.string().regex(/^(\*|\+[1-9][0-9]{5,15})$/, 'an E.164 number like "+4915123456789" or "*"')).default([]),
+  groupChat: groupChatSchema.default(() => groupChatSchema.parse({})),
+  reply: replySchema.default(() => replySchema.parse({})),
+});
+
+export const telegramSchema = z.strictObject({
+  botToken: z.string().min(1).optional(),
+  allowFrom: z.array(z.union([z.number().int(), z.string().regex(/^(\*|-?[0-9]+)$/, 'a numeric user id or "*"')])).default([]),
+  requireMention: z.boolean().default(true),
+  apiRoot: z.url().default("https://api.telegram.org"),
+});
+
+export const whatsappSchema = z.strictObject({
+  enabled: z.boolean().default(false),
+});
+
+export const gatewaySchema = z.strictObject({
+  port: z.number().int().min(0).max(65535).default(18789),
+  bind: z.string().min(1).default("127.0.0.1"),
+});
+
+export const webhookSchema = z.strictObject({
+  /** Session key the hook's input goes to; default the primary session. */
+  session: z.string().min(1).optional(),
+  /** Bearer token for this hook; default the gateway token. */
+  token: z.string().min(8).optional(),
+});
+
+export const pluginEntrySchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  /** Validated by the plugin's own configSchema. */
+  config: z.unknown().optional(),
+});
+
+export const pluginsSchema = z.strictObject({
+  /** Extra plugins: folders (absolute, `~`, or relative to the config file) or package names. */
+  load: z.array(z.string().min(1)).default([]),
+  /** Per-plugin switches and settings, by plugin id. */
+  entries: z.record(z.string(), pluginEntrySchema).default({}),
+});
+
+export const loggingSchema = z.strictObject({
+  level: z.enum(["debug", "info", "warn", "error"]).default("info"),
+});
+
+export const configSchema = z.strictObject({
+  $schema: z.string().optional(),
+  inbound: inboundSchema.default(() => inboundSchema.parse({})),
+  telegram: telegramSchema.default(() => telegramSchema.parse({})),
+  whatsapp: whatsappSchema.default(() => whatsappSchema.parse({})),
+  gateway: gatewaySchema.default(() => gatewaySchema.parse({})),
+  webhooks: z.record(z.string().regex(/^[a-z0-9-]{1,64}$/, "lowercase letters, digits and - only"), webhookSchema).default({}),
+  plugins: pluginsSchema.default(() => pluginsSchema.parse({})),
+  logging: loggingSchema.default(() => loggingSchema.parse({})),
+});
+
+export type ClawdisConfig = z.infer<typeof configSchema>;
+export type SessionConfig = ClawdisConfig["inbound"]["reply"]["session"];
+export type AgentConfig = ClawdisConfig["inbound"]["reply"]["agent"];
+
+/** The configuration a fresh machine runs on: every default, nothing else. */
+export function defaultConfig(): ClawdisConfig {
+  return configSchema.parse({});
+}

@@ -1,0 +1,67 @@
+/** Structured, levelled logging to stderr. stdout is reserved for data (`--json`). */
+export type LogLevel = "debug" | "info" | "warn" | "error";
+export type LogFields = Record<string, unknown>;
+
+export interface Logger {
+  debug(message: string, fields?: LogFields): void;
+  info(message: string, fields?: LogFields): void;
+  warn(message: string, fields?: LogFields): void;
+  error(message: string, fields?: LogFields): void;
+  /** A logger whose lines carry `[scope]`. */
+  child(scope: string): Logger;
+}
+
+const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+export interface LogLine {
+  level: LogLevel;
+  scope: string | undefined;
+  message: string;
+  fields: LogFields | undefined;
+}
+
+export type LogSink = (line: LogLine) => void;
+
+function formatFields(fields: LogFields | undefined): string {
+  if (!fields) return "";
+  const parts: string[] = [];
+  for (const [key, value] of Object.entries(fields)) {
+    if (value === undefined) continue;
+    const text = typeof value === "string" ? value : JSON.stringify(value);
+    parts.push(`${key}=${text !== undefined && /\s/.test(text) ? JSON.stringify(text) : text}`);
+  }
+  return parts.length > 0 ? ` ${parts.join(" ")}` : "";
+}
+
+/** Renders a log line as `2026-11-30T06:40:00.000Z WARN [store] message key=value`. */
+export function formatLogLine(line: LogLine, at: Date = new Date()): string {
+  const scope = line.scope ? ` [${line.scope}]` : "";
+  return `${at.toISOString()} ${line.level.toUpperCase()}${scope} ${line.message}${formatFields(line.fields)}`;
+}
+
+export function createLogger(options: { level?: LogLevel; sink?: LogSink; scope?: string } = {}): Logger {
+  const min = ORDER[options.level ?? "info"];
+  const sink: LogSink = options.sink ?? ((line) => process.stderr.write(`${formatLogLine(line)}\n`));
+  const make = (scope: string | undefined): Logger => {
+    const emit = (level: LogLevel, message: string, fields?: LogFields) => {
+      if (ORDER[level] >= min) sink({ level, scope, message, fields });
+    };
+    return {
+      debug: (m, f) => emit("debug", m, f),
+      info: (m, f) => emit("info", m, f),
+      warn: (m, f) => emit("warn", m, f),
+      error: (m, f) => emit("error", m, f),
+      child: (s) => make(scope ? `${scope}:${s}` : s),
+    };
+  };
+  return make(options.scope);
+}
+
+/** A logger that keeps its lines in memory, for tests. */
+export function createMemoryLogger(level: LogLevel = "debug"): { logger: Logger; lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  return { logger: createLogger({ level, sink: (line) => lines.push(line) }), lines };
+}
+
+/** Discards everything. */
+export const silentLogger: Logger = createLogger({ sink: () => {} });

@@ -1,0 +1,12 @@
+/**
+ * The one module plugins import. Everything here is the contract between the gateway and its plugins;
+ * see docs/plugins.md.
+ */
+import type { PluginDefinition } from "./types.js";
+
+export * from "./types.js";
+
+/** Declares a plugin. Identity at runtime; it exists for the types and as the marker the loader checks. */
+export function definePlugin<C>(definition: PluginDefinition<C>): PluginDefinition<C> {
+  return definition;
+}

@@ -1,0 +1,112 @@
+/**
+ * Persisted shapes: `sessions.json` entries and transcript lines (SPEC section 2).
+ * These are formats users and their scripts read; change them only with a migration.
+ */
+
+export type ThinkingLevel = "off" | "minimal" | "low" | "medium" | "high";
+export type VerboseLevel = "on" | "off";
+
+/** Where a session's last message came from; replies go back to the chat of each message, not here. */
+export interface SessionOrigin {
+  channel: string;
+  chatId: string;
+  chatType: "direct" | "group";
+  senderId?: string;
+  senderName?: string;
+}
+
+/** One value of `sessions.json`. Fields the gateway does not know are kept as they are. */
+export interface SessionEntry {
+  sessionId: string;
+  /** Epoch ms of the last write to this entry (any change). */
+  updatedAt: number;
+  /** Epoch ms of the last real exchange: a person's message or the agent's reply. Drives idle expiry. */
+  lastInteractionAt?: number;
+  /** Epoch ms when this sessionId began. */
+  createdAt?: number;
+  thinkingLevel?: ThinkingLevel;
+  verboseLevel?: VerboseLevel;
+  inputTokens?: number;
+  outputTokens?: number;
+  totalTokens?: number;
+  /** Prompt tokens of the last model call: the context in use. */
+  contextTokens?: number;
+  /** True when `contextTokens` is our estimate because the provider sent no usage. */
+  contextEstimated?: boolean;
+  model?: string;
+  compactionCount?: number;
+  origin?: SessionOrigin;
+  [field: string]: unknown;
+}
+
+/** The store: a plain JSON object `sessionKey -> entry`. */
+export type SessionMap = Record<string, SessionEntry>;
+
+export const TRANSCRIPT_VERSION = 1;
+
+/** Line 1 of every transcript. */
+export interface TranscriptHeader {
+  type: "session";
+  version: number;
+  id: string;
+  sessionKey: string;
+  createdAt: string;
+  [field: string]: unknown;
+}
+
+/** An OpenAI-style tool call as stored. */
+export interface StoredToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+/** An OpenAI-style chat message as stored in a `message` entry. */
+export interface StoredChatMessage {
+  role: "system" | "user" | "assistant" | "tool";
+  content: string | null;
+  name?: string;
+  tool_calls?: StoredToolCall[];
+  tool_call_id?: string;
+}
+
+export interface MessageMeta {
+  channel?: string;
+  chatId?: string;
+  senderId?: string;
+  senderName?: string;
+  messageId?: string;
+  model?: string;
+  usage?: { promptTokens?: number; completionTokens?: number; totalTokens?: number };
+  [field: string]: unknown;
+}
+
+export interface MessageEntry {
+  type: "message";
+  id: string;
+  ts: string;
+  message: StoredChatMessage;
+  meta?: MessageMeta;
+}
+
+export interface CompactionEntry {
+  type: "compaction";
+  id: string;
+  ts: string;
+  /** The notes that stand in for everything before `firstKeptEntryId`. */
+  notes: string;
+  /** Entries from this id on are kept verbatim after the compaction. */
+  firstKeptEntryId?: string;
+  replacedEntries?: number;
+  tokensBefore?: number;
+}
+
+/** Any other entry type (events, directives); readers ignore types they do not know. */
+export interface OtherEntry {
+  type: string;
+  id: string;
+  ts: string;
+  [field: string]: unknown;
+}
+
+export type TranscriptEntry = MessageEntry | CompactionEntry | OtherEntry;
