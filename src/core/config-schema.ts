@@ -6,6 +6,10 @@ import { z } from "zod";
  * Every key is documented in docs/configuration.md and shown in clawdis.example.json.
  */
 
+/** An absolute http:// or https:// URL ("localhost:11434" without a scheme is refused, not misread). */
+const httpUrl = (example: string) =>
+  z.url({ protocol: /^https?$/, error: `an http:// or https:// URL like "${example}"` });
+
 const positiveSeconds = (fallback: number) => z.number().positive().default(fallback);
 
 export const timeoutsSchema = z.strictObject({
@@ -31,7 +35,7 @@ export const sessionSchema = z.strictObject({
   store: z.string().min(1).optional(),
   mainKey: z
     .string()
-    .regex(/^[A-Za-z0-9._:-]{1,64}$/, "letters, digits and . _ : - only")
+    .regex(/^[A-Za-z0-9._:-]{1,64}$/, "a key of 1 to 64 letters, digits, '.', '_', ':' or '-'")
     .default("main"),
   timeouts: timeoutsSchema.default(() => timeoutsSchema.parse({})),
   passivateAfterMinutes: z.number().min(0).default(60),
@@ -47,7 +51,7 @@ export const toolsSchema = z.strictObject({
 
 export const agentSchema = z.strictObject({
   /** OpenAI-compatible endpoint; else env OPENAI_BASE_URL; else https://api.openai.com/v1. */
-  baseUrl: z.url().optional(),
+  baseUrl: httpUrl("http://127.0.0.1:11434/v1").optional(),
   /** Else env OPENAI_API_KEY. */
   apiKey: z.string().min(1).optional(),
   /** Without a model the gateway starts and every reply says how to configure one. */
@@ -83,7 +87,7 @@ export const telegramSchema = z.strictObject({
   botToken: z.string().min(1).optional(),
   allowFrom: z.array(z.union([z.number().int(), z.string().regex(/^(\*|-?[0-9]+)$/, 'a numeric user id or "*"')])).default([]),
   requireMention: z.boolean().default(true),
-  apiRoot: z.url().default("https://api.telegram.org"),
+  apiRoot: httpUrl("https://api.telegram.org").default("https://api.telegram.org"),
 });
 
 export const whatsappSchema = z.strictObject({
@@ -125,7 +129,9 @@ export const configSchema = z.strictObject({
   telegram: telegramSchema.default(() => telegramSchema.parse({})),
   whatsapp: whatsappSchema.default(() => whatsappSchema.parse({})),
   gateway: gatewaySchema.default(() => gatewaySchema.parse({})),
-  webhooks: z.record(z.string().regex(/^[a-z0-9-]{1,64}$/, "lowercase letters, digits and - only"), webhookSchema).default({}),
+  webhooks: z
+    .record(z.string().regex(/^[a-z0-9-]{1,64}$/, "a name of 1 to 64 lowercase letters, digits or '-'"), webhookSchema)
+    .default({}),
   plugins: pluginsSchema.default(() => pluginsSchema.parse({})),
   logging: loggingSchema.default(() => loggingSchema.parse({})),
 });

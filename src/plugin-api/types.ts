@@ -182,6 +182,13 @@ export interface PluginContext<C = unknown> {
   http: HttpRegistrar;
   /** The gateway token (for pages served to loopback clients). */
   gatewayToken: string;
+  /**
+   * Tells the host this instance broke and cannot recover by itself (connection lost for good, SDK crashed).
+   * The host marks the plugin down, calls `stop()`, and creates a fresh instance after a backoff delay —
+   * unless the error is fatal (`fatal: true`, or a ClawdisError PLUGIN_INVALID/UNAUTHORIZED/CONFIG_INVALID).
+   * Called during `start()`, it fails that start. Calls from an instance that was already replaced are ignored.
+   */
+  fail(error: unknown): void;
 }
 
 /** What a plugin's `create` returns. Every member is optional. */

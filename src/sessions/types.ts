@@ -93,10 +93,11 @@ export interface CompactionEntry {
   type: "compaction";
   id: string;
   ts: string;
-  /** The notes that stand in for everything before `firstKeptEntryId`. */
+  /** The notes that stand in for every message before this entry that is not in `kept`. */
   notes: string;
-  /** Entries from this id on are kept verbatim after the compaction. */
-  firstKeptEntryId?: string;
+  /** The recent messages kept verbatim, copied here so that resuming reads from this entry on, never before it. */
+  kept?: StoredChatMessage[];
+  /** How many message entries the notes replace. */
   replacedEntries?: number;
   tokensBefore?: number;
 }

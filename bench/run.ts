@@ -1,0 +1,21 @@
+/**
+ * `npm run bench`: every benchmark of clawdis, each against a baseline measured in the same run.
+ * Runs from dist/ (the script builds first). Pass section names to run only some: `npm run bench -- store`.
+ */
+import { type BenchRow, formatTable } from "./bench-row.js";
+
+type Section = { name: string; run: () => Promise<BenchRow[]> };
+
+const sections: Section[] = [
+  { name: "store", run: async () => (await import("./store-bench.js")).benchStore() },
+  { name: "transcript", run: async () => (await import("./transcript-bench.js")).benchTranscript() },
+];
+
+const wanted = process.argv.slice(2);
+const rows: BenchRow[] = [];
+for (const section of sections) {
+  if (wanted.length > 0 && !wanted.includes(section.name)) continue;
+  process.stderr.write(`bench: ${section.name}…\n`);
+  rows.push(...(await section.run()));
+}
+process.stdout.write(`${formatTable(rows)}\n`);

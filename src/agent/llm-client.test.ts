@@ -1,0 +1,350 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type FakeOpenAI, startFakeOpenAI } from "../../test/fakes/openai-server.js";
+import { agentSchema } from "../core/config-schema.js";
+import type { ToolDefinition } from "../plugin-api/types.js";
+import type { StoredChatMessage } from "../sessions/types.js";
+import {
+  createLlmClient,
+  DEFAULT_BASE_URL,
+  type LlmClient,
+  NO_API_KEY,
+  outputLimitField,
+  resolveEndpoint,
+} from "./llm-client.js";
+
+const user = (text: string): StoredChatMessage => ({ role: "user", content: text });
+
+describe("resolveEndpoint", () => {
+  it("prefers the config, then the env, then OpenAI", () => {
+    const configured = agentSchema.parse({
+      baseUrl: "http://127.0.0.1:11434/v1/",
+      apiKey: "k1",
+      model: "llama3",
+    });
+    expect(resolveEndpoint(configured, { OPENAI_BASE_URL: "http://x/v1", OPENAI_API_KEY: "k2" })).toEqual({
+      baseUrl: "http://127.0.0.1:11434/v1",
+      apiKey: "k1",
+      model: "llama3",
+    });
+    const bare = agentSchema.parse({});
+    expect(resolveEndpoint(bare, { OPENAI_BASE_URL: "http://x:1/v1", OPENAI_API_KEY: "k2" })).toEqual({
+      baseUrl: "http://x:1/v1",
+      apiKey: "k2",
+    });
+    expect(resolveEndpoint(bare, { OPENAI_BASE_URL: "", OPENAI_API_KEY: " " })).toEqual({
+      baseUrl: DEFAULT_BASE_URL,
+      apiKey: NO_API_KEY,
+    });
+  });
+});
+
+describe("createLlmClient against the fake server", () => {
+  let fake: FakeOpenAI;
+  let client: LlmClient;
+
+  beforeEach(async () => {
+    fake = await startFakeOpenAI();
+    client = createLlmClient({ baseUrl: fake.url, apiKey: "sk-test", maxRetries: 0 });
+  });
+  afterEach(async () => {
+    await fake.close();
+  });
+
+  it("streams text deltas in order and reports usage from the empty-choices chunk", async () => {
+    fake.enqueue({
+      text: "Hello there, world",
+      chunks: 3,
+      usage: { prompt_tokens: 11, completion_tokens: 5, total_tokens: 16 },
+    });
+    const deltas: string[] = [];
+    let firstTokens = 0;
+    let progress = 0;
+    const result = await client.stream({
+      model: "fake-model",
+      messages: [{ role: "system", content: "be brief" }, user("hi")],
+      maxOutputTokens: 256,
+      signal: new AbortController().signal,
+      onDelta: (text) => deltas.push(text),
+      onFirstToken: () => firstTokens++,
+      onProgress: () => progress++,
+    });
+    expect(result).toEqual({
+      ok: true,
+      text: "Hello there, world",
+      toolCalls: [],
+      finishReason: "stop",
+      usage: { promptTokens: 11, completionTokens: 5, totalTokens: 16 },
+      model: "fake-model",
+    });
+    expect(deltas).toEqual(["Hello ", "there,", " world"]);
+    expect(firstTokens).toBe(1);
+    // role chunk + 3 deltas + finish chunk + usage chunk
+    expect(progress).toBe(6);
+    const body = fake.requests[0]!.body;
+    expect(body.stream).toBe(true);
+    expect(body.stream_options).toEqual({ include_usage: true });
+    expect(body.max_tokens).toBe(256);
+    expect(body.tools).toBeUndefined();
+    expect(body.messages).toEqual([
+      { role: "system", content: "be brief" },
+      { role: "user", content: "hi" },
+    ]);
+    expect(fake.requests[0]!.headers.authorization).toBe("Bearer sk-test");
+  });
+
+  it("leaves usage undefined when the provider sends none", async () => {
+    fake.enqueue({ text: "ok", usage: null });
+    const result = await client.stream({
+      model: "m",
+      messages: [user("x")],
+      signal: new AbortController().signal,
+    });
+    expect(result.ok).toBe(true);
+    expect(result.ok && result.usage).toBeUndefined();
+    expect(result.ok && result.text).toBe("ok");
+  });
+
+  it("assembles tool calls split over fragments and sends tools as functions", async () => {
+    fake.enqueue({
+      text: "Let me look.",
+      toolCalls: [
+        { name: "read_file", arguments: { path: "notes/todo.md", limit: 20 }, id: "call_a" },
+        { name: "bash", arguments: '{"command":"ls -la /tmp"}' },
+      ],
+    });
+    const tool: ToolDefinition = {
+      name: "read_file",
+      description: "Read a file",
+      parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+      execute: async () => ({ ok: true, output: "" }),
+    };
+    const firstTokens: number[] = [];
+    const result = await client.stream({
+      model: "m",
+      messages: [user("what is in my todo?")],
+      tools: [tool],
+      signal: new AbortController().signal,
+      onFirstToken: () => firstTokens.push(1),
+    });
+    if (!result.ok) throw new Error(result.error);
+    expect(result.finishReason).toBe("tool_calls");
+    expect(result.text).toBe("Let me look.");
+    expect(result.toolCalls).toHaveLength(2);
+    expect(result.toolCalls[0]).toEqual({
+      id: "call_a",
+      type: "function",
+      function: { name: "read_file", arguments: '{"path":"notes/todo.md","limit":20}' },
+    });
+    expect(result.toolCalls[1]!.function).toEqual({ name: "bash", arguments: '{"command":"ls -la /tmp"}' });
+    expect(result.toolCalls[1]!.id).toMatch(/^call_/);
+    expect(firstTokens).toHaveLength(1);
+    expect(fake.requests[0]!.body.tools).toEqual([
+      {
+        type: "function",
+        function: { name: "read_file", description: "Read a file", parameters: tool.parameters },
+      },
+    ]);
+  });
+
+  it("sends a tool exchange back in OpenAI's shape", async () => {
+    const history: StoredChatMessage[] = [
+      user("list"),
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { id: "call_1", type: "function", function: { name: "bash", arguments: '{"command":"ls"}' } },
+        ],
+      },
+      { role: "tool", content: "a.txt", tool_call_id: "call_1" },
+    ];
+    const result = await client.stream({
+      model: "m",
+      messages: history,
+      signal: new AbortController().signal,
+    });
+    expect(result.ok).toBe(true);
+    expect(fake.requests[0]!.body.messages).toEqual([
+      { role: "user", content: "list" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { id: "call_1", type: "function", function: { name: "bash", arguments: '{"command":"ls"}' } },
+        ],
+      },
+      { role: "tool", content: "a.txt", tool_call_id: "call_1" },
+    ]);
+  });
+
+  it("fails with output-limit when the answer stops at the length limit, keeping the partial text", async () => {
+    fake.enqueue({ text: "This answer is cut of", finishReason: "length" });
+    const result = await client.stream({
+      model: "m",
+      messages: [user("long please")],
+      maxOutputTokens: 5,
+      signal: new AbortController().signal,
+    });
+    expect(result).toEqual({
+      ok: false,
+      reason: "output-limit",
+      error: "the model's answer hit the output limit (maxOutputTokens 5) and was cut off",
+      partialText: "This answer is cut of",
+    });
+  });
+
+  it("treats a stream without a finish reason as cut off", async () => {
+    fake.enqueue({ text: "half an ans", finishReason: null });
+    const result = await client.stream({
+      model: "m",
+      messages: [user("x")],
+      signal: new AbortController().signal,
+    });
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.reason).toBe("error");
+    expect(!result.ok && result.error).toContain("cut off");
+    expect(!result.ok && result.partialText).toBe("half an ans");
+  });
+
+  it("reports a connection that dies mid-answer as cut off", async () => {
+    fake.enqueue({ text: "abc", destroy: "after-first-chunk" });
+    const result = await client.stream({
+      model: "m",
+      messages: [user("x")],
+      signal: new AbortController().signal,
+    });
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.reason).toBe("error");
+    expect(!result.ok && result.error).toMatch(/^the model's answer was cut off/);
+  });
+
+  it("aborts a request hanging before the headers, and the request goes away on the server", async () => {
+    fake.enqueue({ text: "never", hang: "before-headers" });
+    const controller = new AbortController();
+    const pending = client.stream({ model: "m", messages: [user("x")], signal: controller.signal });
+    await fake.waitForRequest(1);
+    controller.abort();
+    const result = await pending;
+    expect(result).toMatchObject({ ok: false, reason: "aborted", partialText: "" });
+    const request = await fake.waitForAbort(1);
+    expect(request.n).toBe(1);
+  });
+
+  it("aborts a request hanging after the first chunk (the SDK loop ends without throwing)", async () => {
+    fake.enqueue({ text: "partial reply here", chunks: 1, hang: "after-first-chunk" });
+    const controller = new AbortController();
+    const result = await client.stream({
+      model: "m",
+      messages: [user("x")],
+      signal: controller.signal,
+      // The first chunk (the role) has arrived: the headers are in, the stream is open.
+      onProgress: () => controller.abort(),
+    });
+    expect(result).toMatchObject({ ok: false, reason: "aborted" });
+    await fake.waitForAbort(1);
+  });
+
+  it("returns aborted at once for an already aborted signal, without a request", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const result = await client.stream({ model: "m", messages: [user("x")], signal: controller.signal });
+    expect(result).toMatchObject({ ok: false, reason: "aborted" });
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it("turns HTTP errors into one actionable line", async () => {
+    fake.enqueue(
+      { status: 500, errorMessage: "the GPU caught fire" },
+      { status: 401, errorMessage: "Incorrect API key provided" },
+      { status: 404, errorMessage: "The model 'gpt-9' does not exist", errorCode: "model_not_found" },
+    );
+    const call = () =>
+      client.stream({ model: "gpt-9", messages: [user("x")], signal: new AbortController().signal });
+    const r500 = await call();
+    expect(r500).toEqual({
+      ok: false,
+      reason: "error",
+      error: `model endpoint ${fake.url} failed with 500: the GPU caught fire`,
+      partialText: "",
+    });
+    const r401 = await call();
+    expect(!r401.ok && r401.error).toBe(
+      `model endpoint ${fake.url} said 401: check inbound.reply.agent.apiKey or OPENAI_API_KEY (Incorrect API key provided)`,
+    );
+    const r404 = await call();
+    expect(!r404.ok && r404.error).toMatch(new RegExp(`^model 'gpt-9' not found at ${fake.url}`));
+  });
+
+  it("a callback that throws is a bug: it is rethrown, not reported as a model failure", async () => {
+    fake.enqueue({ text: "boom" });
+    const pending = client.stream({
+      model: "m",
+      messages: [user("x")],
+      signal: new AbortController().signal,
+      onDelta: () => {
+        throw new Error("bug in caller");
+      },
+    });
+    await expect(pending).rejects.toThrow("bug in caller");
+  });
+
+  it("lists models for the reachability check", async () => {
+    fake.models = ["llama3", "qwen2.5"];
+    expect(await client.listModels(new AbortController().signal)).toEqual({
+      ok: true,
+      models: ["llama3", "qwen2.5"],
+    });
+  });
+
+  it("passes the reasoning effort through only when set", async () => {
+    await client.stream({
+      model: "m",
+      messages: [user("x")],
+      reasoningEffort: "low",
+      signal: new AbortController().signal,
+    });
+    await client.stream({ model: "m", messages: [user("y")], signal: new AbortController().signal });
+    expect(fake.requests[0]!.body.reasoning_effort).toBe("low");
+    expect(fake.requests[1]!).toBeDefined();
+    expect("reasoning_effort" in fake.requests[1]!.body).toBe(false);
+    expect("max_tokens" in fake.requests[1]!.body).toBe(false);
+  });
+});
+
+describe("outputLimitField", () => {
+  it("uses max_completion_tokens for OpenAI's own API and max_tokens elsewhere", () => {
+    expect(outputLimitField("https://api.openai.com/v1")).toBe("max_completion_tokens");
+    expect(outputLimitField("http://127.0.0.1:11434/v1")).toBe("max_tokens");
+    expect(outputLimitField("not a url")).toBe("max_tokens");
+  });
+});
+
+describe("createLlmClient without a server", () => {
+  it("says the connection was refused and names the URL", async () => {
+    // Take a free port, then close it so nothing listens there.
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const baseUrl = `http://127.0.0.1:${port}/v1`;
+    const client = createLlmClient({ baseUrl, apiKey: NO_API_KEY, maxRetries: 0 });
+    const result = await client.stream({
+      model: "m",
+      messages: [user("x")],
+      signal: new AbortController().signal,
+    });
+    expect(result).toEqual({
+      ok: false,
+      reason: "error",
+      error: `model endpoint ${baseUrl} refused the connection: is the server running?`,
+      partialText: "",
+    });
+    const models = await client.listModels(new AbortController().signal);
+    expect(models).toEqual({
+      ok: false,
+      error: `model endpoint ${baseUrl} refused the connection: is the server running?`,
+    });
+  });
+});

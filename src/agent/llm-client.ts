@@ -1,0 +1,262 @@
+import OpenAI, { APIConnectionError, APIError } from "openai";
+import type { ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
+import type { AgentConfig } from "../core/config-schema.js";
+import type { Env } from "../core/paths.js";
+import type { ToolDefinition } from "../plugin-api/types.js";
+import type { StoredChatMessage, StoredToolCall } from "../sessions/types.js";
+import { type FinishReason, type LlmUsage, ReplyAssembler } from "./llm-assemble.js";
+import { describeLlmFailure, innermostMessage, type LlmFailure, systemErrorCode } from "./llm-errors.js";
+
+/**
+ * The model client: the only module that imports `openai`. Speaks the Chat Completions API to any
+ * OpenAI-compatible endpoint (OpenAI, Ollama, llama.cpp, vLLM, LM Studio).
+ *
+ * Contract: expected failures (abort, output limit, HTTP and connection errors, a stream that breaks off) come
+ * back as `{ ok: false }` values with one actionable line; `stream` and `listModels` throw only for bugs,
+ * including an exception thrown by the caller's own callbacks, which is rethrown as is.
+ */
+
+export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
+/** Sent when no key is configured: local servers ignore it, and the SDK refuses to start without one. */
+export const NO_API_KEY = "not-needed";
+/**
+ * The SDK's own timeout only covers the wait for headers, and its default (10 min) would cut prefill short of
+ * the prefill watchdog (30 min by default). Time is the watchdogs' job: they abort through `signal`.
+ */
+const SDK_TIMEOUT_MS = 24 * 60 * 60 * 1000;
+
+export interface Endpoint {
+  baseUrl: string;
+  apiKey: string;
+  model?: string;
+}
+
+export type { FinishReason, LlmUsage };
+
+export type LlmResult =
+  | {
+      ok: true;
+      text: string;
+      /** Authoritative: some servers say finish_reason "stop" while returning tool calls. */
+      toolCalls: StoredToolCall[];
+      finishReason: FinishReason;
+      /** Absent when the provider sent no usage. */
+      usage?: LlmUsage;
+      /** The model that answered, as the server names it (else the requested one). */
+      model: string;
+    }
+  | { ok: false; reason: "aborted" | "output-limit" | "error"; error: string; partialText: string };
+
+export interface LlmStreamRequest {
+  model: string;
+  messages: StoredChatMessage[];
+  /** Offered as OpenAI function tools; omitted from the request when empty. */
+  tools?: ToolDefinition[];
+  maxOutputTokens?: number;
+  /** Sent as `reasoning_effort` only when set (models that do not reason may reject the field). */
+  reasoningEffort?: "minimal" | "low" | "medium" | "high";
+  signal: AbortSignal;
+  /** Each piece of answer text, in order. */
+  onDelta?: (text: string) => void;
+  /** Once, at the first output of any kind (text, reasoning or a tool call): prefill is over. */
+  onFirstToken?: () => void;
+  /** Every chunk, output or not: the stream is alive. */
+  onProgress?: () => void;
+}
+
+export type ListModelsResult = { ok: true; models: string[] } | { ok: false; error: string };
+
+export interface LlmClient {
+  readonly baseUrl: string;
+  stream(request: LlmStreamRequest): Promise<LlmResult>;
+  listModels(signal: AbortSignal): Promise<ListModelsResult>;
+}
+
+export interface LlmClientOptions {
+  baseUrl: string;
+  apiKey: string;
+  /** Retries of the SDK on 408/409/429/5xx and connection errors; default 2, tests pass 0. */
+  maxRetries?: number;
+}
+
+/** Config first, then env `OPENAI_BASE_URL` / `OPENAI_API_KEY`; empty values count as absent. */
+export function resolveEndpoint(agent: AgentConfig, env: Env): Endpoint {
+  const baseUrl = trimSlashes(agent.baseUrl ?? present(env.OPENAI_BASE_URL) ?? DEFAULT_BASE_URL);
+  const apiKey = agent.apiKey ?? present(env.OPENAI_API_KEY) ?? NO_API_KEY;
+  return agent.model ? { baseUrl, apiKey, model: agent.model } : { baseUrl, apiKey };
+}
+
+export function createLlmClient(options: LlmClientOptions): LlmClient {
+  const baseUrl = trimSlashes(options.baseUrl);
+  const client = new OpenAI({
+    baseURL: baseUrl,
+    apiKey: options.apiKey || NO_API_KEY,
+    maxRetries: options.maxRetries ?? 2,
+    timeout: SDK_TIMEOUT_MS,
+  });
+  const limitField = outputLimitField(baseUrl);
+
+  async function stream(request: LlmStreamRequest): Promise<LlmResult> {
+    const assembler = new ReplyAssembler();
+    const failed = (reason: "aborted" | "output-limit" | "error", error: string): LlmResult => ({
+      ok: false,
+      reason,
+      error,
+      partialText: assembler.text,
+    });
+    const abortedResult = () => failed("aborted", "the model call was aborted");
+    if (request.signal.aborted) return abortedResult();
+
+    let receivedAny = false;
+    let firstToken = false;
+    let callbackError: { error: unknown } | undefined;
+    try {
+      const tools = (request.tools ?? []).map(convertTool);
+      const response = await client.chat.completions.create(
+        {
+          model: request.model,
+          messages: request.messages.map(convertMessage),
+          ...(tools.length > 0 ? { tools } : {}),
+          ...(request.maxOutputTokens ? { [limitField]: request.maxOutputTokens } : {}),
+          ...(request.reasoningEffort ? { reasoning_effort: request.reasoningEffort } : {}),
+          stream: true,
+          stream_options: { include_usage: true },
+        },
+        { signal: request.signal },
+      );
+      // Aborting after the headers arrived does not throw: the loop just ends. Checked after the loop.
+      for await (const chunk of response) {
+        receivedAny = true;
+        const effect = assembler.push(chunk);
+        try {
+          request.onProgress?.();
+          if (effect.produced && !firstToken) {
+            firstToken = true;
+            request.onFirstToken?.();
+          }
+          if (effect.text) request.onDelta?.(effect.text);
+        } catch (error) {
+          callbackError = { error };
+          break; // leaving the loop aborts the request
+        }
+      }
+    } catch (error) {
+      if (request.signal.aborted) return abortedResult();
+      const context = { baseUrl, model: request.model, midStream: receivedAny };
+      return failed("error", describeLlmFailure(classifyError(error), context));
+    }
+    if (callbackError) throw callbackError.error;
+    if (request.signal.aborted) return abortedResult();
+    if (assembler.rawFinishReason === undefined) {
+      return failed("error", "the model's answer was cut off: the stream ended without a finish reason");
+    }
+    if (assembler.finishReason === "length") {
+      const limit = request.maxOutputTokens ? ` (maxOutputTokens ${request.maxOutputTokens})` : "";
+      return failed("output-limit", `the model's answer hit the output limit${limit} and was cut off`);
+    }
+    const result: LlmResult = {
+      ok: true,
+      text: assembler.text,
+      toolCalls: assembler.toolCalls(),
+      finishReason: assembler.finishReason,
+      model: assembler.model ?? request.model,
+    };
+    if (assembler.usage) result.usage = assembler.usage;
+    return result;
+  }
+
+  async function listModels(signal: AbortSignal): Promise<ListModelsResult> {
+    try {
+      const page = await client.models.list({ signal });
+      return { ok: true, models: page.data.map((model) => model.id) };
+    } catch (error) {
+      if (signal.aborted) return { ok: false, error: `model endpoint ${baseUrl} did not answer in time` };
+      return { ok: false, error: describeLlmFailure(classifyError(error), { baseUrl }) };
+    }
+  }
+
+  return { baseUrl, stream, listModels };
+}
+
+/** Sorts the SDK's errors into the kinds `describeLlmFailure` words. */
+function classifyError(error: unknown): LlmFailure {
+  if (error instanceof APIConnectionError) {
+    return { kind: "connection", code: systemErrorCode(error.cause), message: innermostMessage(error) };
+  }
+  if (error instanceof APIError) {
+    return {
+      kind: "status",
+      status: error.status,
+      message: serverMessage(error),
+      code: error.code ?? undefined,
+    };
+  }
+  const code = systemErrorCode(error);
+  if (code) return { kind: "connection", code, message: innermostMessage(error) };
+  return { kind: "other", message: innermostMessage(error) };
+}
+
+/** The server's own words: `{error: {message}}`, `{error: "…"}`, or the raw body text. */
+function serverMessage(error: APIError): string {
+  const body: unknown = error.error;
+  if (typeof body === "string") return body;
+  if (body && typeof body === "object" && typeof (body as { message?: unknown }).message === "string") {
+    return (body as { message: string }).message;
+  }
+  const prefix = error.status ? `${error.status} ` : "";
+  return error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
+}
+
+/** OpenAI's own API rejects `max_tokens` for its newer models; the other servers all know `max_tokens`. */
+export function outputLimitField(baseUrl: string): "max_tokens" | "max_completion_tokens" {
+  try {
+    return new URL(baseUrl).hostname === "api.openai.com" ? "max_completion_tokens" : "max_tokens";
+  } catch {
+    return "max_tokens";
+  }
+}
+
+/** OpenAI accepts a message `name` only in this shape; others (display names) are left out rather than sent. */
+const VALID_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+export function convertMessage(message: StoredChatMessage): ChatCompletionMessageParam {
+  const content = message.content ?? "";
+  switch (message.role) {
+    case "system":
+      return { role: "system", content };
+    case "user":
+      return message.name && VALID_NAME.test(message.name)
+        ? { role: "user", content, name: message.name }
+        : { role: "user", content };
+    case "assistant": {
+      const calls = message.tool_calls ?? [];
+      if (calls.length === 0) return { role: "assistant", content };
+      return {
+        role: "assistant",
+        content: message.content,
+        tool_calls: calls.map((call) => ({
+          id: call.id,
+          type: "function" as const,
+          function: { name: call.function.name, arguments: call.function.arguments },
+        })),
+      };
+    }
+    case "tool":
+      return { role: "tool", content, tool_call_id: message.tool_call_id ?? "" };
+  }
+}
+
+export function convertTool(tool: ToolDefinition): ChatCompletionTool {
+  return {
+    type: "function",
+    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+  };
+}
+
+function present(value: string | undefined): string | undefined {
+  return value && value.trim().length > 0 ? value.trim() : undefined;
+}
+
+function trimSlashes(url: string): string {
+  return url.replace(/\/+$/, "");
+}

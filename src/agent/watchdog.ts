@@ -1,0 +1,66 @@
+import type { Clock } from "../core/clock.js";
+
+/** Why a watchdog ended a step; carried as the AbortSignal's reason. */
+export class WatchdogTimeout extends Error {
+  constructor(
+    readonly watchdog: string,
+    readonly seconds: number,
+  ) {
+    super(`${watchdog} watchdog: nothing after ${seconds} s`);
+    this.name = "WatchdogTimeout";
+  }
+}
+
+/**
+ * An AbortController with named deadlines on an injected clock. `arm(name, seconds)` (re)starts a deadline,
+ * `disarm(name)` clears it; when one passes, the signal aborts with a `WatchdogTimeout`. `dispose()` clears all
+ * timers and must be called in `finally`. A parent signal (stop, shutdown) aborts this one with its own reason.
+ */
+export class Watchdog {
+  private readonly controller = new AbortController();
+  private readonly timers = new Map<string, unknown>();
+  private readonly unlink: () => void;
+
+  constructor(
+    private readonly clock: Clock,
+    parent?: AbortSignal,
+  ) {
+    if (parent?.aborted) this.controller.abort(parent.reason);
+    const onAbort = () => this.controller.abort(parent?.reason);
+    parent?.addEventListener("abort", onAbort, { once: true });
+    this.unlink = () => parent?.removeEventListener("abort", onAbort);
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  arm(name: string, seconds: number): void {
+    this.disarm(name);
+    const handle = this.clock.setTimeout(() => {
+      this.timers.delete(name);
+      this.controller.abort(new WatchdogTimeout(name, seconds));
+    }, seconds * 1000);
+    this.timers.set(name, handle);
+  }
+
+  disarm(name: string): void {
+    const handle = this.timers.get(name);
+    if (handle !== undefined) {
+      this.clock.clearTimeout(handle);
+      this.timers.delete(name);
+    }
+  }
+
+  /** The watchdog that fired, if any. */
+  fired(): WatchdogTimeout | undefined {
+    const reason: unknown = this.controller.signal.reason;
+    return reason instanceof WatchdogTimeout ? reason : undefined;
+  }
+
+  dispose(): void {
+    for (const handle of this.timers.values()) this.clock.clearTimeout(handle);
+    this.timers.clear();
+    this.unlink();
+  }
+}

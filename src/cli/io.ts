@@ -1,0 +1,22 @@
+import type { Env } from "../core/paths.js";
+
+/** What a CLI command may touch: data goes to stdout, everything else to stderr. Tests pass their own. */
+export interface CliIO {
+  env: Env;
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  /** stdout is a terminal: print tables and colours instead of plain lines. */
+  isTTY: boolean;
+}
+
+export function processIO(): CliIO {
+  return {
+    env: process.env,
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    isTTY: Boolean(process.stdout.isTTY),
+  };
+}
+
+/** Exit codes everywhere: 0 done, 1 failed, 2 bad usage or bad config. */
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;

@@ -1,0 +1,73 @@
+import { Command, CommanderError } from "commander";
+import { describeError, isClawdisError } from "../core/errors.js";
+import { EXIT, type CliIO } from "./io.js";
+
+/**
+ * The `clawdis` command line. Each command's module is imported only when that command runs, so that
+ * `clawdis --version` and `clawdis sessions` do not load the model client or the plugins.
+ */
+export function buildProgram(io: CliIO, version: string, setExit: (code: number) => void): Command {
+  const program = new Command("clawdis")
+    .description("A personal AI assistant gateway: one agent, every chat app.")
+    .version(version, "-v, --version")
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .exitOverride()
+    .showHelpAfterError();
+
+  const run = (load: () => Promise<number>) => async () => {
+    setExit(await load());
+  };
+
+  program
+    .command("gateway")
+    .description("run the gateway: every enabled transport, the local HTTP server, the session runtime")
+    .action(run(async () => (await import("./gateway.js")).runGateway(io)));
+
+  program
+    .command("sessions")
+    .description("list sessions, newest first")
+    .option("--json", "print JSON only")
+    .option("--active <minutes>", "only sessions updated within this many minutes")
+    .option("--store <path>", "session store to read instead of the configured one")
+    .action((opts: { json?: boolean; active?: string; store?: string }) =>
+      run(async () => (await import("./sessions.js")).runSessions(opts, io))(),
+    );
+
+  program
+    .command("status")
+    .description("store path, session count, recent sessions, transport state")
+    .option("--json", "print JSON only")
+    .action((opts: { json?: boolean }) => run(async () => (await import("./status.js")).runStatus(opts, io))());
+
+  program
+    .command("doctor")
+    .description("check config, store and transcripts")
+    .option("--fix", "repair what can be repaired, keeping backups")
+    .action((opts: { fix?: boolean }) => run(async () => (await import("./doctor.js")).runDoctor(opts, io))());
+
+  return program;
+}
+
+/** Runs one command line; returns the exit code. Never throws. */
+export async function runCli(argv: string[], io: CliIO, version: string): Promise<number> {
+  let code: number = EXIT.ok;
+  const program = buildProgram(io, version, (c) => {
+    code = c;
+  });
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    return code;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help and --version end through here with exit code 0.
+      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    if (isClawdisError(error)) {
+      io.stderr(`clawdis: ${error.message}\n`);
+      return error.exitCode;
+    }
+    io.stderr(`clawdis: unexpected error: ${describeError(error)}\n`);
+    if (error instanceof Error && error.stack) io.stderr(`${error.stack}\n`);
+    return EXIT.failed;
+  }
+}

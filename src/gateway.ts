@@ -1,0 +1,347 @@
+import { randomUUID } from "node:crypto";
+import { access, mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { selectTools } from "./agent/tools/index.js";
+import type { ClawdisConfig } from "./core/config-schema.js";
+import { type Clock, systemClock } from "./core/clock.js";
+import { describeError } from "./core/errors.js";
+import type { Logger } from "./core/logger.js";
+import { type Env, stateDir as stateDirOf } from "./core/paths.js";
+import { PluginHost } from "./host/plugin-host.js";
+import { HttpServer } from "./http/http-server.js";
+import type {
+  GatewayEvent,
+  InboundMessage,
+  PluginContext,
+  PluginDefinition,
+  ReceiveResult,
+  ToolDefinition,
+  TurnOutcome,
+} from "./plugin-api/types.js";
+import { type ChatCommand, directiveUsage, parseChatCommand } from "./routing/chat-command.js";
+import { sessionKeyFor } from "./routing/session-key.js";
+import { SessionQueue } from "./routing/session-queue.js";
+import { EventBus } from "./runtime/event-bus.js";
+import { ModelProbe } from "./runtime/model-probe.js";
+import { SessionRunner, type WorkItem } from "./runtime/session-runner.js";
+import { formatStatus } from "./runtime/status-report.js";
+import { Journal } from "./sessions/journal.js";
+import { freshEntry } from "./sessions/lifecycle.js";
+import { newSessionId } from "./sessions/session-id.js";
+import { SessionStore } from "./sessions/store.js";
+import type { SessionEntry } from "./sessions/types.js";
+
+export interface GatewayOptions {
+  config: ClawdisConfig;
+  env: Env;
+  storePath: string;
+  workspaceDir: string;
+  /** The folder relative plugin paths are resolved against. */
+  configDir: string;
+  plugins: PluginDefinition[];
+  builtinTools: ToolDefinition[];
+  logger: Logger;
+  version: string;
+  token: string;
+  clock?: Clock;
+  /** Whether to open the HTTP server (false for `clawdis agent` in-process). */
+  listen: boolean;
+  /** Registers the gateway's own `/api/*` routes on the server. */
+  registerApi?: (gateway: Gateway, server: HttpServer) => void;
+}
+
+/**
+ * The gateway: plugins, the inbound pipeline (dedupe → allowlist → journal → commands → session queue) and the
+ * session runtime. Created by `createGateway`; `start()` then `stop()`.
+ */
+export class Gateway {
+  readonly store: SessionStore;
+  readonly events = new EventBus();
+  readonly startedAt: number;
+  readonly clock: Clock;
+  readonly host: PluginHost;
+  readonly journal: Journal;
+  readonly modelProbe: ModelProbe;
+  private readonly http: HttpServer;
+  private readonly queue: SessionQueue<WorkItem>;
+  private readonly runner: SessionRunner;
+  private stopping = false;
+  private stopped: Promise<void> | undefined;
+  private address: { port: number; host: string } | undefined;
+
+  constructor(readonly options: GatewayOptions) {
+    this.clock = options.clock ?? systemClock;
+    this.startedAt = this.clock.now();
+    const logger = options.logger;
+    this.store = new SessionStore({ path: options.storePath, logger: logger.child("store"), clock: this.clock });
+    this.journal = new Journal({ dir: join(stateDirOf(options.env), "journal"), logger: logger.child("journal") });
+    this.http = new HttpServer({ token: options.token, logger: logger.child("http") });
+    this.modelProbe = new ModelProbe(options.config.inbound.reply.agent, options.env, this.clock, logger.child("model"));
+    this.runner = new SessionRunner({
+      config: options.config,
+      store: this.store,
+      journal: this.journal,
+      clock: this.clock,
+      logger: logger.child("session"),
+      events: this.events,
+      workspaceDir: options.workspaceDir,
+      llm: () => this.modelProbe.client(),
+      modelName: () => this.modelProbe.modelName(),
+      toolsFor: (key) => this.toolsFor(key),
+      transport: (channel) => this.host.transports().get(channel),
+      takeJoinable: (key, predicate) => this.queue.takeJoinable(key, predicate),
+      isStopping: () => this.stopping,
+    });
+    this.queue = new SessionQueue((key, item) => this.runner.process(key, item));
+    const entries: Record<string, { enabled: boolean; config?: unknown }> = {};
+    for (const [id, entry] of Object.entries(options.config.plugins.entries)) entries[id] = entry;
+    this.host = new PluginHost({
+      definitions: options.plugins,
+      entries,
+      logger: logger.child("plugins"),
+      clock: this.clock,
+      contextFor: (definition, config) => this.pluginContext(definition, config),
+    });
+  }
+
+  get config(): ClawdisConfig {
+    return this.options.config;
+  }
+
+  get mainKey(): string {
+    return this.options.config.inbound.reply.session.mainKey;
+  }
+
+  /** Opens the journal, starts plugins and the HTTP server, then finishes what the last run left open. */
+  async start(): Promise<{ port: number; host: string } | undefined> {
+    const open = await this.journal.openJournal();
+    if (this.options.listen) this.options.registerApi?.(this, this.http);
+    await this.host.start();
+    if (this.options.listen) {
+      const { port, bind } = this.options.config.gateway;
+      const address = await this.http.listen(port, bind);
+      this.address = { port: address.port, host: bind };
+    }
+    this.modelProbe.refresh();
+    if (open.length > 0) this.options.logger.info("finishing messages accepted before the last stop", { count: open.length });
+    for (const record of open) {
+      const item: WorkItem = {
+        jid: record.jid,
+        message: record.message,
+        text: record.message.text,
+        local: !this.host.transports().has(record.message.channel),
+        restored: record,
+        resolve: () => {},
+      };
+      this.enqueue(item);
+    }
+    return this.address;
+  }
+
+  /**
+   * Stops within the deadline: no new turn starts, running turns stop at the next safe point and their person is
+   * told; accepted messages stay in the journal and are answered after the next start.
+   */
+  stop(): Promise<void> {
+    if (this.stopped) return this.stopped;
+    this.stopping = true;
+    this.stopped = (async () => {
+      this.runner.abortAll("shutdown");
+      await this.queue.drain();
+      await this.host.stop();
+      await this.http.close();
+      await this.journal.close();
+    })();
+    return this.stopped;
+  }
+
+  isStopping(): boolean {
+    return this.stopping;
+  }
+
+  listeningAddress(): { port: number; host: string } | undefined {
+    return this.address;
+  }
+
+  onEvent(listener: (event: GatewayEvent) => void): () => void {
+    return this.events.on(listener);
+  }
+
+  sessionKeyFor(message: InboundMessage): string {
+    return sessionKeyFor(message, this.options.config.inbound.reply.session);
+  }
+
+  /**
+   * The inbound pipeline. `local` messages come from the gateway's own API (already authenticated by token) and
+   * get their reply in the returned outcome instead of through a transport.
+   */
+  async receive(message: InboundMessage, origin: { local: boolean }): Promise<ReceiveResult> {
+    if (this.journal.isDuplicate(message)) return { status: "duplicate" };
+    if (!origin.local) {
+      const transport = this.host.transports().get(message.channel);
+      if (!transport) return { status: "denied", reason: `no running transport "${message.channel}"` };
+      const verdict = transport.authorize(message);
+      if (!verdict.allowed) {
+        this.options.logger.info("message from a sender that is not allowed: ignored", {
+          channel: message.channel,
+          sender: message.senderId,
+          reason: verdict.reason,
+        });
+        return { status: "denied", reason: verdict.reason };
+      }
+    }
+    const jid = await this.journal.accept(message, this.clock.now());
+    let resolve!: (outcome: TurnOutcome) => void;
+    const done = new Promise<TurnOutcome>((r) => {
+      resolve = r;
+    });
+    const item: WorkItem = { jid, message, text: message.text, local: origin.local, resolve };
+    if (this.stopping) {
+      // Durably accepted: answered after the next start.
+      resolve(this.runner.outcomeFor(item, "aborted", [], "the gateway is stopping"));
+      return { status: "accepted", journalId: jid, done };
+    }
+    void this.dispatch(item).catch((error) => {
+      this.options.logger.error("message handling failed", { error: describeError(error) });
+    });
+    return { status: "accepted", journalId: jid, done };
+  }
+
+  /** Commands that never wait behind a running turn, then the session queue. */
+  private async dispatch(item: WorkItem): Promise<void> {
+    const key = this.sessionKeyFor(item.message);
+    const message = item.message;
+    if (message.chatType === "group" && !item.message.automated && !this.mentioned(message)) {
+      await this.journal.end(item.jid, "filtered", this.clock.now(), "not mentioned");
+      item.resolve(this.runner.outcomeFor(item, "filtered", []));
+      return;
+    }
+    const command = parseChatCommand(message.text);
+    const handled = await this.handleImmediate(key, item, command);
+    if (!handled) this.enqueue(item);
+  }
+
+  private mentioned(message: InboundMessage): boolean {
+    const group = this.options.config.inbound.groupChat;
+    if (!group.requireMention || message.mentioned) return true;
+    return group.mentionPatterns.some((pattern) => {
+      try {
+        return new RegExp(pattern, "i").test(message.text);
+      } catch {
+        return message.text.toLowerCase().includes(pattern.toLowerCase());
+      }
+    });
+  }
+
+  private enqueue(item: WorkItem): void {
+    this.queue.push(this.sessionKeyFor(item.message), item);
+  }
+
+  /** `/status`, `/stop`, `/think`, `/verbose`: answered at once. Returns false when the item goes to the queue. */
+  private async handleImmediate(key: string, item: WorkItem, command: ChatCommand): Promise<boolean> {
+    switch (command.kind) {
+      case "none":
+        return false;
+      case "status":
+        await this.runner.answer(item, await this.statusText(key));
+        return true;
+      case "stop": {
+        const stopped = this.runner.abort(key, "stop");
+        if (command.bare && !stopped) return false;
+        await this.runner.answer(item, stopped ? "Stopped." : "Nothing to stop: no turn is running.");
+        return true;
+      }
+      case "invalid-directive":
+        await this.runner.answer(item, directiveUsage(command.directive));
+        return true;
+      case "think":
+      case "verbose": {
+        const field = command.kind === "think" ? "thinkingLevel" : "verboseLevel";
+        await this.store.update(key, (entry) => {
+          const base: SessionEntry = entry ?? freshEntry(undefined, newSessionId(), this.clock.now());
+          return { ...base, [field]: command.level, updatedAt: this.clock.now() };
+        });
+        if (command.rest.trim().length === 0) {
+          const label = command.kind === "think" ? "Thinking level" : "Verbose";
+          await this.runner.answer(item, `${label} set to ${command.level}.`);
+          return true;
+        }
+        item.text = command.rest;
+        return false;
+      }
+    }
+  }
+
+  async statusText(key: string): Promise<string> {
+    const entry = await this.store.get(key);
+    const probe = this.modelProbe.snapshot();
+    this.modelProbe.refreshIfStale();
+    return formatStatus({
+      version: this.options.version,
+      now: this.clock.now(),
+      startedAt: this.startedAt,
+      sessionKey: key,
+      entry,
+      storePath: this.store.path,
+      contextWindow: this.options.config.inbound.reply.agent.contextTokens,
+      transports: this.host.states().map((s) => ({ id: s.id, state: s.state, ...(s.detail ? { detail: s.detail } : {}) })),
+      model: probe,
+      busy: this.queue.isBusy(key),
+      waiting: this.queue.waiting(key),
+    });
+  }
+
+  isBusy(key: string): boolean {
+    return this.queue.isBusy(key);
+  }
+
+  private toolsFor(key: string): ToolDefinition[] {
+    const all = [...this.options.builtinTools, ...this.host.tools()];
+    const allowed = key.startsWith("group:")
+      ? this.options.config.inbound.reply.agent.tools.groups
+      : this.options.config.inbound.reply.agent.tools.main;
+    return selectTools(all, allowed);
+  }
+
+  private pluginContext(definition: PluginDefinition, config: unknown): PluginContext {
+    const logger = this.options.logger.child(definition.id);
+    return {
+      id: definition.id,
+      config,
+      gatewayConfig: this.options.config,
+      stateDir: stateDirOf(this.options.env),
+      logger,
+      gatewayToken: this.options.token,
+      http: this.http,
+      onEvent: (listener) => this.events.on(listener),
+      receive: (message) => {
+        if (message.channel !== definition.id) {
+          return Promise.resolve({
+            status: "denied",
+            reason: `plugin "${definition.id}" may only hand in messages of its own channel`,
+          });
+        }
+        return this.receive(message, { local: false });
+      },
+      fail: (error) => this.host.reportFailure(definition.id, error),
+    };
+  }
+
+  /** Creates the tool working directory of a session. */
+  static async ensureDir(path: string): Promise<void> {
+    await mkdir(path, { recursive: true });
+  }
+}
+
+export async function fileExists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function newMessageId(): string {
+  return randomUUID();
+}

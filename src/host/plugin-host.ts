@@ -1,0 +1,404 @@
+import type { Clock } from "../core/clock.js";
+import { ClawdisError, describeError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import type {
+  PluginContext,
+  PluginDefinition,
+  PluginInstance,
+  ToolDefinition,
+  Transport,
+  TransportHealth,
+} from "../plugin-api/index.js";
+import { formatDuration } from "./format-duration.js";
+import { validatePluginConfig } from "./plugin-config.js";
+import { validatePluginDefinition, validatePluginInstance } from "./plugin-definition.js";
+import { DEFAULT_RESTART_POLICY, type RestartPolicy, restartDelay } from "./restart-delay.js";
+import { withDeadline } from "./with-deadline.js";
+
+export type PluginState = "starting" | "ok" | "degraded" | "down" | "stopped" | "disabled";
+
+/** One plugin as `/status` and `clawdis status` show it. */
+export interface PluginStatus {
+  id: string;
+  version?: string;
+  state: PluginState;
+  detail?: string;
+  /** Restarts performed since the host was created. */
+  restarts: number;
+  lastError?: string;
+}
+
+/** The context the gateway builds; the host adds `fail`, bound to the one instance it is given to. */
+export type BasePluginContext = Omit<PluginContext, "fail">;
+
+export interface PluginEntry {
+  enabled: boolean;
+  config?: unknown;
+}
+
+export interface PluginHostOptions {
+  definitions: PluginDefinition[];
+  /**
+   * Builds the context of one instance; called again for every restart. Must return a plain object (the host
+   * spreads it to add `fail`). `retired` aborts when that instance is stopped or replaced: drop the routes and
+   * event listeners it registered then, so a restarted plugin can register them afresh.
+   */
+  contextFor: (definition: PluginDefinition, config: unknown, retired: AbortSignal) => BasePluginContext;
+  /** `plugins.entries` from the config. */
+  entries: Record<string, PluginEntry>;
+  logger: Logger;
+  clock: Clock;
+  /** create + start must finish within this (default 15 s). */
+  startDeadlineMs?: number;
+  /** Each stop must finish within this (default 10 s). */
+  stopDeadlineMs?: number;
+  restartPolicy?: Partial<RestartPolicy>;
+  /** A plugin that ran at least this long before failing starts its backoff from the beginning (default 60 s). */
+  stableAfterMs?: number;
+}
+
+/** What the host itself knows; "degraded" only ever comes from a transport's health(). */
+type HostState = "starting" | "ok" | "down" | "stopped" | "disabled";
+
+/** One create+start of a plugin. A failed attempt is never reused: a restart is a fresh attempt. */
+interface Attempt {
+  /** Aborts the start: `fail()` during start, or the host stopping. */
+  abort: AbortController;
+  /** Aborts when this instance is given up (failed, replaced, stopped). */
+  retired: AbortController;
+  instance?: PluginInstance;
+  startedAt?: number;
+  stopping?: Promise<void>;
+}
+
+interface Slot {
+  readonly definition: PluginDefinition;
+  readonly config: unknown;
+  state: HostState;
+  detail?: string;
+  lastError?: string;
+  restarts: number;
+  /** Consecutive failures; drives the backoff. */
+  failures: number;
+  attempt?: Attempt;
+  restartTimer?: { handle: unknown };
+  /** The launch or failure handling in progress (never rejects). */
+  busy: Promise<void>;
+}
+
+const HEALTH_STATES: ReadonlySet<string> = new Set(["starting", "ok", "degraded", "down", "stopped"]);
+
+/**
+ * Owns the plugins' lifecycle: validates definitions and settings, starts every enabled plugin (concurrently,
+ * each within the start deadline), restarts failed ones with backoff on the injected clock, and stops them in
+ * reverse order. A failing plugin never takes the host down.
+ */
+export class PluginHost {
+  private readonly slots: Slot[] = [];
+  private readonly log: Logger;
+  private readonly clock: Clock;
+  private readonly contextFor: PluginHostOptions["contextFor"];
+  private readonly policy: RestartPolicy;
+  private readonly startDeadlineMs: number;
+  private readonly stopDeadlineMs: number;
+  private readonly stableAfterMs: number;
+  private phase: "idle" | "running" | "stopping" | "stopped" = "idle";
+  private starting?: Promise<void>;
+  private stopping?: Promise<void>;
+  private readonly pendingStops = new Set<Promise<void>>();
+  private readonly listeners = new Set<(status: PluginStatus) => void>();
+
+  /** Throws PLUGIN_INVALID (bad definition, duplicate id) or CONFIG_INVALID (settings; exit code 2). */
+  constructor(options: PluginHostOptions) {
+    this.log = options.logger;
+    this.clock = options.clock;
+    this.contextFor = options.contextFor;
+    this.policy = { ...DEFAULT_RESTART_POLICY, ...options.restartPolicy };
+    this.startDeadlineMs = options.startDeadlineMs ?? 15_000;
+    this.stopDeadlineMs = options.stopDeadlineMs ?? 10_000;
+    this.stableAfterMs = options.stableAfterMs ?? 60_000;
+
+    const seen = new Set<string>();
+    const configErrors: string[] = [];
+    options.definitions.forEach((candidate, index) => {
+      const name = (candidate as { id?: unknown } | null)?.id;
+      const definition = validatePluginDefinition(
+        candidate,
+        typeof name === "string" ? `Plugin "${name}"` : `Plugin #${index + 1}`,
+      );
+      if (seen.has(definition.id)) {
+        throw new ClawdisError(
+          "PLUGIN_INVALID",
+          `Two plugins have the id "${definition.id}"; ids must be unique. Remove one of them from plugins.load.`,
+        );
+      }
+      seen.add(definition.id);
+      const entry = options.entries[definition.id];
+      const enabled = entry?.enabled !== false;
+      let config: unknown;
+      if (enabled) {
+        try {
+          config = validatePluginConfig(definition, entry?.config);
+        } catch (error) {
+          configErrors.push(describeError(error));
+        }
+      }
+      this.slots.push({
+        definition,
+        config,
+        state: enabled ? "stopped" : "disabled",
+        detail: enabled ? "not started" : "disabled in plugins.entries",
+        restarts: 0,
+        failures: 0,
+        busy: Promise.resolve(),
+      });
+    });
+    if (configErrors.length > 0) throw new ClawdisError("CONFIG_INVALID", configErrors.join("\n"));
+    for (const id of Object.keys(options.entries)) {
+      if (!seen.has(id)) this.log.warn("plugins.entries names a plugin that is not loaded", { plugin: id });
+    }
+  }
+
+  /** Starts every enabled plugin; resolves once each has started or failed its first attempt. Never rejects. */
+  start(): Promise<void> {
+    if (this.phase === "stopping" || this.phase === "stopped") {
+      return Promise.reject(new Error("PluginHost.start() called after stop()"));
+    }
+    if (!this.starting) {
+      this.phase = "running";
+      const launches = this.slots.filter((slot) => slot.state !== "disabled").map((slot) => this.launch(slot));
+      this.starting = Promise.all(launches).then(() => undefined);
+    }
+    return this.starting;
+  }
+
+  /** Stops every started plugin in reverse order, each within the stop deadline; cancels pending restarts. */
+  stop(): Promise<void> {
+    this.stopping ??= this.shutdown();
+    return this.stopping;
+  }
+
+  /** A running plugin broke: it is marked down, stopped, and restarted with backoff (unless fatal). */
+  reportFailure(id: string, error: unknown): void {
+    const slot = this.slots.find((candidate) => candidate.definition.id === id);
+    if (!slot?.attempt) {
+      this.log.warn("failure reported for a plugin that is not running", { plugin: id, error: describeError(error) });
+      return;
+    }
+    this.failAttempt(slot, slot.attempt, error);
+  }
+
+  states(): PluginStatus[] {
+    return this.slots.map((slot) => this.statusOf(slot));
+  }
+
+  /** Transports of plugins that are up (ok or degraded), by plugin id (= channel). */
+  transports(): Map<string, Transport> {
+    const map = new Map<string, Transport>();
+    for (const slot of this.slots) {
+      const transport = slot.attempt?.instance?.transport;
+      const { state } = this.statusOf(slot);
+      if (transport && (state === "ok" || state === "degraded")) map.set(slot.definition.id, transport);
+    }
+    return map;
+  }
+
+  /** Tools of the plugins that are started. */
+  tools(): ToolDefinition[] {
+    return this.slots.flatMap((slot) => (slot.state === "ok" ? (slot.attempt?.instance?.tools ?? []) : []));
+  }
+
+  /** Called after every lifecycle change of a plugin; returns the unsubscribe function. */
+  onStateChange(listener: (status: PluginStatus) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private launch(slot: Slot): Promise<void> {
+    const { definition } = slot;
+    const attempt: Attempt = { abort: new AbortController(), retired: new AbortController() };
+    slot.attempt = attempt;
+    this.setState(slot, "starting", undefined);
+    const started = withDeadline(
+      async (signal) => {
+        const context: PluginContext = {
+          ...this.contextFor(definition, slot.config, attempt.retired.signal),
+          fail: (error: unknown) => this.failAttempt(slot, attempt, error),
+        };
+        const instance = validatePluginInstance(await definition.create(context), definition.id);
+        attempt.instance = instance;
+        // Created after the attempt was given up (deadline, stop): nobody else will stop it.
+        if (attempt.retired.signal.aborted) void this.stopInstance(slot, attempt);
+        signal.throwIfAborted();
+        await instance.start?.(signal);
+      },
+      {
+        ms: this.startDeadlineMs,
+        clock: this.clock,
+        signal: attempt.abort.signal,
+        timeoutError: () =>
+          new ClawdisError(
+            "PLUGIN_START_TIMEOUT",
+            `Plugin "${definition.id}" did not finish starting within ${formatDuration(this.startDeadlineMs)}; its start was aborted. start() must resolve once the plugin is ready and honour its AbortSignal.`,
+          ),
+      },
+    );
+    slot.busy = started.then(
+      () => this.onStarted(slot, attempt),
+      (error: unknown) => this.onFailed(slot, attempt, error, "start"),
+    );
+    return slot.busy;
+  }
+
+  private onStarted(slot: Slot, attempt: Attempt): void {
+    if (slot.attempt !== attempt) return;
+    attempt.startedAt = this.clock.now();
+    this.setState(slot, "ok", undefined);
+    this.log.info("plugin started", {
+      plugin: slot.definition.id,
+      version: slot.definition.version,
+      restarts: slot.restarts,
+    });
+  }
+
+  /** `fail()` from the plugin or reportFailure(): only the current, unretired attempt counts. */
+  private failAttempt(slot: Slot, attempt: Attempt, error: unknown): void {
+    if (slot.attempt !== attempt || attempt.retired.signal.aborted) {
+      this.log.debug("ignored a failure report from a replaced instance", { plugin: slot.definition.id });
+      return;
+    }
+    const reason = error ?? new Error("the plugin reported a failure without an error");
+    if (slot.state === "starting") attempt.abort.abort(reason);
+    else if (slot.state === "ok") slot.busy = this.onFailed(slot, attempt, reason, "run");
+  }
+
+  private async onFailed(slot: Slot, attempt: Attempt, error: unknown, during: "start" | "run"): Promise<void> {
+    const id = slot.definition.id;
+    if (this.phase !== "running") {
+      // Aborted by stop(): not a failure; shutdown() marks the plugin stopped.
+      await this.retire(slot, attempt);
+      return;
+    }
+    if (attempt.startedAt !== undefined && this.clock.now() - attempt.startedAt >= this.stableAfterMs) {
+      slot.failures = 0;
+    }
+    slot.failures += 1;
+    slot.lastError = describeError(error);
+    const delay = restartDelay(error, slot.failures, this.policy);
+    this.setState(
+      slot,
+      "down",
+      delay === null
+        ? "not restarted: the error is fatal; fix it and restart the gateway"
+        : `restarting in ${formatDuration(delay)}`,
+    );
+    this.log.error(during === "start" ? "plugin failed to start" : "plugin failed", {
+      plugin: id,
+      error: slot.lastError,
+      restart: delay === null ? "never (fatal error)" : `in ${formatDuration(delay)}`,
+      failures: slot.failures,
+    });
+    // Stop the broken instance before a fresh one is created, so the two never run at once.
+    await this.retire(slot, attempt);
+    if (delay === null || this.phase !== "running" || slot.attempt !== attempt) return;
+    const handle = this.clock.setTimeout(() => {
+      slot.restartTimer = undefined;
+      if (this.phase !== "running") return;
+      slot.restarts += 1;
+      void this.launch(slot);
+    }, delay);
+    slot.restartTimer = { handle };
+  }
+
+  /** Gives the attempt up: aborts `retired`, then stops its instance if it has one. Idempotent. */
+  private retire(slot: Slot, attempt: Attempt): Promise<void> {
+    if (!attempt.retired.signal.aborted) attempt.retired.abort();
+    return attempt.instance ? this.stopInstance(slot, attempt) : Promise.resolve();
+  }
+
+  /** Calls `stop()` once per instance, within the stop deadline; never rejects (errors are logged). */
+  private stopInstance(slot: Slot, attempt: Attempt): Promise<void> {
+    if (attempt.stopping) return attempt.stopping;
+    const id = slot.definition.id;
+    const instance = attempt.instance;
+    const stop = instance?.stop;
+    if (!instance || !stop) {
+      attempt.stopping = Promise.resolve();
+      return attempt.stopping;
+    }
+    const stopping = withDeadline(() => stop.call(instance), {
+      ms: this.stopDeadlineMs,
+      clock: this.clock,
+      timeoutError: () =>
+        new ClawdisError(
+          "PLUGIN_FAILED",
+          `Plugin "${id}" did not finish stopping within ${formatDuration(this.stopDeadlineMs)}`,
+        ),
+    }).then(
+      () => this.log.debug("plugin stopped", { plugin: id }),
+      (error: unknown) =>
+        this.log.warn("plugin did not stop cleanly; skipped", { plugin: id, error: describeError(error) }),
+    );
+    attempt.stopping = stopping;
+    this.pendingStops.add(stopping);
+    void stopping.then(() => this.pendingStops.delete(stopping));
+    return stopping;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.phase = "stopping";
+    const reason = new DOMException("The gateway is stopping", "AbortError");
+    for (const slot of this.slots) {
+      if (slot.restartTimer) this.clock.clearTimeout(slot.restartTimer.handle);
+      slot.restartTimer = undefined;
+      slot.attempt?.abort.abort(reason);
+    }
+    await Promise.all(this.slots.map((slot) => slot.busy));
+    for (const slot of [...this.slots].reverse()) {
+      if (slot.attempt) await this.retire(slot, slot.attempt);
+      if (slot.state !== "disabled") this.setState(slot, "stopped", undefined);
+    }
+    await Promise.all([...this.pendingStops]);
+    this.phase = "stopped";
+  }
+
+  private health(slot: Slot): TransportHealth | undefined {
+    const transport = slot.attempt?.instance?.transport;
+    if (slot.state !== "ok" || !transport?.health) return undefined;
+    try {
+      const health = transport.health();
+      if (HEALTH_STATES.has(health?.state)) return health;
+      return { state: "degraded", detail: "health() returned no valid state" };
+    } catch (error) {
+      return { state: "degraded", detail: `health() failed: ${describeError(error)}` };
+    }
+  }
+
+  private statusOf(slot: Slot): PluginStatus {
+    const health = this.health(slot);
+    const detail = health ? health.detail : slot.detail;
+    const status: PluginStatus = {
+      id: slot.definition.id,
+      state: health?.state ?? slot.state,
+      restarts: slot.restarts,
+    };
+    if (slot.definition.version !== undefined) status.version = slot.definition.version;
+    if (detail !== undefined) status.detail = detail;
+    if (slot.lastError !== undefined) status.lastError = slot.lastError;
+    return status;
+  }
+
+  private setState(slot: Slot, state: HostState, detail: string | undefined): void {
+    slot.state = state;
+    slot.detail = detail;
+    if (this.listeners.size === 0) return;
+    const status = this.statusOf(slot);
+    for (const listener of this.listeners) {
+      try {
+        listener(status);
+      } catch (error) {
+        this.log.warn("a plugin state listener threw", { error: describeError(error) });
+      }
+    }
+  }
+}

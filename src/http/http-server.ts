@@ -1,0 +1,177 @@
+import { timingSafeEqual } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { describeError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import type {
+  HttpHandler,
+  HttpMethod,
+  HttpRegistrar,
+  HttpRequest,
+  HttpRouteOptions,
+} from "../plugin-api/types.js";
+
+interface Route {
+  method: HttpMethod;
+  segments: string[];
+  handler: HttpHandler;
+  auth: boolean;
+}
+
+/** Largest request body any route accepts. */
+const MAX_BODY_BYTES = 1024 * 1024;
+
+/** Constant-time token comparison. */
+export function tokenMatches(expected: string, given: string | undefined): boolean {
+  if (!given) return false;
+  const a = Buffer.from(expected);
+  const b = Buffer.from(given);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** The bearer token of a request: `Authorization: Bearer <t>`, else `?token=<t>` (EventSource cannot set headers). */
+export function requestToken(req: IncomingMessage, query: URLSearchParams): string | undefined {
+  const header = req.headers.authorization;
+  if (typeof header === "string" && header.startsWith("Bearer ")) return header.slice(7).trim();
+  return query.get("token") ?? undefined;
+}
+
+function matchRoute(route: Route, parts: string[]): Record<string, string> | undefined {
+  if (route.segments.length !== parts.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < parts.length; i++) {
+    const seg = route.segments[i]!;
+    const part = parts[i]!;
+    if (seg.startsWith(":")) {
+      if (part.length === 0) return undefined;
+      params[seg.slice(1)] = decodeURIComponent(part);
+    } else if (seg !== part) return undefined;
+  }
+  return params;
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  const text = `${JSON.stringify(body)}\n`;
+  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" });
+  res.end(text);
+}
+
+/**
+ * The gateway's local HTTP server: web chat, API, webhooks. Routes are registered before `listen`.
+ * Every route needs the gateway token unless registered with `{ auth: false }`.
+ */
+export class HttpServer implements HttpRegistrar {
+  private readonly routes: Route[] = [];
+  private server: Server | undefined;
+
+  constructor(private readonly options: { token: string; logger: Logger }) {}
+
+  route(method: HttpMethod, path: string, handler: HttpHandler, options: HttpRouteOptions = {}): void {
+    const segments = path.split("/").filter((s) => s.length > 0);
+    this.routes.push({ method, segments, handler, auth: options.auth ?? true });
+  }
+
+  async listen(port: number, host: string): Promise<AddressInfo> {
+    const server = createServer((req, res) => {
+      void this.handle(req, res);
+    });
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, host, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+    return server.address() as AddressInfo;
+  }
+
+  /** Stops accepting, ends open streams (SSE), resolves when closed. */
+  async close(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    const parts = url.pathname.split("/").filter((s) => s.length > 0);
+    const method = (req.method ?? "GET").toUpperCase();
+    let allowed: string[] = [];
+    for (const route of this.routes) {
+      const params = matchRoute(route, parts);
+      if (!params) continue;
+      if (route.method !== method) {
+        allowed.push(route.method);
+        continue;
+      }
+      const authorized = tokenMatches(this.options.token, requestToken(req, url.searchParams));
+      if (route.auth && !authorized) {
+        sendJson(res, 401, {
+          error: "unauthorized",
+          message: "send the gateway token as 'Authorization: Bearer <token>' (it is in <state>/gateway.token)",
+        });
+        return;
+      }
+      const controller = new AbortController();
+      res.on("close", () => controller.abort());
+      const request: HttpRequest = {
+        method,
+        path: url.pathname,
+        query: url.searchParams,
+        headers: req.headers,
+        remoteAddress: req.socket.remoteAddress ?? "",
+        authorized,
+        params,
+        signal: controller.signal,
+        body: () => readBody(req),
+      };
+      try {
+        await route.handler(request, res);
+      } catch (error) {
+        this.options.logger.error("http handler failed", { path: url.pathname, error: describeError(error) });
+        if (!res.headersSent) sendJson(res, 500, { error: "internal", message: describeError(error) });
+        else res.end();
+      }
+      return;
+    }
+    allowed = [...new Set(allowed)];
+    if (allowed.length > 0) {
+      res.setHeader("allow", allowed.join(", "));
+      sendJson(res, 405, { error: "method-not-allowed" });
+      return;
+    }
+    sendJson(res, 404, { error: "not-found", path: url.pathname });
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new Error(`request body over ${MAX_BODY_BYTES} bytes`));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+/** Whether a remote address is this machine (the web chat page embeds the token only for these). */
+export function isLoopback(address: string): boolean {
+  return address === "127.0.0.1" || address === "::1" || address === "::ffff:127.0.0.1" || address.startsWith("127.");
+}

@@ -1,0 +1,452 @@
+import { randomUUID } from "node:crypto";
+import { access, mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { buildContext } from "../agent/build-context.js";
+import type { LlmClient } from "../agent/llm-client.js";
+import { runTurn, type TurnResult } from "../agent/run-turn.js";
+import type { Clock } from "../core/clock.js";
+import type { ClawdisConfig } from "../core/config-schema.js";
+import { describeError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import type { InboundMessage, ToolDefinition, Transport, TurnOutcome } from "../plugin-api/types.js";
+import { parseChatCommand } from "../routing/chat-command.js";
+import { splitText } from "../routing/split-text.js";
+import type { Journal, OpenRecord } from "../sessions/journal.js";
+import { decideSession, freshEntry, matchResetTrigger, touchInteraction } from "../sessions/lifecycle.js";
+import { isValidSessionId, newSessionId } from "../sessions/session-id.js";
+import type { SessionStore } from "../sessions/store.js";
+import { appendTranscript, makeHeader, newEntryId, readTranscriptForResume } from "../sessions/transcript.js";
+import type { MessageEntry, SessionEntry, StoredChatMessage, TranscriptHeader } from "../sessions/types.js";
+import type { EventBus } from "./event-bus.js";
+
+/** One accepted message on its way through a session. */
+export interface WorkItem {
+  jid: string;
+  message: InboundMessage;
+  /** The text to act on (a directive prefix already applied and removed). */
+  text: string;
+  /** From the gateway's own API: the reply travels in the outcome, not through a transport. */
+  local: boolean;
+  /** Left open by the previous run: resume from its furthest stage. */
+  restored?: OpenRecord;
+  resolve(outcome: TurnOutcome): void;
+}
+
+export interface SessionRunnerDeps {
+  config: ClawdisConfig;
+  store: SessionStore;
+  journal: Journal;
+  clock: Clock;
+  logger: Logger;
+  events: EventBus;
+  workspaceDir: string;
+  llm(): LlmClient | undefined;
+  modelName(): string | undefined;
+  toolsFor(key: string): ToolDefinition[];
+  transport(channel: string): Transport | undefined;
+  takeJoinable(key: string, predicate: (item: WorkItem) => boolean): WorkItem[];
+  isStopping(): boolean;
+}
+
+export const DEFAULT_SYSTEM_PROMPT =
+  "You are clawdis, the owner's personal assistant. They reach you from several chat apps (WhatsApp, Telegram, " +
+  "a web chat, a terminal); it is one conversation. Answer briefly and plainly, as in a chat. Use the tools " +
+  "when they help.";
+
+export const NO_MODEL_REPLY =
+  "No model is configured: set inbound.reply.agent.model (and baseUrl/apiKey, or OPENAI_BASE_URL/OPENAI_API_KEY) in clawdis.json, then restart the gateway.";
+
+const SEND_TIMEOUT_MS = 30_000;
+
+interface RunningTurn {
+  controller: AbortController;
+  turnId: string;
+}
+
+/**
+ * Runs the work of one session key, one item at a time (the SessionQueue guarantees that). Decides the
+ * sessionId (idle expiry, reset triggers, deleted keys or transcripts), writes the person's message to the
+ * transcript, runs the turn, records usage on the store entry and sends the reply to the chat it came from.
+ * Every accepted journal record ends as replied, failed-told or filtered — except when the gateway stops
+ * mid-turn: then it stays open and is finished after the next start.
+ */
+export class SessionRunner {
+  private readonly running = new Map<string, RunningTurn>();
+
+  constructor(private readonly deps: SessionRunnerDeps) {}
+
+  /** Aborts the running turn of `key`; false when none runs. */
+  abort(key: string, reason: "stop" | "shutdown"): boolean {
+    const turn = this.running.get(key);
+    if (!turn) return false;
+    turn.controller.abort(reason);
+    return true;
+  }
+
+  abortAll(reason: "stop" | "shutdown"): void {
+    for (const turn of this.running.values()) turn.controller.abort(reason);
+  }
+
+  outcomeFor(
+    item: WorkItem,
+    stopReason: TurnOutcome["stopReason"],
+    payloads: string[],
+    error?: string,
+    extra: Partial<TurnOutcome> = {},
+  ): TurnOutcome {
+    return {
+      sessionKey: extra.sessionKey ?? "",
+      sessionId: extra.sessionId ?? "",
+      payloads: payloads.map((text) => ({ text })),
+      stopReason,
+      durationMs: this.deps.clock.now() - item.message.receivedAt,
+      ...(error ? { error } : {}),
+      ...extra,
+    };
+  }
+
+  /** Answers a command at once (no model), ends its journal record as replied. */
+  async answer(item: WorkItem, text: string, extra: Partial<TurnOutcome> = {}): Promise<void> {
+    await this.deliver(item, text, "notice");
+    await this.deps.journal.end(item.jid, "replied", this.deps.clock.now());
+    item.resolve(this.outcomeFor(item, "command", [text], undefined, extra));
+  }
+
+  async process(key: string, item: WorkItem): Promise<void> {
+    if (this.deps.isStopping()) {
+      item.resolve(this.outcomeFor(item, "aborted", [], "the gateway is stopping", { sessionKey: key }));
+      return;
+    }
+    try {
+      await this.handle(key, item);
+    } catch (error) {
+      this.deps.logger.error("turn failed unexpectedly", { sessionKey: key, error: describeError(error) });
+      const text = `Something went wrong: ${describeError(error)}. The session is ready for your next message.`;
+      await this.deliver(item, text, "notice").catch(() => {});
+      await this.deps.journal.end(item.jid, "failed-told", this.deps.clock.now(), describeError(error)).catch(() => {});
+      item.resolve(this.outcomeFor(item, "error", [text], describeError(error), { sessionKey: key }));
+    }
+  }
+
+  private async handle(key: string, item: WorkItem): Promise<void> {
+    const { clock, store, journal, config } = this.deps;
+    const sessionConfig = config.inbound.reply.session;
+    const now = clock.now();
+    const reset = matchResetTrigger(item.text, sessionConfig.resetTriggers);
+    const { sessionId, notice } = await this.chooseSession(key, item, reset.matched, now);
+    const ids = { sessionKey: key, sessionId };
+
+    if (reset.matched && reset.rest.trim().length === 0) {
+      await this.answer(item, "New session started.", ids);
+      return;
+    }
+    const text = reset.matched ? reset.rest : item.text;
+    const header = makeHeader(sessionId, key, new Date(now));
+    const transcriptPath = store.transcriptPath(sessionId);
+    if (item.restored?.storedIn !== sessionId && item.restored?.replySessionId !== sessionId) {
+      await this.storeUserMessage(item, text, transcriptPath, header);
+    }
+    await store.update(key, (entry) => ({
+      ...touchInteraction(entry ?? freshEntry(undefined, sessionId, now), now),
+      origin: {
+        channel: item.message.channel,
+        chatId: item.message.chatId,
+        chatType: item.message.chatType,
+        senderId: item.message.senderId,
+        ...(item.message.senderName ? { senderName: item.message.senderName } : {}),
+      },
+    }));
+    if (notice) await this.deliver(item, notice, "notice");
+
+    const restoredReply = item.restored?.replySessionId === sessionId ? item.restored.reply : undefined;
+    if (restoredReply !== undefined) {
+      await this.finishReply(key, item, [], restoredReply, ids, undefined);
+      return;
+    }
+    const llm = this.deps.llm();
+    const model = this.deps.modelName();
+    if (!llm || !model) {
+      await this.deliver(item, NO_MODEL_REPLY, "notice");
+      await journal.end(item.jid, "failed-told", clock.now(), "no model configured");
+      item.resolve(this.outcomeFor(item, "error", [NO_MODEL_REPLY], "no model configured", ids));
+      return;
+    }
+    await this.runModelTurn(key, item, { llm, model, transcriptPath, header, ids });
+  }
+
+  /** Continues the key's session, or starts a new sessionId (first message, reset, idle, deleted transcript). */
+  private async chooseSession(
+    key: string,
+    item: WorkItem,
+    reset: boolean,
+    now: number,
+  ): Promise<{ sessionId: string; notice?: string }> {
+    const { store, logger, config } = this.deps;
+    let entry = await store.get(key);
+    const restoredId = item.restored?.replySessionId ?? item.restored?.storedIn;
+    if (restoredId && entry?.sessionId === restoredId) return { sessionId: restoredId };
+    if (entry && !isValidSessionId(entry.sessionId)) {
+      logger.error("the sessionId in sessions.json is not a safe file name; starting a new session", {
+        sessionKey: key,
+        sessionId: JSON.stringify(entry.sessionId),
+      });
+      entry = { ...entry, sessionId: "" };
+    }
+    const transcriptExists = entry?.sessionId ? await exists(store.transcriptPath(entry.sessionId)) : false;
+    const idleMinutes = config.inbound.reply.session.idleMinutes;
+    const decision = decideSession({ entry, transcriptExists, now, idleMinutes, reset });
+    if (decision.action === "continue") return { sessionId: decision.sessionId };
+    const sessionId = newSessionId();
+    await store.update(key, (previous) => freshEntry(previous, sessionId, now));
+    logger.info("new session", { sessionKey: key, sessionId, reason: decision.reason });
+    if (decision.reason === "idle") {
+      return {
+        sessionId,
+        notice: `(A new session began: nothing was said here for over ${idleMinutes} minutes.)`,
+      };
+    }
+    return { sessionId };
+  }
+
+  private async storeUserMessage(
+    item: WorkItem,
+    text: string,
+    transcriptPath: string,
+    header: TranscriptHeader,
+  ): Promise<StoredChatMessage> {
+    const m = item.message;
+    const message: StoredChatMessage = { role: "user", content: text };
+    const entry: MessageEntry = {
+      type: "message",
+      id: newEntryId(),
+      ts: new Date(this.deps.clock.now()).toISOString(),
+      message,
+      meta: {
+        channel: m.channel,
+        chatId: m.chatId,
+        senderId: m.senderId,
+        ...(m.senderName ? { senderName: m.senderName } : {}),
+        messageId: m.messageId,
+        ...(m.automated ? { automated: true } : {}),
+      },
+    };
+    await appendTranscript(transcriptPath, [entry], { header, fsync: true });
+    await this.deps.journal.markStored(item.jid, header.id, this.deps.clock.now());
+    this.deps.events.emit({
+      type: "message",
+      sessionKey: header.sessionKey,
+      role: "user",
+      text,
+      channel: m.channel,
+      chatId: m.chatId,
+      ts: this.deps.clock.now(),
+    });
+    return message;
+  }
+
+  private async runModelTurn(
+    key: string,
+    item: WorkItem,
+    run: {
+      llm: LlmClient;
+      model: string;
+      transcriptPath: string;
+      header: TranscriptHeader;
+      ids: { sessionKey: string; sessionId: string };
+    },
+  ): Promise<void> {
+    const { config, clock, events, logger } = this.deps;
+    const agent = config.inbound.reply.agent;
+    const resume = await readTranscriptForResume(run.transcriptPath);
+    if (resume.badLines.length > 0) {
+      logger.warn("transcript has lines that do not parse; they were skipped", {
+        path: run.transcriptPath,
+        offsets: resume.badLines.map((b) => b.offset).join(","),
+      });
+    }
+    const messages = buildContext({
+      systemPrompt: agent.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
+      ...(resume.compaction ? { compaction: resume.compaction } : {}),
+      entries: resume.entries,
+    });
+    const entry = await this.deps.store.get(key);
+    const cwd = key === config.inbound.reply.session.mainKey ? this.deps.workspaceDir : join(this.deps.workspaceDir, safeDirName(key));
+    await mkdir(cwd, { recursive: true });
+
+    const joined: WorkItem[] = [];
+    const sender = `${item.message.channel}\u0000${item.message.senderId}`;
+    const controller = new AbortController();
+    const turnId = randomUUID();
+    this.running.set(key, { controller, turnId });
+    events.emit({ type: "turn-start", sessionKey: key, turnId, ts: clock.now() });
+    const verbose = entry?.verboseLevel === "on";
+    const thinking = entry?.thinkingLevel;
+    let result: TurnResult;
+    try {
+      result = await runTurn({
+        turnId,
+        sessionKey: key,
+        model: run.model,
+        messages,
+        tools: this.deps.toolsFor(key),
+        llm: run.llm,
+        append: (entries) => appendTranscript(run.transcriptPath, entries, { header: run.header }),
+        emit: (event) => {
+          events.emit(event);
+          if (verbose && event.type === "tool-call") {
+            void this.deliver(item, `⚙ ${event.name} ${truncate(event.arguments, 200)}`, "notice").catch(() => {});
+          }
+        },
+        takeJoined: async () => {
+          const taken = this.deps.takeJoinable(key, (other) => joinable(other, sender, config.inbound.reply.session.resetTriggers));
+          const added: StoredChatMessage[] = [];
+          for (const other of taken) {
+            added.push(await this.storeUserMessage(other, other.text, run.transcriptPath, run.header));
+            joined.push(other);
+          }
+          return added;
+        },
+        signal: controller.signal,
+        clock,
+        timeouts: config.inbound.reply.session.timeouts,
+        maxOutputTokens: agent.maxOutputTokens,
+        cwd,
+        meta: { channel: item.message.channel, chatId: item.message.chatId },
+        ...(thinking && thinking !== "off" ? { reasoningEffort: thinking } : {}),
+      });
+    } finally {
+      this.running.delete(key);
+    }
+    events.emit({ type: "turn-end", sessionKey: key, turnId, stopReason: result.stopReason, ts: clock.now() });
+    await this.recordUsage(key, result);
+
+    if (result.stopReason === "end") {
+      await this.deps.journal.markReply(item.jid, result.text, run.ids.sessionId, clock.now());
+      await this.finishReply(key, item, joined, result.text, run.ids, result);
+      return;
+    }
+    const abortReason: unknown = controller.signal.reason;
+    if (result.stopReason === "aborted" && abortReason === "shutdown") {
+      // Left open in the journal: the next start finishes it.
+      const text = "The gateway is stopping; your message will be answered after it restarts.";
+      await this.deliver(item, text, "notice").catch(() => {});
+      for (const w of [item, ...joined]) w.resolve(this.outcomeFor(w, "aborted", [text], "the gateway is stopping", run.ids));
+      return;
+    }
+    const told = result.stopReason === "aborted" ? undefined : `⚠️ ${capitalize(result.error ?? result.stopReason)}. The session is ready for your next message.`;
+    if (told) await this.deliver(item, told, "notice");
+    for (const w of [item, ...joined]) {
+      await this.deps.journal.end(w.jid, "failed-told", clock.now(), result.error ?? result.stopReason);
+      w.resolve(
+        this.outcomeFor(w, result.stopReason, told ? [told] : [], result.error ?? result.stopReason, {
+          ...run.ids,
+          model: result.model,
+          ...(result.usage ? { usage: result.usage } : {}),
+        }),
+      );
+    }
+  }
+
+  private async finishReply(
+    key: string,
+    item: WorkItem,
+    joined: WorkItem[],
+    text: string,
+    ids: { sessionKey: string; sessionId: string },
+    result: TurnResult | undefined,
+  ): Promise<void> {
+    const { clock, journal, events } = this.deps;
+    events.emit({ type: "message", sessionKey: key, role: "assistant", text, channel: item.message.channel, chatId: item.message.chatId, ts: clock.now() });
+    await this.deliver(item, text, "reply", true);
+    const outcomeExtra: Partial<TurnOutcome> = {
+      ...ids,
+      ...(result ? { model: result.model } : {}),
+      ...(result?.usage ? { usage: result.usage } : {}),
+    };
+    for (const w of [item, ...joined]) {
+      await journal.end(w.jid, "replied", clock.now());
+      w.resolve(this.outcomeFor(w, "end", [text], undefined, outcomeExtra));
+    }
+  }
+
+  private async recordUsage(key: string, result: TurnResult): Promise<void> {
+    const now = this.deps.clock.now();
+    await this.deps.store.update(key, (entry) => {
+      if (!entry) return entry;
+      const next: SessionEntry = {
+        ...entry,
+        model: result.model,
+        contextTokens: result.contextTokens,
+        contextEstimated: result.contextEstimated,
+        updatedAt: now,
+      };
+      if (result.usage) {
+        next.inputTokens = (entry.inputTokens ?? 0) + result.usage.promptTokens;
+        next.outputTokens = (entry.outputTokens ?? 0) + result.usage.completionTokens;
+        next.totalTokens = (entry.totalTokens ?? 0) + result.usage.totalTokens;
+      }
+      if (result.stopReason === "end") next.lastInteractionAt = now;
+      return next;
+    });
+  }
+
+  /**
+   * Sends text to the chat the item came from, split to the transport's limit. With `journalParts`, each part
+   * delivered is recorded and a restart skips it. Local (API) items get their reply through the outcome instead.
+   */
+  private async deliver(item: WorkItem, text: string, kind: "reply" | "notice", journalParts = false): Promise<void> {
+    if (item.local) return;
+    const transport = this.deps.transport(item.message.channel);
+    if (!transport) {
+      this.deps.logger.warn("no running transport to deliver to; the reply is in the transcript", {
+        channel: item.message.channel,
+        chatId: item.message.chatId,
+      });
+      return;
+    }
+    const parts = splitText(text, transport.capabilities.maxTextLength);
+    for (const [index, part] of parts.entries()) {
+      if (journalParts && item.restored?.delivered.includes(index)) continue;
+      await transport.send(
+        {
+          channel: item.message.channel,
+          chatId: item.message.chatId,
+          text: part,
+          replyToMessageId: item.message.messageId,
+          kind,
+        },
+        AbortSignal.timeout(SEND_TIMEOUT_MS),
+      );
+      if (journalParts) await this.deps.journal.markDelivered(item.jid, index, this.deps.clock.now());
+    }
+  }
+}
+
+/** A waiting message joins the running turn when it is from the same person, not automated, and not a command. */
+function joinable(item: WorkItem, sender: string, resetTriggers: string[]): boolean {
+  if (item.message.automated || item.restored) return false;
+  if (`${item.message.channel}\u0000${item.message.senderId}` !== sender) return false;
+  if (parseChatCommand(item.text).kind !== "none") return false;
+  return !matchResetTrigger(item.text, resetTriggers).matched;
+}
+
+function safeDirName(key: string): string {
+  return key.replace(/[^A-Za-z0-9._-]/g, "_");
+}
+
+function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

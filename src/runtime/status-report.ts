@@ -1,0 +1,72 @@
+import type { TransportHealth } from "../plugin-api/types.js";
+import type { SessionEntry } from "../sessions/types.js";
+
+/** What `/status` shows; gathered by the gateway without a model call and without waiting for a turn. */
+export interface StatusInput {
+  version: string;
+  now: number;
+  startedAt: number;
+  sessionKey: string;
+  entry: SessionEntry | undefined;
+  storePath: string;
+  contextWindow: number;
+  transports: { id: string; state: string; detail?: string }[];
+  model: { configured: boolean; name?: string; baseUrl: string; reachable: boolean | null; checkedAt?: number; error?: string };
+  busy: boolean;
+  waiting: number;
+}
+
+export function formatDuration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return `${h}h${m % 60 ? ` ${m % 60}m` : ""}`;
+  return `${Math.floor(h / 24)}d`;
+}
+
+function formatTokens(n: number): string {
+  if (n >= 1000) return `${(n / 1000).toFixed(n >= 100_000 ? 0 : 1)}k`;
+  return String(n);
+}
+
+/** `/status`: one line per topic. Pure. */
+export function formatStatus(input: StatusInput): string {
+  const lines: string[] = [];
+  lines.push(`clawdis ${input.version} · gateway up ${formatDuration(input.now - input.startedAt)}`);
+  const transports = input.transports.map((t) => `${t.id} ${t.state}${t.detail ? ` (${t.detail})` : ""}`);
+  lines.push(`Transports: ${transports.length > 0 ? transports.join(" · ") : "none"}`);
+  const m = input.model;
+  if (!m.configured) {
+    lines.push("Model: not configured (set inbound.reply.agent.model in clawdis.json)");
+  } else {
+    const reach =
+      m.reachable === null
+        ? "checking…"
+        : m.reachable
+          ? "reachable"
+          : `unreachable${m.error ? `: ${m.error}` : ""}`;
+    const age = m.checkedAt ? ` (checked ${formatDuration(input.now - m.checkedAt)} ago)` : "";
+    lines.push(`Model: ${m.name} at ${m.baseUrl} — ${reach}${age}`);
+  }
+  const e = input.entry;
+  if (!e) {
+    lines.push(`Session: ${input.sessionKey} (no messages yet)`);
+  } else {
+    const used = e.contextTokens ?? 0;
+    const pct = input.contextWindow > 0 ? ((used / input.contextWindow) * 100).toFixed(1) : "?";
+    const est = e.contextEstimated ? " (estimated)" : "";
+    lines.push(
+      `Context: ${formatTokens(used)}/${formatTokens(input.contextWindow)} tokens (${pct}%)${est} · compactions ${e.compactionCount ?? 0}`,
+    );
+    const age = formatDuration(input.now - (e.createdAt ?? e.updatedAt));
+    lines.push(`Session: ${input.sessionKey} · id ${e.sessionId} · age ${age}`);
+  }
+  lines.push(`Store: ${input.storePath}`);
+  lines.push(`Thinking: ${e?.thinkingLevel ?? "off"} · Verbose: ${e?.verboseLevel ?? "off"}`);
+  lines.push(`Turn: ${input.busy ? "running" : "idle"}${input.waiting > 0 ? ` · ${input.waiting} waiting` : ""}`);
+  return lines.join("\n");
+}
+
+export type { TransportHealth };

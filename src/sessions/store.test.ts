@@ -1,0 +1,278 @@
+import { spawn } from "node:child_process";
+import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ManualClock } from "../core/clock.js";
+import { isClawdisError } from "../core/errors.js";
+import { createMemoryLogger } from "../core/logger.js";
+import { SessionStore } from "./store.js";
+
+let dir: string;
+let path: string;
+let clock: ManualClock;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "clawdis-store-"));
+  path = join(dir, "sessions", "sessions.json");
+  clock = new ManualClock(Date.UTC(2026, 0, 1));
+});
+
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+function makeStore() {
+  const { logger, lines } = createMemoryLogger();
+  return { store: new SessionStore({ path, logger, clock }), lines };
+}
+
+const entry = (sessionId: string, extra: Record<string, unknown> = {}) => ({ sessionId, updatedAt: 1000, ...extra });
+
+async function badFiles(): Promise<string[]> {
+  return (await readdir(join(dir, "sessions"))).filter((name) => name.startsWith("sessions.json.bad-"));
+}
+
+describe("SessionStore basics", () => {
+  it("reads a missing file as an empty store and writes nothing", async () => {
+    const { store } = makeStore();
+    expect(await store.load()).toEqual({});
+    expect(await store.get("main")).toBeUndefined();
+    await expect(readFile(path)).rejects.toMatchObject({ code: "ENOENT" });
+    expect(store.dir).toBe(join(dir, "sessions"));
+  });
+
+  it("creates the directory and file on the first update, pretty-printed with a trailing newline", async () => {
+    const { store } = makeStore();
+    const stored = await store.update("main", () => ({ sessionId: "s-1", updatedAt: Number.NaN }));
+    expect(stored).toEqual({ sessionId: "s-1", updatedAt: clock.now() });
+    const text = await readFile(path, "utf8");
+    expect(text).toBe(`${JSON.stringify({ main: { sessionId: "s-1", updatedAt: clock.now() } }, null, 2)}\n`);
+    expect(await store.get("main")).toEqual(stored);
+  });
+
+  it("stamps updatedAt with the clock unless fn set a new number", async () => {
+    const { store } = makeStore();
+    await store.update("main", () => entry("s-1", { updatedAt: 5 }));
+    expect((await store.get("main"))?.updatedAt).toBe(5);
+    clock.advance(60_000);
+    await store.update("main", (current) => current && { ...current, model: "m" });
+    expect(await store.get("main")).toEqual({ sessionId: "s-1", updatedAt: clock.now(), model: "m" });
+  });
+
+  it("does not parse an unchanged file again, and does parse a changed one", async () => {
+    await writeFile(join(await mkdirp(), "sessions.json"), JSON.stringify({ main: entry("s-1") }));
+    const { store } = makeStore();
+    const first = await store.load();
+    const second = await store.load();
+    expect(second).toBe(first);
+    expect(store.parseCount).toBe(1);
+    await writeFile(path, JSON.stringify({ main: entry("s-2", { model: "changed" }) }));
+    const third = await store.load();
+    expect(third).not.toBe(first);
+    expect(third.main?.sessionId).toBe("s-2");
+    expect(store.parseCount).toBe(2);
+  });
+
+  it("keeps key order and unknown fields, and changes only the one key", async () => {
+    const original = {
+      zeta: entry("z", { custom: { nested: [1, 2] } }),
+      main: entry("m", { thinkingLevel: "high" }),
+      alpha: entry("a"),
+    };
+    await writeFile(join(await mkdirp(), "sessions.json"), JSON.stringify(original));
+    const { store } = makeStore();
+    await store.update("main", (current) => current && { ...current, verboseLevel: "on" });
+    await store.update("beta", () => entry("b", { updatedAt: 2000 }));
+    const written = JSON.parse(await readFile(path, "utf8"));
+    expect(Object.keys(written)).toEqual(["zeta", "main", "alpha", "beta"]);
+    expect(written.zeta).toEqual(original.zeta);
+    expect(written.alpha).toEqual(original.alpha);
+    expect(written.main).toEqual({ ...original.main, verboseLevel: "on", updatedAt: clock.now() });
+  });
+
+  it("honours a hand edit of another key made after the last read", async () => {
+    const { store } = makeStore();
+    await store.update("A", () => entry("a-1"));
+    await store.update("B", () => entry("b-1"));
+    await store.load();
+    const onDisk = JSON.parse(await readFile(path, "utf8"));
+    onDisk.B.thinkingLevel = "high";
+    onDisk.B.note = "edited by hand";
+    await writeFile(path, JSON.stringify(onDisk, null, 2));
+    await store.update("A", (current) => current && { ...current, model: "x" });
+    const after = JSON.parse(await readFile(path, "utf8"));
+    expect(after.B).toEqual({ ...onDisk.B });
+    expect(after.A.model).toBe("x");
+  });
+
+  it("deletes the key when fn returns undefined, and writes nothing for an absent key", async () => {
+    const { store } = makeStore();
+    expect(await store.update("ghost", () => undefined)).toBeUndefined();
+    await expect(readFile(path)).rejects.toMatchObject({ code: "ENOENT" });
+    await store.update("A", () => entry("a"));
+    await store.update("B", () => entry("b"));
+    await store.update("A", () => undefined);
+    expect(Object.keys(JSON.parse(await readFile(path, "utf8")))).toEqual(["B"]);
+  });
+
+  it("treats a deleted file as a reset", async () => {
+    const { store } = makeStore();
+    await store.update("A", () => entry("a"));
+    await rm(path);
+    expect(await store.load()).toEqual({});
+    await store.update("B", () => entry("b"));
+    expect(Object.keys(JSON.parse(await readFile(path, "utf8")))).toEqual(["B"]);
+  });
+
+  it("refuses an invalid session id and writes nothing", async () => {
+    const { store } = makeStore();
+    await store.update("A", () => entry("a"));
+    const before = await readFile(path, "utf8");
+    let thrown: unknown;
+    try {
+      await store.update("A", () => entry("../../etc/passwd"));
+    } catch (error) {
+      thrown = error;
+    }
+    expect(isClawdisError(thrown, "SESSION_ID_INVALID")).toBe(true);
+    expect((thrown as Error).message).toContain('"../../etc/passwd"');
+    expect(await readFile(path, "utf8")).toBe(before);
+    // The store is still usable afterwards (the lock was released).
+    await store.update("B", () => entry("b"));
+    expect(Object.keys(await store.load())).toEqual(["A", "B"]);
+  });
+
+  it("skips unusable entries with a warning but never removes them from the file", async () => {
+    const original = {
+      noId: { updatedAt: 1, note: "keep me" },
+      badId: { sessionId: "../x", updatedAt: 1 },
+      oddTime: { sessionId: "t", updatedAt: "yesterday" },
+      main: entry("m"),
+    };
+    await writeFile(join(await mkdirp(), "sessions.json"), JSON.stringify(original));
+    const { store, lines } = makeStore();
+    const map = await store.load();
+    expect(Object.keys(map)).toEqual(["oddTime", "main"]);
+    expect(map.oddTime?.updatedAt).toBe(0);
+    const warnings = lines.filter((l) => l.level === "warn").map((l) => l.message);
+    expect(warnings.some((m) => m.includes('"noId"'))).toBe(true);
+    expect(warnings.some((m) => m.includes('"badId"') && m.includes("path separator"))).toBe(true);
+    await store.load();
+    expect(lines.filter((l) => l.level === "warn")).toHaveLength(warnings.length);
+    await store.update("main", (current) => current && { ...current, model: "x" });
+    const written = JSON.parse(await readFile(path, "utf8"));
+    expect(written.noId).toEqual(original.noId);
+    expect(written.badId).toEqual(original.badId);
+    expect(written.oddTime).toEqual(original.oddTime);
+  });
+
+  it("gives transcript paths inside the store directory only", () => {
+    const { store } = makeStore();
+    expect(store.transcriptPath("abc")).toBe(join(dir, "sessions", "abc.jsonl"));
+    expect(() => store.transcriptPath("../abc")).toThrow(/refused/);
+  });
+
+  async function mkdirp(): Promise<string> {
+    const { mkdir } = await import("node:fs/promises");
+    await mkdir(join(dir, "sessions"), { recursive: true });
+    return join(dir, "sessions");
+  }
+});
+
+describe("SessionStore with a store that does not parse", () => {
+  it("on load: sets the bad file aside, says where, and carries on with the last good copy", async () => {
+    const { store, lines } = makeStore();
+    await store.update("main", () => entry("m"));
+    await store.load();
+    await writeFile(path, '{ "main": { "sessionId": "m", '); // a save cut short
+    const map = await store.load();
+    expect(map).toEqual({ main: { sessionId: "m", updatedAt: 1000 } });
+    const bad = await badFiles();
+    expect(bad).toEqual(["sessions.json.bad-2026-01-01T00-00-00-000Z"]);
+    expect(await readFile(join(dir, "sessions", bad[0]!), "utf8")).toBe('{ "main": { "sessionId": "m", ');
+    const warning = lines.find((l) => l.level === "warn");
+    expect(warning?.message).toContain(join(dir, "sessions", bad[0]!));
+    // The good copy is back in place, so other readers see it too.
+    expect(JSON.parse(await readFile(path, "utf8"))).toEqual({ main: { sessionId: "m", updatedAt: 1000 } });
+  });
+
+  it("on update: never writes an empty map over the bad file, builds on the last good copy", async () => {
+    const { store } = makeStore();
+    await store.update("A", () => entry("a"));
+    await store.update("B", () => entry("b"));
+    await writeFile(path, "[1, 2, 3]\n");
+    await store.update("C", () => entry("c"));
+    expect(Object.keys(JSON.parse(await readFile(path, "utf8")))).toEqual(["A", "B", "C"]);
+    const bad = await badFiles();
+    expect(bad).toHaveLength(1);
+    expect(await readFile(join(dir, "sessions", bad[0]!), "utf8")).toBe("[1, 2, 3]\n");
+  });
+
+  it("sets aside a store whose values are not objects, keeping earlier bad files", async () => {
+    const { store } = makeStore();
+    await store.update("A", () => entry("a"));
+    await writeFile(path, '{"A": 5}');
+    await store.load();
+    await writeFile(path, '{"A": null}');
+    await store.load();
+    expect(await badFiles()).toHaveLength(2);
+    expect(Object.keys(await store.load())).toEqual(["A"]);
+  });
+
+  it("without a good copy: rebuilds from the transcript headers, newest file per key", async () => {
+    const sessions = join(dir, "sessions");
+    const { mkdir } = await import("node:fs/promises");
+    await mkdir(sessions, { recursive: true });
+    const header = (id: string, key: string) =>
+      `${JSON.stringify({ type: "session", version: 1, id, sessionKey: key, createdAt: "2026-01-01T00:00:00.000Z" })}\n`;
+    const transcripts: [string, string, number][] = [
+      ["old-main.jsonl", `${header("old-main", "main")}{"type":"message"}\n`, 1_000_000],
+      ["new-main.jsonl", header("new-main", "main"), 3_000_000],
+      ["grp.jsonl", header("grp", "group:-100"), 2_000_000],
+      ["mismatch.jsonl", header("other-id", "stolen"), 4_000_000],
+      ["plain.jsonl", '{"type":"message"}\n', 4_000_000],
+      ["v2.jsonl", header("v2", "x").replace('"version":1', '"version":2'), 4_000_000],
+      ["notes.txt", header("notes", "txt"), 4_000_000],
+    ];
+    for (const [name, text, mtime] of transcripts) {
+      await writeFile(join(sessions, name), text);
+      await utimes(join(sessions, name), mtime, mtime);
+    }
+    await writeFile(path, "not json at all");
+    const { store, lines } = makeStore();
+    const map = await store.load();
+    expect(map).toEqual({
+      main: { sessionId: "new-main", updatedAt: 3_000_000_000 },
+      "group:-100": { sessionId: "grp", updatedAt: 2_000_000_000 },
+    });
+    expect(await badFiles()).toHaveLength(1);
+    expect(lines.some((l) => l.level === "warn" && l.message.includes("rebuilt 2 sessions"))).toBe(true);
+    expect(JSON.parse(await readFile(path, "utf8"))).toEqual(map);
+  });
+});
+
+describe("SessionStore across processes", () => {
+  it("keeps every update of 4 processes × 250 updates to distinct keys", async () => {
+    const worker = fileURLToPath(new URL("../../test/fixtures/store-worker.ts", import.meta.url));
+    const run = (prefix: string) =>
+      new Promise<void>((resolve, reject) => {
+        const child = spawn(process.execPath, ["--import", "tsx", worker, path, prefix, "250"], {
+          stdio: ["ignore", "ignore", "pipe"],
+        });
+        let stderr = "";
+        child.stderr.on("data", (chunk) => {
+          stderr += String(chunk);
+        });
+        child.on("error", reject);
+        child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`worker ${prefix}: ${code} ${stderr}`))));
+      });
+    await Promise.all(["p0", "p1", "p2", "p3"].map(run));
+    const written = JSON.parse(await readFile(path, "utf8")) as Record<string, { sessionId: string }>;
+    expect(Object.keys(written)).toHaveLength(1000);
+    for (const prefix of ["p0", "p1", "p2", "p3"]) {
+      for (let n = 0; n < 250; n++) expect(written[`${prefix}-${n}`]?.sessionId).toBe(`${prefix}-session-${n}`);
+    }
+  }, 120_000);
+});

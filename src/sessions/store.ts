@@ -1,0 +1,231 @@
+import { access, rename } from "node:fs/promises";
+import { dirname } from "node:path";
+import { type Clock, systemClock } from "../core/clock.js";
+import { ClawdisError, describeError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import { quoteId, transcriptPathFor, whyInvalid } from "./session-id.js";
+import { type HeldLock, withFileLock } from "./store-lock.js";
+import { serializeStore, usableEntries } from "./store-parse.js";
+import { type FileVersion, readStoreFile, sameVersion, statStoreFile } from "./store-read.js";
+import { rebuildFromTranscripts } from "./store-rebuild.js";
+import { writeFileAtomic } from "./store-write.js";
+import type { SessionEntry, SessionMap } from "./types.js";
+
+export interface SessionStoreOptions {
+  /** Absolute path of `sessions.json`. Transcripts live in the same directory. */
+  path: string;
+  logger: Logger;
+  clock?: Clock;
+}
+
+/** The file's object as parsed: every key, usable or not (see store-parse.ts). */
+type RawStore = Record<string, Record<string, unknown>>;
+
+/**
+ * `sessions.json` (SPEC section 2). Invariants:
+ * - reads never change the file, except to set aside a file that does not parse (then the last good copy, or a
+ *   map rebuilt from the transcript headers, is written in its place);
+ * - `update` re-reads the file under the cross-process lock, changes one key and writes atomically, so an edit
+ *   made by hand (or by another process) to any other key is never overwritten with a stale copy;
+ * - a file that does not parse is never treated as empty and overwritten: it is renamed to
+ *   `sessions.json.bad-<timestamp>` first;
+ * - every entry given out has a valid `sessionId` (SESSION_ID_PATTERN) and a numeric `updatedAt`; entries that
+ *   do not are left in the file untouched and skipped with a warning.
+ */
+export class SessionStore {
+  readonly path: string;
+  readonly dir: string;
+  private readonly logger: Logger;
+  private readonly clock: Clock;
+  private parses = 0;
+  /** The file as last read or written, keyed by its version; `map` is derived on first use. */
+  private cache: { version: FileVersion; raw: RawStore; map?: SessionMap } | undefined;
+  /** The last content known to be good (parsed or written by us); used when the file turns out bad. */
+  private lastGood: RawStore | undefined;
+  /** Serializes this instance's locked sections, so they do not spend their lock retries on each other. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly warned = new Set<string>();
+
+  constructor(options: SessionStoreOptions) {
+    this.path = options.path;
+    this.dir = dirname(options.path);
+    this.logger = options.logger;
+    this.clock = options.clock ?? systemClock;
+  }
+
+  /** How many times the file was parsed. A `load` of an unchanged file (same inode, mtime, size) does not parse. */
+  get parseCount(): number {
+    return this.parses;
+  }
+
+  /**
+   * The current map. Treat it as read-only: while the file is unchanged, every call returns the same object.
+   * Missing file: `{}`.
+   */
+  async load(): Promise<SessionMap> {
+    const version = await statStoreFile(this.path);
+    if (version === undefined) return this.noteMissing();
+    if (this.cache && sameVersion(this.cache.version, version)) return this.mapOf(this.cache);
+    const read = await readStoreFile(this.path);
+    if (!read.exists) return this.noteMissing();
+    this.parses++;
+    if (read.parsed.ok) return this.mapOf(this.remember(read.version, read.parsed.raw as RawStore));
+    // Set the bad file aside under the lock, after checking again that it is still bad.
+    await this.exclusive((lock) => this.readFresh(lock));
+    return this.cache ? this.mapOf(this.cache) : {};
+  }
+
+  async get(key: string): Promise<SessionEntry | undefined> {
+    return (await this.load())[key];
+  }
+
+  /**
+   * Changes one key: under the lock, re-reads the file (not the cache), applies `fn` to the current entry of
+   * `key` (undefined when absent or unusable), and writes the file back atomically with every other key as it
+   * was on disk. `fn` returning undefined deletes the key. The stored entry must have a valid `sessionId`
+   * (SESSION_ID_INVALID otherwise, nothing written); `updatedAt` is set to `clock.now()` unless `fn` set it to
+   * a new number. `fn` may run more than once only if the caller calls `update` more than once.
+   */
+  async update(
+    key: string,
+    fn: (current: SessionEntry | undefined) => SessionEntry | undefined,
+  ): Promise<SessionEntry | undefined> {
+    return this.exclusive(async (lock) => {
+      const raw = await this.readFresh(lock);
+      const existing = raw[key];
+      const current = existing ? usableEntries({ [key]: existing }).map[key] : undefined;
+      const next = fn(current ? { ...current } : undefined);
+      if (next === undefined) {
+        if (current === undefined) return undefined;
+        delete raw[key];
+      } else {
+        const why = whyInvalid(next.sessionId);
+        if (why !== undefined) {
+          throw new ClawdisError(
+            "SESSION_ID_INVALID",
+            `refused to store session ${quoteId(key)}: session id ${quoteId(next.sessionId)} is invalid (${why}); nothing was written to ${this.path}`,
+          );
+        }
+        const stamped =
+          typeof next.updatedAt !== "number" ||
+          !Number.isFinite(next.updatedAt) ||
+          next.updatedAt === current?.updatedAt;
+        raw[key] = { ...next, updatedAt: stamped ? this.clock.now() : next.updatedAt };
+      }
+      await this.write(raw, lock);
+      return raw[key] ? ({ ...raw[key] } as SessionEntry) : undefined;
+    });
+  }
+
+  /** `<dir>/<sessionId>.jsonl`; throws SESSION_ID_INVALID for an id that must not become a file name. */
+  transcriptPath(sessionId: string): string {
+    return transcriptPathFor(this.dir, sessionId);
+  }
+
+  private noteMissing(): SessionMap {
+    // A deleted file is a reset: the empty store is now the good copy.
+    this.cache = undefined;
+    this.lastGood = {};
+    return {};
+  }
+
+  private remember(version: FileVersion, raw: RawStore): { version: FileVersion; raw: RawStore } {
+    this.cache = { version, raw };
+    this.lastGood = raw;
+    return this.cache;
+  }
+
+  private mapOf(cache: { raw: RawStore; map?: SessionMap }): SessionMap {
+    if (cache.map) return cache.map;
+    const { map, problems } = usableEntries(cache.raw);
+    for (const problem of problems) {
+      const id = `${problem.key}\0${problem.reason}`;
+      if (this.warned.has(id)) continue;
+      this.warned.add(id);
+      this.logger.warn(
+        `session store entry ${quoteId(problem.key)} skipped: ${problem.reason}; left in the file as it is`,
+        {
+          path: this.path,
+        },
+      );
+    }
+    cache.map = map;
+    return map;
+  }
+
+  private exclusive<T>(fn: (lock: HeldLock) => Promise<T>): Promise<T> {
+    const run = this.queue.then(() => withFileLock(this.path, this.logger, fn));
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  /**
+   * Reads the file under the lock, bypassing the cache. A file that does not parse is set aside and replaced by
+   * the last good copy (or a rebuild from the transcripts) before anything else happens. Returns a copy the
+   * caller may change.
+   */
+  private async readFresh(lock: HeldLock): Promise<RawStore> {
+    const read = await readStoreFile(this.path);
+    if (!read.exists) {
+      this.noteMissing();
+      return {};
+    }
+    this.parses++;
+    if (read.parsed.ok) {
+      const raw = read.parsed.raw as RawStore;
+      this.remember(read.version, raw);
+      // The cache shares this object: hand out a copy (entries are replaced, never changed in place).
+      return { ...raw };
+    }
+    const aside = await this.setAside();
+    let base: RawStore;
+    if (this.lastGood) {
+      base = structuredClone(this.lastGood);
+      this.logger.warn(
+        `session store did not parse (${read.parsed.reason}); set it aside as ${aside} and carried on with the last good copy (${Object.keys(base).length} sessions)`,
+        { path: this.path },
+      );
+    } else {
+      const rebuilt = await rebuildFromTranscripts(this.dir);
+      base = rebuilt.map as RawStore;
+      this.logger.warn(
+        `session store did not parse (${read.parsed.reason}); set it aside as ${aside} and rebuilt ${Object.keys(base).length} sessions from ${rebuilt.scanned} transcript headers`,
+        { path: this.path },
+      );
+    }
+    await this.write(base, lock);
+    return { ...base };
+  }
+
+  /** Renames the bad file to `sessions.json.bad-<timestamp>`; never overwrites an earlier one. */
+  private async setAside(): Promise<string> {
+    const stamp = new Date(this.clock.now()).toISOString().replace(/[:.]/g, "-");
+    let target = `${this.path}.bad-${stamp}`;
+    for (let n = 1; await exists(target); n++) target = `${this.path}.bad-${stamp}-${n}`;
+    try {
+      await rename(this.path, target);
+    } catch (error) {
+      throw new ClawdisError(
+        "STORE_CORRUPT",
+        `the session store ${this.path} does not parse and could not be set aside (${describeError(error)}); nothing was written. Move it away by hand`,
+        { cause: error },
+      );
+    }
+    return target;
+  }
+
+  private async write(raw: RawStore, lock: HeldLock): Promise<void> {
+    await writeFileAtomic(this.path, serializeStore(raw), () => lock.assertHeld());
+    const version = await statStoreFile(this.path);
+    if (version) this.remember(version, raw);
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

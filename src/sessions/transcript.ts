@@ -1,0 +1,170 @@
+import { randomBytes } from "node:crypto";
+import { mkdir, open } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import { isMissingFile, transcriptLines } from "./transcript-lines.js";
+import { isBlankLine, parseFirstLine, parseTranscriptEntry } from "./transcript-parse.js";
+import { TRANSCRIPT_VERSION, type TranscriptEntry, type TranscriptHeader } from "./types.js";
+
+/**
+ * Transcripts: append-only JSON Lines, one file per sessionId (SPEC section 2).
+ *
+ * Invariants:
+ * - Nothing is ever rewritten or truncated here; compaction is an appended entry.
+ * - Line 1 is the header; it is written by the first append to a missing or empty file.
+ * - Each append is one write of complete lines ("...\n"), serialized per file within this process, so lines
+ *   of concurrent appends never interleave. If the file does not end in "\n" (a crash cut the last write short),
+ *   the append starts with "\n" so the new entry never merges with the broken line.
+ * - Readers skip (and count) lines that do not parse, and never start the file afresh because of them.
+ */
+
+export { readTranscriptForResume, type TranscriptResume } from "./transcript-resume.js";
+
+let lastIdTime = 0;
+let idSequence = 0;
+
+/**
+ * A short id, unique and sortable by creation time within this process: 9 base-36 characters of epoch ms,
+ * 3 of a per-millisecond sequence, 6 random. E.g. `0mjv0x4k0000a8f3kq`.
+ */
+export function newEntryId(): string {
+  const now = Date.now();
+  if (now === lastIdTime) {
+    idSequence += 1;
+  } else {
+    lastIdTime = now;
+    idSequence = 0;
+  }
+  const time = now.toString(36).padStart(9, "0");
+  const sequence = (idSequence % 36 ** 3).toString(36).padStart(3, "0");
+  const random = BigInt(`0x${randomBytes(4).toString("hex")}`)
+    .toString(36)
+    .padStart(6, "0")
+    .slice(-6);
+  return `${time}${sequence}${random}`;
+}
+
+export function makeHeader(sessionId: string, sessionKey: string, now: Date): TranscriptHeader {
+  return { type: "session", version: TRANSCRIPT_VERSION, id: sessionId, sessionKey, createdAt: now.toISOString() };
+}
+
+export interface AppendOptions {
+  /** Written first when the file is missing or empty. */
+  header: TranscriptHeader;
+  /** fsync after the write (accepted input that must survive a power cut). */
+  fsync?: boolean;
+}
+
+/** The tail of the append chain of each file (absolute path), so appends to one file run one at a time. */
+const appendChains = new Map<string, Promise<void>>();
+
+/**
+ * Appends entries as complete lines. Resolves when the bytes are written (and synced with `fsync`).
+ * Serialized per file within the process; across processes the O_APPEND write keeps each call's bytes
+ * together on local file systems, but two processes should not append to one session.
+ */
+export function appendTranscript(
+  path: string,
+  entries: TranscriptEntry[],
+  options: AppendOptions,
+): Promise<void> {
+  const key = resolve(path);
+  const previous = appendChains.get(key) ?? Promise.resolve();
+  const run = previous.then(() => appendNow(key, entries, options));
+  const tail = run.catch(() => {});
+  appendChains.set(key, tail);
+  void tail.then(() => {
+    if (appendChains.get(key) === tail) appendChains.delete(key);
+  });
+  return run;
+}
+
+async function openForAppend(path: string) {
+  try {
+    return await open(path, "a+");
+  } catch (error) {
+    if (!isMissingFile(error)) throw error;
+    await mkdir(dirname(path), { recursive: true });
+    return await open(path, "a+");
+  }
+}
+
+async function appendNow(path: string, entries: TranscriptEntry[], options: AppendOptions): Promise<void> {
+  const handle = await openForAppend(path);
+  try {
+    const { size } = await handle.stat();
+    let text = "";
+    if (size === 0) {
+      text = `${JSON.stringify(options.header)}\n`;
+    } else {
+      const last = Buffer.alloc(1);
+      await handle.read(last, 0, 1, size - 1);
+      if (last[0] !== 0x0a) text = "\n";
+    }
+    for (const entry of entries) text += `${JSON.stringify(entry)}\n`;
+    if (text.length === 0) return;
+    // One appendFile of complete lines; the handle is in append mode, so the bytes land at the end.
+    await handle.appendFile(text, "utf8");
+    if (options.fsync) await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** A line a reader skipped: 1-based line number, byte offset of its start, and what is wrong. */
+export interface BadLine {
+  line: number;
+  offset: number;
+  reason: string;
+}
+
+export interface TranscriptRead {
+  exists: boolean;
+  /** Undefined when the file is missing, empty, or line 1 is not a good header. */
+  header?: TranscriptHeader;
+  /** Every good entry in file order, unknown types included as they are. */
+  entries: TranscriptEntry[];
+  badLines: BadLine[];
+  /** Why `header` is undefined on an existing, non-empty file. */
+  headerProblem?: string;
+}
+
+export interface ReadTranscriptOptions {
+  /** Stop reading (resolve with what was read so far) once aborted. */
+  signal?: AbortSignal;
+}
+
+/** Reads a whole transcript, streaming. A missing file is an empty result with `exists: false`. */
+export async function readTranscript(path: string, options: ReadTranscriptOptions = {}): Promise<TranscriptRead> {
+  const result: TranscriptRead = { exists: true, entries: [], badLines: [] };
+  try {
+    for await (const raw of transcriptLines(path)) {
+      if (options.signal?.aborted) break;
+      const text = raw.bytes.toString("utf8");
+      if (raw.line === 1) {
+        if (isBlankLine(text)) {
+          result.headerProblem = "line 1 is empty";
+          continue;
+        }
+        const first = parseFirstLine(text);
+        if (first.kind === "header") {
+          result.header = first.header;
+        } else if (first.kind === "entry") {
+          result.headerProblem = first.reason;
+          result.entries.push(first.entry);
+        } else {
+          result.headerProblem = first.reason;
+          result.badLines.push({ line: 1, offset: 0, reason: first.reason });
+        }
+        continue;
+      }
+      if (isBlankLine(text)) continue;
+      const entry = parseTranscriptEntry(text);
+      if (entry.ok) result.entries.push(entry.value);
+      else result.badLines.push({ line: raw.line, offset: raw.offset, reason: entry.reason });
+    }
+  } catch (error) {
+    if (!isMissingFile(error)) throw error;
+    return { exists: false, entries: [], badLines: [] };
+  }
+  return result;
+}

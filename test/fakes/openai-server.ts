@@ -1,0 +1,401 @@
+import { EventEmitter } from "node:events";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/**
+ * A scripted OpenAI-compatible server on 127.0.0.1 for tests: `POST /v1/chat/completions` (SSE when
+ * `stream: true`, plain JSON otherwise) and `GET /v1/models`. It records every request and answers each with
+ * the next enqueued reply, or with the default handler when the queue is empty.
+ *
+ * Streams look like OpenAI's: a first chunk with `role`, content deltas, tool-call fragments keyed by `index`
+ * (`id` and `function.name` only in the first fragment of a call, `arguments` split across fragments), a chunk
+ * with `finish_reason`, a usage chunk whose `choices` is empty (only when the request asked for it with
+ * `stream_options.include_usage`), then `data: [DONE]`.
+ */
+
+export interface FakeToolCall {
+  name: string;
+  /** A string is sent verbatim (it may be invalid JSON on purpose); an object is JSON-encoded. */
+  arguments: string | object;
+  id?: string;
+}
+
+export interface FakeUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+export interface FakeReply {
+  text?: string;
+  toolCalls?: FakeToolCall[];
+  /** Default: "tool_calls" when there are tool calls, else "stop". `null`: no finish_reason is ever sent. */
+  finishReason?: "stop" | "tool_calls" | "length" | "content_filter" | null;
+  /** `null`: send no usage. Absent: a rough estimate (request characters / 4). */
+  usage?: FakeUsage | null;
+  /** Split the text into this many content deltas (default: up to 4). */
+  chunks?: number;
+  /** Wait this long before sending the response headers. */
+  delayMs?: number;
+  /** Never finish until the client goes away or `fake.release()` is called (which lets it finish normally). */
+  hang?: "before-headers" | "after-first-chunk";
+  /** Destroy the connection after the first chunk (a server that died mid-answer). */
+  destroy?: "after-first-chunk";
+  /** Answer with this HTTP status and an OpenAI-style error body instead of a completion. */
+  status?: number;
+  /** The error message for `status` (default "fake error <status>"). */
+  errorMessage?: string;
+  /** The error code for `status` (e.g. "model_not_found"). */
+  errorCode?: string;
+  /** The model name in the response (default: the requested model). */
+  model?: string;
+}
+
+/** The request body as the SDK sends it; only the fields tests look at are typed. */
+export interface ChatRequestBody {
+  model: string;
+  messages: { role: string; content?: unknown; tool_calls?: unknown[]; tool_call_id?: string }[];
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+  tools?: { type: string; function: { name: string; description?: string; parameters?: unknown } }[];
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  [field: string]: unknown;
+}
+
+export interface FakeRequest {
+  /** 1-based arrival number. */
+  n: number;
+  method: string;
+  path: string;
+  headers: IncomingMessage["headers"];
+  body: ChatRequestBody;
+  /** Epoch ms when the request body was complete. */
+  receivedAt: number;
+  /** Resolves when the response ended: "finished" (fully sent) or "aborted" (the client went away first). */
+  closed: Promise<"finished" | "aborted">;
+}
+
+export interface FakeOpenAI {
+  /** Base URL including `/v1`, e.g. `http://127.0.0.1:1234/v1`. */
+  url: string;
+  /** Every chat completion request received, in arrival order. */
+  requests: FakeRequest[];
+  /** Model ids listed by `GET /v1/models`. */
+  models: string[];
+  /** `request` (FakeRequest) and `abort` (FakeRequest) events. */
+  events: EventEmitter;
+  enqueue(...replies: FakeReply[]): void;
+  setDefault(handler: (body: ChatRequestBody) => FakeReply | Promise<FakeReply>): void;
+  /** Resolves with the n-th (1-based) chat completion request once it has arrived. */
+  waitForRequest(n: number): Promise<FakeRequest>;
+  /** Resolves when the client of the n-th request went away before its response was complete. */
+  waitForAbort(n: number): Promise<FakeRequest>;
+  /** Lets every hanging reply (now and until the next `hold()`) carry on and finish. */
+  release(): void;
+  /** Makes `hang` replies hang again after a `release()`. */
+  hold(): void;
+  /** Closes the server and every open connection. */
+  close(): Promise<void>;
+}
+
+export function echoReply(body: ChatRequestBody): FakeReply {
+  const lastUser = [...body.messages].reverse().find((m) => m.role === "user");
+  return { text: `echo: ${contentText(lastUser?.content)}` };
+}
+
+function contentText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => (part && typeof part === "object" && "text" in part ? String(part.text) : ""))
+      .join("");
+  }
+  return "";
+}
+
+/** Splits `text` into `n` pieces of nearly equal length (fewer when the text is shorter). */
+export function splitInto(text: string, n: number): string[] {
+  const count = Math.max(1, Math.min(Math.floor(n), text.length));
+  const size = Math.ceil(text.length / count);
+  const parts: string[] = [];
+  for (let i = 0; i < text.length; i += size) parts.push(text.slice(i, i + size));
+  return parts.length > 0 ? parts : [""];
+}
+
+export async function startFakeOpenAI(): Promise<FakeOpenAI> {
+  const queue: FakeReply[] = [];
+  let handler: (body: ChatRequestBody) => FakeReply | Promise<FakeReply> = echoReply;
+  const requests: FakeRequest[] = [];
+  const events = new EventEmitter();
+  events.setMaxListeners(0);
+  let released = false;
+  /** Responses whose connection closed (finished or not). */
+  const gone = new WeakSet<ServerResponse>();
+  const isGone = (res: ServerResponse) => gone.has(res) || res.destroyed;
+
+  const server = createServer((req, res) => {
+    void handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) {
+        res.writeHead(500, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: { message: `fake server bug: ${String(error)}` } }));
+      } else {
+        res.destroy();
+      }
+    });
+  });
+
+  const fake: FakeOpenAI = {
+    url: "",
+    requests,
+    models: ["fake-model"],
+    events,
+    enqueue: (...replies) => {
+      queue.push(...replies);
+    },
+    setDefault: (fn) => {
+      handler = fn;
+    },
+    waitForRequest: (n) =>
+      new Promise((resolve) => {
+        const found = requests[n - 1];
+        if (found) return resolve(found);
+        const onRequest = (request: FakeRequest) => {
+          if (request.n !== n) return;
+          events.off("request", onRequest);
+          resolve(request);
+        };
+        events.on("request", onRequest);
+      }),
+    waitForAbort: async (n) => {
+      const request = await fake.waitForRequest(n);
+      const how = await request.closed;
+      if (how !== "aborted") throw new Error(`request ${n} finished normally; its client did not go away`);
+      return request;
+    },
+    release: () => {
+      released = true;
+      events.emit("release");
+    },
+    hold: () => {
+      released = false;
+    },
+    close: () =>
+      new Promise((resolve, reject) => {
+        events.emit("release");
+        server.closeAllConnections();
+        server.close((error) => (error ? reject(error) : resolve()));
+      }),
+  };
+
+  /** Resolves when the hang ends: "released", or "gone" when the client went away. */
+  function waitHang(res: ServerResponse): Promise<"released" | "gone"> {
+    if (isGone(res)) return Promise.resolve("gone");
+    if (released) return Promise.resolve("released");
+    return new Promise((resolve) => {
+      const onRelease = () => done("released");
+      const onClose = () => done("gone");
+      const done = (how: "released" | "gone") => {
+        events.off("release", onRelease);
+        res.off("close", onClose);
+        resolve(how);
+      };
+      events.on("release", onRelease);
+      res.on("close", onClose);
+    });
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    if (req.method === "GET" && url.pathname === "/v1/models") {
+      const data = fake.models.map((id) => ({
+        id,
+        object: "model",
+        created: 1_700_000_000,
+        owned_by: "fake",
+      }));
+      return sendJson(res, 200, { object: "list", data });
+    }
+    if (req.method !== "POST" || url.pathname !== "/v1/chat/completions") {
+      return sendJson(res, 404, {
+        error: { message: `no route ${req.method} ${url.pathname}`, type: "not_found" },
+      });
+    }
+
+    res.on("close", () => gone.add(res));
+    const closed = new Promise<"finished" | "aborted">((resolve) => {
+      res.on("close", () => resolve(res.writableFinished ? "finished" : "aborted"));
+    });
+    const raw = await readBody(req);
+    let body: ChatRequestBody;
+    try {
+      body = JSON.parse(raw) as ChatRequestBody;
+    } catch {
+      return sendJson(res, 400, {
+        error: { message: "request body is not JSON", type: "invalid_request_error" },
+      });
+    }
+    const request: FakeRequest = {
+      n: requests.length + 1,
+      method: req.method,
+      path: url.pathname,
+      headers: req.headers,
+      body,
+      receivedAt: Date.now(),
+      closed,
+    };
+    requests.push(request);
+    void closed.then((how) => {
+      if (how === "aborted") events.emit("abort", request);
+    });
+    events.emit("request", request);
+
+    const reply = queue.shift() ?? (await handler(body));
+    if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
+    if (reply.hang === "before-headers" && (await waitHang(res)) === "gone") return;
+    if (isGone(res)) return;
+
+    if (reply.status !== undefined && reply.status >= 400) {
+      const message = reply.errorMessage ?? `fake error ${reply.status}`;
+      return sendJson(res, reply.status, {
+        error: {
+          message,
+          type: reply.status >= 500 ? "server_error" : "invalid_request_error",
+          code: reply.errorCode ?? null,
+        },
+      });
+    }
+    if (body.stream === true) return streamReply(res, body, reply);
+    return sendJson(res, 200, completionJson(body, reply));
+  }
+
+  async function streamReply(res: ServerResponse, body: ChatRequestBody, reply: FakeReply): Promise<void> {
+    res.writeHead(200, {
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+    });
+    const chunks = streamChunks(body, reply);
+    let first = true;
+    for (const chunk of chunks) {
+      if (isGone(res)) return;
+      // Wait until each chunk is handed to the socket, so the client sees deltas as separate reads.
+      await new Promise<void>((resolve) => res.write(`data: ${JSON.stringify(chunk)}\n\n`, () => resolve()));
+      if (first) {
+        first = false;
+        if (reply.destroy === "after-first-chunk") {
+          res.socket?.destroy();
+          return;
+        }
+        if (reply.hang === "after-first-chunk" && (await waitHang(res)) === "gone") return;
+      }
+    }
+    if (!isGone(res)) res.end("data: [DONE]\n\n");
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  fake.url = `http://127.0.0.1:${port}/v1`;
+  return fake;
+}
+
+let idCounter = 0;
+let callCounter = 0;
+
+/** Every SSE chunk of a streamed reply, in order (without the final `[DONE]`). */
+export function streamChunks(body: ChatRequestBody, reply: FakeReply): Record<string, unknown>[] {
+  const id = `chatcmpl-fake-${++idCounter}`;
+  const base = {
+    id,
+    object: "chat.completion.chunk",
+    created: 1_700_000_000,
+    model: reply.model ?? body.model,
+  };
+  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => ({
+    ...base,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+  });
+  const out: Record<string, unknown>[] = [chunk({ role: "assistant", content: "" })];
+  const text = reply.text ?? "";
+  if (text.length > 0) {
+    for (const piece of splitInto(text, reply.chunks ?? 4)) out.push(chunk({ content: piece }));
+  }
+  (reply.toolCalls ?? []).forEach((call, index) => {
+    const args = argumentsText(call);
+    const [head, ...rest] = splitInto(args, 3);
+    out.push(
+      chunk({
+        tool_calls: [
+          {
+            index,
+            id: call.id ?? `call_fake_${++callCounter}`,
+            type: "function",
+            function: { name: call.name, arguments: "" },
+          },
+        ],
+      }),
+    );
+    for (const piece of [head ?? "", ...rest]) {
+      if (piece.length > 0) out.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+    }
+  });
+  const finish = finishReasonOf(reply);
+  if (finish !== null) out.push(chunk({}, finish));
+  const usage = usageOf(body, reply);
+  if (usage && body.stream_options?.include_usage === true) out.push({ ...base, choices: [], usage });
+  return out;
+}
+
+function completionJson(body: ChatRequestBody, reply: FakeReply): Record<string, unknown> {
+  const toolCalls = (reply.toolCalls ?? []).map((call) => ({
+    id: call.id ?? `call_fake_${++callCounter}`,
+    type: "function",
+    function: { name: call.name, arguments: argumentsText(call) },
+  }));
+  const message: Record<string, unknown> = { role: "assistant", content: reply.text ?? null, refusal: null };
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  const usage = usageOf(body, reply);
+  return {
+    id: `chatcmpl-fake-${++idCounter}`,
+    object: "chat.completion",
+    created: 1_700_000_000,
+    model: reply.model ?? body.model,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReasonOf(reply) }],
+    ...(usage ? { usage } : {}),
+  };
+}
+
+function argumentsText(call: FakeToolCall): string {
+  return typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments);
+}
+
+function finishReasonOf(reply: FakeReply): string | null {
+  if (reply.finishReason !== undefined) return reply.finishReason;
+  return (reply.toolCalls ?? []).length > 0 ? "tool_calls" : "stop";
+}
+
+function usageOf(body: ChatRequestBody, reply: FakeReply): FakeUsage | null {
+  if (reply.usage !== undefined) return reply.usage;
+  const promptTokens = Math.max(1, Math.ceil(JSON.stringify(body.messages ?? []).length / 4));
+  const produced = (reply.text ?? "") + (reply.toolCalls ?? []).map(argumentsText).join("");
+  const completionTokens = Math.max(1, Math.ceil(produced.length / 4));
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+  };
+}
+
+function sendJson(res: ServerResponse, status: number, payload: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify(payload));
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    req.on("data", (part: Buffer) => parts.push(part));
+    req.on("end", () => resolve(Buffer.concat(parts).toString("utf8")));
+    req.on("error", reject);
+  });
+}
