@@ -7,12 +7,11 @@ import { type Clock, systemClock } from "./core/clock.js";
 import { describeError } from "./core/errors.js";
 import type { Logger } from "./core/logger.js";
 import { type Env, stateDir as stateDirOf } from "./core/paths.js";
-import { PluginHost } from "./host/plugin-host.js";
+import { type BasePluginContext, PluginHost } from "./host/plugin-host.js";
 import { HttpServer } from "./http/http-server.js";
 import type {
   GatewayEvent,
   InboundMessage,
-  PluginContext,
   PluginDefinition,
   ReceiveResult,
   ToolDefinition,
@@ -100,7 +99,7 @@ export class Gateway {
       entries,
       logger: logger.child("plugins"),
       clock: this.clock,
-      contextFor: (definition, config) => this.pluginContext(definition, config),
+      contextFor: (definition, config, retired) => this.pluginContext(definition, config, retired),
     });
   }
 
@@ -303,8 +302,13 @@ export class Gateway {
     return selectTools(all, allowed);
   }
 
-  private pluginContext(definition: PluginDefinition, config: unknown): PluginContext {
+  /** The context of one plugin instance; its routes and listeners are removed when `retired` aborts. */
+  private pluginContext(definition: PluginDefinition, config: unknown, retired: AbortSignal): BasePluginContext {
     const logger = this.options.logger.child(definition.id);
+    const cleanups: (() => void)[] = [];
+    retired.addEventListener("abort", () => {
+      for (const cleanup of cleanups.splice(0)) cleanup();
+    });
     return {
       id: definition.id,
       config,
@@ -312,8 +316,16 @@ export class Gateway {
       stateDir: stateDirOf(this.options.env),
       logger,
       gatewayToken: this.options.token,
-      http: this.http,
-      onEvent: (listener) => this.events.on(listener),
+      http: {
+        route: (method, path, handler, routeOptions) => {
+          cleanups.push(this.http.route(method, path, handler, routeOptions));
+        },
+      },
+      onEvent: (listener) => {
+        const off = this.events.on(listener);
+        cleanups.push(off);
+        return off;
+      },
       receive: (message) => {
         if (message.channel !== definition.id) {
           return Promise.resolve({
@@ -323,7 +335,6 @@ export class Gateway {
         }
         return this.receive(message, { local: false });
       },
-      fail: (error) => this.host.reportFailure(definition.id, error),
     };
   }
 

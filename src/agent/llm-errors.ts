@@ -37,10 +37,9 @@ export function describeLlmFailure(failure: LlmFailure, context: FailureContext)
         return `${endpoint}: host not found; check inbound.reply.agent.baseUrl or OPENAI_BASE_URL`;
       default: {
         const detail = oneLine(failure.code ? `${failure.code}: ${failure.message}` : failure.message);
-        const prefix = context.midStream
-          ? "the model's answer was cut off: lost the connection to"
-          : "could not reach";
-        return `${prefix} ${endpoint} (${detail}); is the server up and the URL right?`;
+        if (context.midStream)
+          return `the model's answer was cut off: the connection to ${endpoint} was lost (${detail})`;
+        return `could not reach ${endpoint} (${detail}): is the server up and the URL right?`;
       }
     }
   }

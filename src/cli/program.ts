@@ -1,15 +1,24 @@
 import { Command, CommanderError } from "commander";
 import { describeError, isClawdisError } from "../core/errors.js";
-import { EXIT, type CliIO } from "./io.js";
+import type { PluginDefinition } from "../plugin-api/types.js";
+import type { TerminalChat } from "./chat.js";
+import { type CliIO, EXIT } from "./io.js";
+
+/** What only the composition root (src/main.ts) knows: the built-in plugins and the terminal chat client. */
+export interface CliDeps {
+  version: string;
+  builtinPlugins(): Promise<PluginDefinition[]>;
+  terminalChat(): Promise<TerminalChat>;
+}
 
 /**
  * The `clawdis` command line. Each command's module is imported only when that command runs, so that
  * `clawdis --version` and `clawdis sessions` do not load the model client or the plugins.
  */
-export function buildProgram(io: CliIO, version: string, setExit: (code: number) => void): Command {
+export function buildProgram(io: CliIO, deps: CliDeps, setExit: (code: number) => void): Command {
   const program = new Command("clawdis")
     .description("A personal AI assistant gateway: one agent, every chat app.")
-    .version(version, "-v, --version")
+    .version(deps.version, "-v, --version")
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .exitOverride()
     .showHelpAfterError();
@@ -21,7 +30,22 @@ export function buildProgram(io: CliIO, version: string, setExit: (code: number)
   program
     .command("gateway")
     .description("run the gateway: every enabled transport, the local HTTP server, the session runtime")
-    .action(run(async () => (await import("./gateway.js")).runGateway(io)));
+    .action(run(async () => (await import("./gateway.js")).runGateway(io, deps)));
+
+  program
+    .command("agent")
+    .description("one turn on a session (default the primary), through the running gateway when there is one")
+    .requiredOption("-m, --message <text>", "the message")
+    .option("--session <key>", "session key (default: the primary session)")
+    .option("--json", "print the reply as JSON")
+    .action((opts: { message?: string; session?: string; json?: boolean }) =>
+      run(async () => (await import("./agent.js")).runAgent(opts, io, deps))(),
+    );
+
+  program
+    .command("chat")
+    .description("an interactive terminal chat on the primary session, through the running gateway")
+    .action(run(async () => (await import("./chat.js")).runChat(io, await deps.terminalChat())));
 
   program
     .command("sessions")
@@ -49,9 +73,9 @@ export function buildProgram(io: CliIO, version: string, setExit: (code: number)
 }
 
 /** Runs one command line; returns the exit code. Never throws. */
-export async function runCli(argv: string[], io: CliIO, version: string): Promise<number> {
+export async function runCli(argv: string[], io: CliIO, deps: CliDeps): Promise<number> {
   let code: number = EXIT.ok;
-  const program = buildProgram(io, version, (c) => {
+  const program = buildProgram(io, deps, (c) => {
     code = c;
   });
   try {

@@ -69,7 +69,7 @@ function normalise(word: string): string {
 /** The candidate closest to `word`, when it is close enough to be a likely typo; else undefined. */
 export function closestMatch(word: string, candidates: readonly string[]): string | undefined {
   const target = normalise(word);
-  const limit = target.length <= 3 ? 1 : target.length <= 6 ? 2 : 3;
+  const limit = Math.max(1, Math.floor(target.length / 3));
   let best: { candidate: string; distance: number } | undefined;
   for (const candidate of candidates) {
     const distance = editDistance(target, normalise(candidate));
@@ -94,14 +94,18 @@ function unknownKeyHint(schema: z.core.$ZodType, parent: Json5Path, key: string)
   const siblings = objectKeysAt(schema, parent) ?? [];
   const close = closestMatch(key, siblings);
   if (close !== undefined) return ` — did you mean "${close}"?`;
+  // The same key (or one letter off) at another level: a key written in the wrong object.
   const wanted = normalise(key);
-  const elsewhere = schemaKeyPaths(schema)
-    .map((entry) => entry.path)
-    .filter((path) => normalise(path[path.length - 1] as string) === wanted)
-    .map((path) =>
-      formatPath(path.map((segment) => (segment === ANY_KEY ? "<name>" : segment === ANY_INDEX ? 0 : segment))),
-    );
-  if (elsewhere.length > 0) return ` — it belongs at ${elsewhere.join(" or ")}`;
+  const readable = (path: string[]): string =>
+    path
+      .map((segment) => (segment === ANY_KEY ? "<name>" : segment === ANY_INDEX ? "[]" : segment))
+      .join(".")
+      .replace(/\.\[\]/g, "[]");
+  const elsewhere = schemaKeyPaths(schema).map((entry) => entry.path);
+  const same = elsewhere.filter((path) => normalise(path[path.length - 1] as string) === wanted);
+  if (same.length > 0) return ` — it belongs at ${same.map(readable).join(" or ")}`;
+  const near = elsewhere.filter((path) => editDistance(wanted, normalise(path[path.length - 1] as string)) <= 1);
+  if (near.length > 0 && wanted.length > 3) return ` — did you mean ${near.map(readable).join(" or ")}?`;
   if (siblings.length > 0) return ` — known keys here: ${siblings.join(", ")}`;
   return "";
 }

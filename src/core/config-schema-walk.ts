@@ -154,7 +154,7 @@ function describeString(schema: Schema): string {
     const format = (check as z.core.$ZodCheckStringFormatDef).format;
     const custom = customCheckMessage(check);
     if (custom) return custom;
-    if (format === "url") return 'a URL like "http://127.0.0.1:11434/v1"';
+    if (format === "url") return 'a URL like "https://example.com/v1"';
     if (format === "regex") return `a string matching ${String((check as z.core.$ZodCheckStringFormatDef).pattern)}`;
     return `a string in ${format} format`;
   }

@@ -285,13 +285,7 @@ export class PluginHost {
     slot.failures += 1;
     slot.lastError = describeError(error);
     const delay = restartDelay(error, slot.failures, this.policy);
-    this.setState(
-      slot,
-      "down",
-      delay === null
-        ? "not restarted: the error is fatal; fix it and restart the gateway"
-        : `restarting in ${formatDuration(delay)}`,
-    );
+    this.setState(slot, "down", "failed; stopping it");
     this.log.error(during === "start" ? "plugin failed to start" : "plugin failed", {
       plugin: id,
       error: slot.lastError,
@@ -300,7 +294,11 @@ export class PluginHost {
     });
     // Stop the broken instance before a fresh one is created, so the two never run at once.
     await this.retire(slot, attempt);
-    if (delay === null || this.phase !== "running" || slot.attempt !== attempt) return;
+    if (this.phase !== "running" || slot.attempt !== attempt) return;
+    if (delay === null) {
+      this.setState(slot, "down", "not restarted: the error is fatal; fix it and restart the gateway");
+      return;
+    }
     const handle = this.clock.setTimeout(() => {
       slot.restartTimer = undefined;
       if (this.phase !== "running") return;
@@ -308,6 +306,8 @@ export class PluginHost {
       void this.launch(slot);
     }, delay);
     slot.restartTimer = { handle };
+    // Announced after the timer exists: a listener may advance the clock at once.
+    this.setState(slot, "down", `restarting in ${formatDuration(delay)}`);
   }
 
   /** Gives the attempt up: aborts `retired`, then stops its instance if it has one. Idempotent. */

@@ -70,9 +70,15 @@ export class HttpServer implements HttpRegistrar {
 
   constructor(private readonly options: { token: string; logger: Logger }) {}
 
-  route(method: HttpMethod, path: string, handler: HttpHandler, options: HttpRouteOptions = {}): void {
+  /** Adds a route; returns the function that removes it (a restarted plugin registers its routes afresh). */
+  route(method: HttpMethod, path: string, handler: HttpHandler, options: HttpRouteOptions = {}): () => void {
     const segments = path.split("/").filter((s) => s.length > 0);
-    this.routes.push({ method, segments, handler, auth: options.auth ?? true });
+    const route: Route = { method, segments, handler, auth: options.auth ?? true };
+    this.routes.push(route);
+    return () => {
+      const index = this.routes.indexOf(route);
+      if (index !== -1) this.routes.splice(index, 1);
+    };
   }
 
   async listen(port: number, host: string): Promise<AddressInfo> {

@@ -82,7 +82,8 @@ export class Journal {
       }
       this.apply(record);
     }
-    if (bad > 0) this.options.logger.warn("journal: skipped lines that do not parse", { path: this.path, lines: bad });
+    if (bad > 0)
+      this.options.logger.warn("journal: skipped lines that do not parse", { path: this.path, lines: bad });
     await this.compact();
     this.handle = await open(this.path, "a");
     return [...this.open.values()];
@@ -134,7 +135,12 @@ export class Journal {
     switch (record.op) {
       case "accept": {
         this.remember(dedupeKey(record.msg));
-        this.open.set(record.jid, { jid: record.jid, message: record.msg, acceptedAt: record.at, delivered: [] });
+        this.open.set(record.jid, {
+          jid: record.jid,
+          message: record.msg,
+          acceptedAt: record.at,
+          delivered: [],
+        });
         break;
       }
       case "stored": {
@@ -199,11 +205,23 @@ export class Journal {
     const lines: string[] = [JSON.stringify({ op: "seen", keys: this.seen } satisfies JournalRecord)];
     for (const open of this.open.values()) {
       lines.push(JSON.stringify({ op: "accept", jid: open.jid, at: open.acceptedAt, msg: open.message }));
-      if (open.storedIn) lines.push(JSON.stringify({ op: "stored", jid: open.jid, at: open.acceptedAt, sessionId: open.storedIn }));
+      if (open.storedIn)
+        lines.push(
+          JSON.stringify({ op: "stored", jid: open.jid, at: open.acceptedAt, sessionId: open.storedIn }),
+        );
       if (open.reply !== undefined && open.replySessionId) {
-        lines.push(JSON.stringify({ op: "reply", jid: open.jid, at: open.acceptedAt, text: open.reply, sessionId: open.replySessionId }));
+        lines.push(
+          JSON.stringify({
+            op: "reply",
+            jid: open.jid,
+            at: open.acceptedAt,
+            text: open.reply,
+            sessionId: open.replySessionId,
+          }),
+        );
       }
-      for (const part of open.delivered) lines.push(JSON.stringify({ op: "delivered", jid: open.jid, at: open.acceptedAt, part }));
+      for (const part of open.delivered)
+        lines.push(JSON.stringify({ op: "delivered", jid: open.jid, at: open.acceptedAt, part }));
     }
     const tmp = `${this.path}.tmp-${process.pid}`;
     await writeFile(tmp, `${lines.join("\n")}\n`, { mode: 0o600 });

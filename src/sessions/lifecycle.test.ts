@@ -47,7 +47,12 @@ describe("isIdleExpired", () => {
     ["exactly 60 min", { lastInteractionAt: now - 60 * MIN }, 60, false],
     ["60 min + 1 ms", { lastInteractionAt: now - 60 * MIN - 1 }, 60, true],
     ["61 min", { lastInteractionAt: now - 61 * MIN }, 60, true],
-    ["lastInteractionAt wins over a recent updatedAt", { lastInteractionAt: now - 61 * MIN, updatedAt: now }, 60, true],
+    [
+      "lastInteractionAt wins over a recent updatedAt",
+      { lastInteractionAt: now - 61 * MIN, updatedAt: now },
+      60,
+      true,
+    ],
     ["falls back to updatedAt", { updatedAt: now - 61 * MIN }, 60, true],
     ["fallback, recent", { updatedAt: now - 10 * MIN }, 60, false],
     ["future timestamp", { lastInteractionAt: now + 100 * MIN }, 60, false],
@@ -63,14 +68,32 @@ describe("isIdleExpired", () => {
 describe("decideSession", () => {
   const now = Date.UTC(2026, 5, 1, 12);
   const active: SessionEntry = { sessionId: "s1", updatedAt: now - MIN, lastInteractionAt: now - MIN };
-  const base: DecideSessionInput = { entry: active, transcriptExists: true, now, idleMinutes: 60, reset: false };
+  const base: DecideSessionInput = {
+    entry: active,
+    transcriptExists: true,
+    now,
+    idleMinutes: 60,
+    reset: false,
+  };
   const cases: [string, Partial<DecideSessionInput>, ReturnType<typeof decideSession>][] = [
     ["active session continues", {}, { action: "continue", sessionId: "s1" }],
     ["no entry", { entry: undefined }, { action: "fresh", reason: "new-key" }],
-    ["entry without sessionId", { entry: { updatedAt: now } as SessionEntry }, { action: "fresh", reason: "new-key" }],
+    [
+      "entry without sessionId",
+      { entry: { updatedAt: now } as SessionEntry },
+      { action: "fresh", reason: "new-key" },
+    ],
     ["reset trigger", { reset: true }, { action: "fresh", reason: "reset" }],
-    ["reset wins over a missing transcript", { reset: true, transcriptExists: false }, { action: "fresh", reason: "reset" }],
-    ["transcript deleted by hand", { transcriptExists: false }, { action: "fresh", reason: "transcript-missing" }],
+    [
+      "reset wins over a missing transcript",
+      { reset: true, transcriptExists: false },
+      { action: "fresh", reason: "reset" },
+    ],
+    [
+      "transcript deleted by hand",
+      { transcriptExists: false },
+      { action: "fresh", reason: "transcript-missing" },
+    ],
     [
       "brand-new entry, transcript not written yet",
       { entry: { sessionId: "s2", updatedAt: now, createdAt: now }, transcriptExists: false },

@@ -28,7 +28,8 @@ export function matchResetTrigger(text: string, triggers: readonly string[]): Re
     .sort((a, b) => b.length - a.length);
   for (const trigger of ordered) {
     if (message === trigger) return { matched: true, trigger, rest: "" };
-    if (message.startsWith(`${trigger} `)) return { matched: true, trigger, rest: message.slice(trigger.length + 1) };
+    if (message.startsWith(`${trigger} `))
+      return { matched: true, trigger, rest: message.slice(trigger.length + 1) };
   }
   return { matched: false };
 }
@@ -52,7 +53,9 @@ export function isIdleExpired(entry: SessionEntry, now: number, idleMinutes: num
 }
 
 export type FreshReason = "new-key" | "idle" | "reset" | "transcript-missing";
-export type SessionDecision = { action: "continue"; sessionId: string } | { action: "fresh"; reason: FreshReason };
+export type SessionDecision =
+  | { action: "continue"; sessionId: string }
+  | { action: "fresh"; reason: FreshReason };
 
 export interface DecideSessionInput {
   /** The key's entry in the store, undefined when the key is not there (never used, or deleted by hand). */

@@ -28,7 +28,11 @@ function makeStore() {
   return { store: new SessionStore({ path, logger, clock }), lines };
 }
 
-const entry = (sessionId: string, extra: Record<string, unknown> = {}) => ({ sessionId, updatedAt: 1000, ...extra });
+const entry = (sessionId: string, extra: Record<string, unknown> = {}) => ({
+  sessionId,
+  updatedAt: 1000,
+  ...extra,
+});
 
 async function badFiles(): Promise<string[]> {
   return (await readdir(join(dir, "sessions"))).filter((name) => name.startsWith("sessions.json.bad-"));
@@ -266,13 +270,16 @@ describe("SessionStore across processes", () => {
           stderr += String(chunk);
         });
         child.on("error", reject);
-        child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`worker ${prefix}: ${code} ${stderr}`))));
+        child.on("exit", (code) =>
+          code === 0 ? resolve() : reject(new Error(`worker ${prefix}: ${code} ${stderr}`)),
+        );
       });
     await Promise.all(["p0", "p1", "p2", "p3"].map(run));
     const written = JSON.parse(await readFile(path, "utf8")) as Record<string, { sessionId: string }>;
     expect(Object.keys(written)).toHaveLength(1000);
     for (const prefix of ["p0", "p1", "p2", "p3"]) {
-      for (let n = 0; n < 250; n++) expect(written[`${prefix}-${n}`]?.sessionId).toBe(`${prefix}-session-${n}`);
+      for (let n = 0; n < 250; n++)
+        expect(written[`${prefix}-${n}`]?.sessionId).toBe(`${prefix}-session-${n}`);
     }
   }, 120_000);
 });

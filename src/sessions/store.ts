@@ -215,9 +215,8 @@ export class SessionStore {
   }
 
   private async write(raw: RawStore, lock: HeldLock): Promise<void> {
-    await writeFileAtomic(this.path, serializeStore(raw), () => lock.assertHeld());
-    const version = await statStoreFile(this.path);
-    if (version) this.remember(version, raw);
+    const version = await writeFileAtomic(this.path, serializeStore(raw), () => lock.assertHeld());
+    this.remember(version, raw);
   }
 }
 

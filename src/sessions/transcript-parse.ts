@@ -31,7 +31,8 @@ export function parseTranscriptHeader(text: string): LineResult<TranscriptHeader
   const value = parsed.value;
   if (value.type !== "session") return { ok: false, reason: 'header: "type" is not "session"' };
   if (typeof value.id !== "string") return { ok: false, reason: 'header: "id" is not a string' };
-  if (typeof value.sessionKey !== "string") return { ok: false, reason: 'header: "sessionKey" is not a string' };
+  if (typeof value.sessionKey !== "string")
+    return { ok: false, reason: 'header: "sessionKey" is not a string' };
   return { ok: true, value: value as TranscriptHeader };
 }
 
@@ -50,7 +51,8 @@ export function parseTranscriptEntry(text: string): LineResult<TranscriptEntry> 
       return { ok: false, reason: 'message entry: "message.role" is not a string' };
     }
   } else if (value.type === "compaction") {
-    if (typeof value.notes !== "string") return { ok: false, reason: 'compaction entry: "notes" is not a string' };
+    if (typeof value.notes !== "string")
+      return { ok: false, reason: 'compaction entry: "notes" is not a string' };
   }
   return { ok: true, value: value as TranscriptEntry };
 }
@@ -69,7 +71,8 @@ export function parseFirstLine(text: string): FirstLine {
   const header = parseTranscriptHeader(text);
   if (header.ok) return { kind: "header", header: header.value };
   const entry = parseTranscriptEntry(text);
-  if (entry.ok && entry.value.type !== "session") return { kind: "entry", entry: entry.value, reason: header.reason };
+  if (entry.ok && entry.value.type !== "session")
+    return { kind: "entry", entry: entry.value, reason: header.reason };
   return { kind: "bad", reason: `bad header: ${header.reason}` };
 }
 

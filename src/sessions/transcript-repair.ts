@@ -72,7 +72,10 @@ class BatchWriter {
 
 export async function repairTranscript(path: string, options: RepairOptions): Promise<RepairResult> {
   const before = await stat(path);
-  const temp = join(dirname(path), `.${basename(path)}.repair-${process.pid}-${randomBytes(4).toString("hex")}`);
+  const temp = join(
+    dirname(path),
+    `.${basename(path)}.repair-${process.pid}-${randomBytes(4).toString("hex")}`,
+  );
   const handle = await open(temp, "wx", 0o600);
   let renamed = false;
   try {
@@ -151,7 +154,10 @@ export async function repairTranscript(path: string, options: RepairOptions): Pr
     const after = await stat(path);
     if (after.size !== before.size || after.mtimeMs !== before.mtimeMs) {
       await unlink(backup).catch(() => {});
-      return { repaired: false, reason: "the file changed while it was being repaired (is the gateway writing to it?)" };
+      return {
+        repaired: false,
+        reason: "the file changed while it was being repaired (is the gateway writing to it?)",
+      };
     }
     await rename(temp, path);
     renamed = true;

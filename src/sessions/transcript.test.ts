@@ -174,7 +174,9 @@ describe("appendTranscript / readTranscript", () => {
 describe("readTranscriptForResume", () => {
   it("returns only the entries after the newest of two compactions", async () => {
     const path = join(dir, "s1.jsonl");
-    await appendTranscript(path, [message("a"), message("b"), compaction("first notes"), message("c")], { header });
+    await appendTranscript(path, [message("a"), message("b"), compaction("first notes"), message("c")], {
+      header,
+    });
     await appendTranscript(path, [compaction("second notes"), message("d"), message("e")], { header });
     const resume = await readTranscriptForResume(path);
     expect(resume.exists).toBe(true);

@@ -44,7 +44,13 @@ export function newEntryId(): string {
 }
 
 export function makeHeader(sessionId: string, sessionKey: string, now: Date): TranscriptHeader {
-  return { type: "session", version: TRANSCRIPT_VERSION, id: sessionId, sessionKey, createdAt: now.toISOString() };
+  return {
+    type: "session",
+    version: TRANSCRIPT_VERSION,
+    id: sessionId,
+    sessionKey,
+    createdAt: now.toISOString(),
+  };
 }
 
 export interface AppendOptions {
@@ -134,7 +140,10 @@ export interface ReadTranscriptOptions {
 }
 
 /** Reads a whole transcript, streaming. A missing file is an empty result with `exists: false`. */
-export async function readTranscript(path: string, options: ReadTranscriptOptions = {}): Promise<TranscriptRead> {
+export async function readTranscript(
+  path: string,
+  options: ReadTranscriptOptions = {},
+): Promise<TranscriptRead> {
   const result: TranscriptRead = { exists: true, entries: [], badLines: [] };
   try {
     for await (const raw of transcriptLines(path)) {

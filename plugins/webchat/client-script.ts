@@ -1,0 +1,433 @@
+/**
+ * The web chat's browser code, inlined into the page as it is (no build step). Plain modern JS for Chromium,
+ * Firefox and Safari. Written inside String.raw, so it must contain no backtick and no dollar-brace.
+ *
+ * Contract with the gateway (docs/http-api.md): `GET /api/status` gives `mainKey`; `GET /api/history` fills the
+ * view; `GET /api/events` (EventSource, token in the query) streams the session; `POST /api/agent` sends.
+ *
+ * Invariants:
+ * - text is only ever set through textContent: nothing from the gateway or the model becomes markup;
+ * - a reply is shown once: events come first; the POST response only fills in what no event showed
+ *   (`recentShown`), and its texts are remembered (`expectEcho`) so a late event does not show them again;
+ * - events that arrive while the history loads are held and replayed after it, minus messages it already has.
+ */
+export const CLIENT_SCRIPT = String.raw`
+(() => {
+  "use strict";
+  const TOKEN_KEY = "clawdis.token";
+  const EVENT_TYPES = ["message", "turn-start", "turn-end", "delta", "tool-call", "tool-result", "notice"];
+  /** Stop reasons whose payload is the agent's own reply; any other payload is a gateway notice. */
+  const REPLY_REASONS = ["end", "tool-loop"];
+  const byId = (id) => document.getElementById(id);
+  const messagesEl = byId("messages");
+  const inputEl = byId("input");
+  const sendEl = byId("send");
+  const busyEl = byId("busy");
+  const busyText = byId("busy-text");
+  const connEl = byId("conn");
+  const sessionEl = byId("session");
+  const composer = byId("composer");
+  const tokenForm = byId("token-form");
+  const tokenInput = byId("token-input");
+  const tokenError = byId("token-error");
+
+  function readStored() {
+    try { return localStorage.getItem(TOKEN_KEY) || ""; } catch (e) { return ""; }
+  }
+  function store(token) {
+    try {
+      if (token) localStorage.setItem(TOKEN_KEY, token);
+      else localStorage.removeItem(TOKEN_KEY);
+    } catch (e) { /* storage disabled: the token lives until the tab closes */ }
+  }
+  function uuid() {
+    if (window.crypto && typeof crypto.randomUUID === "function") return crypto.randomUUID();
+    const b = crypto.getRandomValues(new Uint8Array(16));
+    b[6] = (b[6] & 15) | 64;
+    b[8] = (b[8] & 63) | 128;
+    const h = Array.from(b, (x) => (x + 256).toString(16).slice(1)).join("");
+    return [h.slice(0, 8), h.slice(8, 12), h.slice(12, 16), h.slice(16, 20), h.slice(20)].join("-");
+  }
+
+  const metaToken = document.querySelector('meta[name="clawdis-token"]');
+  const embedded = metaToken ? metaToken.getAttribute("content") || "" : "";
+  const st = {
+    token: embedded || readStored(),
+    chatId: "webchat-" + uuid(),
+    sessionKey: "",
+    source: null,
+    loading: false,
+    queue: [],
+    turns: new Set(),
+    pendingSends: 0,
+    open: null,
+    last: null,
+    tools: new Map(),
+    recentShown: [],
+    expectEcho: [],
+    retry: 0,
+    retryTimer: 0,
+  };
+
+  // ---- view ----
+  function setState(name) { document.body.dataset.state = name; }
+  function setConn(text) { connEl.textContent = text; }
+  function setComposer(enabled) { inputEl.disabled = !enabled; sendEl.disabled = !enabled; }
+  function updateBusy() {
+    const turn = st.turns.size > 0;
+    busyEl.hidden = !turn && st.pendingSends === 0;
+    busyEl.dataset.turn = String(turn);
+    busyText.textContent = turn ? "Assistant is working…" : "Waiting for the gateway…";
+  }
+  function atBottom() { return messagesEl.scrollHeight - messagesEl.scrollTop - messagesEl.clientHeight < 80; }
+  function change(fn) {
+    const stick = atBottom();
+    fn();
+    if (stick) messagesEl.scrollTop = messagesEl.scrollHeight;
+  }
+  function bubble(role, text, label) {
+    const el = document.createElement("div");
+    el.className = "msg " + role;
+    el.dataset.role = role;
+    if (label) {
+      const l = document.createElement("div");
+      l.className = "label";
+      l.textContent = label;
+      el.appendChild(l);
+    }
+    const t = document.createElement("div");
+    t.className = "text";
+    t.textContent = text;
+    el.appendChild(t);
+    change(() => messagesEl.appendChild(el));
+    return el;
+  }
+  function textOf(el) { return el.querySelector(".text").textContent; }
+  function setText(el, text) { change(() => { el.querySelector(".text").textContent = text; }); }
+  function setLabel(el, label) { const l = el.querySelector(".label"); if (l) l.textContent = label; }
+  function isOurs(d) { return d.channel === "webchat" && d.chatId === st.chatId; }
+  function userLabel(d) { return !d.channel || isOurs(d) ? "You" : "You · " + d.channel; }
+  function assistantLabel(d) { return d.channel && !isOurs(d) ? "Assistant → " + d.channel : "Assistant"; }
+  function takeText(list, text) {
+    const i = list.indexOf(text);
+    if (i < 0) return false;
+    list.splice(i, 1);
+    return true;
+  }
+  function remember(list, text) {
+    list.push(text);
+    if (list.length > 20) list.shift();
+  }
+
+  function toolEl(callId, name, args, summaryText) {
+    const el = document.createElement("div");
+    el.className = "msg tool";
+    el.dataset.role = "tool";
+    el.dataset.state = "running";
+    if (callId) el.dataset.callId = callId;
+    const head = document.createElement("div");
+    head.className = "tool-head";
+    const n = document.createElement("span");
+    n.className = "tool-name";
+    n.textContent = name || "tool";
+    const a = document.createElement("code");
+    a.className = "tool-args";
+    a.textContent = args || "";
+    head.append(n, a);
+    const details = document.createElement("details");
+    details.className = "tool-result";
+    const summary = document.createElement("summary");
+    summary.textContent = summaryText;
+    details.append(summary, document.createElement("pre"));
+    el.append(head, details);
+    change(() => messagesEl.appendChild(el));
+    if (callId) st.tools.set(callId, el);
+    return el;
+  }
+  function toolResult(callId, name, ok, output) {
+    const el = (callId && st.tools.get(callId)) || toolEl(callId, name, "", "");
+    el.dataset.state = ok ? "ok" : "failed";
+    el.querySelector("summary").textContent = ok ? "result" : "failed";
+    el.querySelector("pre").textContent = output || "";
+  }
+
+  // ---- events ----
+  function closeOpen() {
+    if (!st.open) return;
+    st.open.el.dataset.streaming = "false";
+    st.open = null;
+  }
+  function onDelta(d) {
+    if (!st.open || st.open.turnId !== d.turnId) {
+      closeOpen();
+      const el = bubble("assistant", "", "Assistant");
+      el.dataset.streaming = "true";
+      el.dataset.turnId = d.turnId;
+      st.open = { el, turnId: d.turnId };
+      st.last = { el, final: false, consumed: false };
+    }
+    setText(st.open.el, textOf(st.open.el) + d.text);
+  }
+  function onUser(d) {
+    if (isOurs(d)) {
+      const mine = messagesEl.querySelector('[data-role="user"][data-status="sending"]');
+      if (mine) mine.dataset.status = "accepted";
+      return;
+    }
+    bubble("user", d.text, userLabel(d));
+  }
+  function onAssistant(d) {
+    const ours = isOurs(d);
+    if (ours && takeText(st.expectEcho, d.text)) {
+      // The POST response showed this reply already; a bubble still streaming is a late copy of it.
+      if (st.open && st.last && st.open.el === st.last.el && st.last.consumed) closeOpen();
+      else if (st.open) { st.open.el.remove(); st.open = null; }
+      return;
+    }
+    let el;
+    if (st.open) {
+      el = st.open.el;
+      closeOpen();
+      setText(el, d.text);
+      setLabel(el, assistantLabel(d));
+    } else {
+      el = bubble("assistant", d.text, assistantLabel(d));
+    }
+    el.dataset.final = "true";
+    st.last = { el, final: true, consumed: false };
+    if (ours && st.pendingSends > 0) remember(st.recentShown, d.text);
+  }
+  function onNotice(d) {
+    if (takeText(st.expectEcho, d.text)) return;
+    bubble("notice", d.text, "");
+    if (st.pendingSends > 0) remember(st.recentShown, d.text);
+  }
+  function handle(type, d) {
+    if (type === "message") return d.role === "user" ? onUser(d) : onAssistant(d);
+    if (type === "delta") return onDelta(d);
+    if (type === "tool-call") {
+      closeOpen();
+      toolEl(d.callId, d.name, d.arguments, "running…");
+      return;
+    }
+    if (type === "tool-result") return toolResult(d.callId, d.name, d.ok, d.output);
+    if (type === "notice") return onNotice(d);
+    if (type === "turn-start") st.turns.add(d.turnId);
+    if (type === "turn-end") {
+      st.turns.delete(d.turnId);
+      if (st.open && st.open.turnId === d.turnId) {
+        if (REPLY_REASONS.indexOf(d.stopReason) < 0) st.open.el.dataset.stopReason = d.stopReason;
+        closeOpen();
+      }
+    }
+    updateBusy();
+  }
+  function onRaw(type, raw) {
+    let d;
+    try { d = JSON.parse(raw); } catch (e) { return; }
+    if (!d || (d.sessionKey && d.sessionKey !== st.sessionKey)) return;
+    if (st.loading) st.queue.push([type, d]);
+    else handle(type, d);
+  }
+
+  // ---- gateway ----
+  function api(path, init) {
+    const headers = Object.assign({}, init && init.headers, { authorization: "Bearer " + st.token });
+    return fetch(path, Object.assign({}, init, { headers, cache: "no-store" }));
+  }
+  function errorText(body, status) {
+    return body && (body.message || body.error) ? String(body.message || body.error) : "HTTP " + status;
+  }
+  function stopEvents() {
+    if (st.source) st.source.close();
+    st.source = null;
+  }
+  function askToken(message) {
+    stopEvents();
+    clearTimeout(st.retryTimer);
+    if (st.token && st.token === readStored()) store("");
+    st.token = "";
+    setComposer(false);
+    setConn("not connected");
+    tokenForm.hidden = false;
+    tokenError.textContent = message;
+    setState("token");
+    tokenInput.focus();
+  }
+  function retryLater(message) {
+    stopEvents();
+    setComposer(false);
+    setState("error");
+    const delay = Math.min(30000, 1000 * 2 ** st.retry);
+    st.retry += 1;
+    setConn(message + " Retrying in " + Math.round(delay / 1000) + " s…");
+    clearTimeout(st.retryTimer);
+    st.retryTimer = setTimeout(start, delay);
+  }
+  async function start() {
+    if (!st.token) return askToken("");
+    tokenForm.hidden = true;
+    setConn("connecting…");
+    let res;
+    try {
+      res = await api("/api/status");
+    } catch (e) {
+      return retryLater("The gateway is not reachable.");
+    }
+    if (res.status === 401) return askToken("The gateway refused this token.");
+    const status = await res.json().catch(() => null);
+    if (!res.ok || !status || typeof status.mainKey !== "string" || !status.mainKey) {
+      return retryLater("The gateway's status is unusable (" + errorText(status, res.status) + ").");
+    }
+    st.sessionKey = status.mainKey;
+    sessionEl.textContent = "session " + st.sessionKey;
+    connect();
+  }
+  function connect() {
+    stopEvents();
+    const url = "/api/events?session=" + encodeURIComponent(st.sessionKey) + "&token=" + encodeURIComponent(st.token);
+    const source = new EventSource(url);
+    st.source = source;
+    for (const type of EVENT_TYPES) source.addEventListener(type, (e) => onRaw(type, e.data));
+    source.onopen = () => {
+      st.retry = 0;
+      setConn("connected");
+      loadHistory();
+    };
+    source.onerror = () => {
+      if (st.source !== source) return;
+      if (source.readyState === EventSource.CLOSED) retryLater("Lost the gateway.");
+      else setConn("reconnecting…");
+    };
+  }
+  async function loadHistory() {
+    st.loading = true;
+    st.queue = [];
+    let tail = [];
+    try {
+      const res = await api("/api/history?session=" + encodeURIComponent(st.sessionKey));
+      if (res.status === 401) {
+        st.loading = false;
+        return askToken("The gateway refused this token.");
+      }
+      const history = await res.json().catch(() => null);
+      if (!res.ok || !history) throw new Error(errorText(history, res.status));
+      renderHistory(history);
+      tail = (history.messages || []).slice(-10);
+    } catch (e) {
+      bubble("notice", "Could not load the history: " + (e && e.message ? e.message : String(e)), "");
+    }
+    const held = st.queue;
+    st.queue = [];
+    st.loading = false;
+    for (const [type, d] of held) {
+      if (type === "message" && tail.some((m) => m.role === d.role && m.text === d.text)) continue;
+      handle(type, d);
+    }
+    setComposer(true);
+    setState("ready");
+    if (document.activeElement === document.body) inputEl.focus();
+  }
+  function renderHistory(history) {
+    const unsent = Array.from(messagesEl.querySelectorAll('[data-role="user"][data-status="sending"]'));
+    messagesEl.textContent = "";
+    st.tools.clear();
+    st.turns.clear();
+    st.open = null;
+    st.last = null;
+    for (const m of history.messages || []) {
+      if (m.role === "user") bubble("user", m.text || "", userLabel(m));
+      else if (m.role === "assistant") {
+        if (m.text) bubble("assistant", m.text, assistantLabel(m)).dataset.final = "true";
+        for (const c of m.toolCalls || []) toolEl(c.id, c.name, c.arguments, "no result").dataset.state = "unknown";
+      } else if (m.role === "tool") toolResult(m.toolCallId, "", true, m.text);
+    }
+    for (const el of unsent) messagesEl.appendChild(el);
+    messagesEl.scrollTop = messagesEl.scrollHeight;
+    updateBusy();
+  }
+
+  // ---- sending ----
+  async function send() {
+    const text = inputEl.value;
+    if (inputEl.disabled || !text.trim()) return;
+    inputEl.value = "";
+    const el = bubble("user", text, "You");
+    el.dataset.status = "sending";
+    st.pendingSends += 1;
+    updateBusy();
+    try {
+      const res = await api("/api/agent", {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json" },
+        body: JSON.stringify({ message: text, channel: "webchat", chatId: st.chatId, messageId: uuid() }),
+      });
+      const body = await res.json().catch(() => null);
+      if (res.ok) {
+        el.dataset.status = "answered";
+        showReply(body);
+      } else if (res.status === 409) {
+        el.dataset.status = "answered";
+      } else {
+        el.dataset.status = "failed";
+        if (!inputEl.value) inputEl.value = text;
+        if (res.status === 401) askToken("The gateway refused this token.");
+        else bubble("notice", "Not sent: " + errorText(body, res.status), "");
+      }
+    } catch (e) {
+      el.dataset.status = "failed";
+      if (!inputEl.value) inputEl.value = text;
+      bubble("notice", "The gateway is not reachable: " + (e && e.message ? e.message : String(e)), "");
+    } finally {
+      st.pendingSends -= 1;
+      if (st.pendingSends === 0) st.recentShown.length = 0;
+      updateBusy();
+    }
+  }
+  /** Fills in what the events did not show (a missed event, a command's answer). */
+  function showReply(body) {
+    const payloads = (body && body.payloads) || [];
+    const reason = body && body.meta ? body.meta.stopReason : "end";
+    const role = REPLY_REASONS.indexOf(reason) >= 0 ? "assistant" : "notice";
+    for (const p of payloads) {
+      const text = p && typeof p.text === "string" ? p.text : "";
+      if (!text || takeText(st.recentShown, text)) continue;
+      const last = st.last;
+      if (role === "assistant" && last && !last.final && !last.consumed && text.startsWith(textOf(last.el))) {
+        setText(last.el, text);
+        last.el.dataset.final = "true";
+        last.consumed = true;
+      } else {
+        const el = bubble(role, text, role === "assistant" ? "Assistant" : "");
+        if (role === "assistant") {
+          el.dataset.final = "true";
+          st.last = { el, final: true, consumed: true };
+        }
+      }
+      remember(st.expectEcho, text);
+    }
+  }
+
+  composer.addEventListener("submit", (e) => {
+    e.preventDefault();
+    send();
+  });
+  inputEl.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      send();
+    }
+  });
+  tokenForm.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const token = tokenInput.value.trim();
+    if (!token) return;
+    tokenInput.value = "";
+    st.token = token;
+    store(token);
+    st.retry = 0;
+    start();
+  });
+  start();
+})();
+`;

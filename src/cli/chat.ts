@@ -1,0 +1,32 @@
+import { randomUUID } from "node:crypto";
+import { loadConfig } from "../core/config.js";
+import { findGateway } from "./gateway-client.js";
+import { type CliIO, EXIT } from "./io.js";
+
+export type TerminalChat = (options: {
+  baseUrl: string;
+  token: string;
+  input: NodeJS.ReadableStream;
+  output: NodeJS.WritableStream;
+  isTTY: boolean;
+  chatId?: string;
+}) => Promise<number>;
+
+/** `clawdis chat`: the terminal chat on the primary session, through the running gateway. */
+export async function runChat(io: CliIO, terminalChat: TerminalChat): Promise<number> {
+  const { config } = loadConfig(io.env);
+  const connection = await findGateway(config, io.env);
+  if (!connection) {
+    const { bind, port } = config.gateway;
+    io.stderr(`the gateway is not running at http://${bind}:${port}: start it with \`clawdis gateway\`\n`);
+    return EXIT.failed;
+  }
+  return terminalChat({
+    baseUrl: connection.url,
+    token: connection.token,
+    input: process.stdin,
+    output: process.stdout,
+    isTTY: Boolean(process.stdout.isTTY),
+    chatId: `terminal:${randomUUID()}`,
+  });
+}

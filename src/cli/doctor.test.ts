@@ -1,0 +1,206 @@
+import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { makeHeader, readTranscript } from "../sessions/transcript.js";
+import { runDoctor } from "./doctor.js";
+import type { CliIO } from "./io.js";
+
+let state: string;
+let sessions: string;
+let storePath: string;
+
+beforeEach(async () => {
+  state = await mkdtemp(join(tmpdir(), "clawdis-doctor-"));
+  sessions = join(state, "sessions");
+  storePath = join(sessions, "sessions.json");
+});
+afterEach(async () => {
+  await rm(state, { recursive: true, force: true });
+});
+
+async function doctor(fix = false): Promise<{ code: number; out: string; err: string }> {
+  let out = "";
+  let err = "";
+  const io: CliIO = {
+    env: { CLAWDIS_STATE_DIR: state, HOME: state },
+    stdout: (t) => {
+      out += t;
+    },
+    stderr: (t) => {
+      err += t;
+    },
+    isTTY: false,
+  };
+  const code = await runDoctor({ fix }, io);
+  return { code, out, err };
+}
+
+const T0 = Date.UTC(2026, 0, 1);
+
+function headerLine(id: string, key: string): string {
+  return JSON.stringify(makeHeader(id, key, new Date(T0)));
+}
+
+function messageLine(text: string, id = `e-${text}`): string {
+  return JSON.stringify({
+    type: "message",
+    id,
+    ts: "2026-01-01T00:01:00.000Z",
+    message: { role: "user", content: text },
+  });
+}
+
+async function writeTranscript(id: string, lines: string[], mtimeMs?: number): Promise<string> {
+  await mkdir(sessions, { recursive: true });
+  const path = join(sessions, `${id}.jsonl`);
+  await writeFile(path, `${lines.join("\n")}\n`);
+  if (mtimeMs !== undefined) await utimes(path, mtimeMs / 1000, mtimeMs / 1000);
+  return path;
+}
+
+async function writeStore(map: Record<string, unknown>): Promise<void> {
+  await mkdir(sessions, { recursive: true });
+  await writeFile(storePath, `${JSON.stringify(map, null, 2)}\n`);
+}
+
+async function snapshot(): Promise<Record<string, string>> {
+  const files: Record<string, string> = {};
+  for (const name of (await readdir(sessions)).sort()) files[name] = await readFile(join(sessions, name), "utf8");
+  return files;
+}
+
+describe("clawdis doctor", () => {
+  it("finds nothing wrong on a fresh machine", async () => {
+    const { code, out } = await doctor();
+    expect(code).toBe(0);
+    expect(out).toContain("✓ no config at");
+    expect(out).toContain("does not exist yet");
+    expect(out).toContain("doctor: no problems found");
+  });
+
+  it("passes a healthy state, counting an archived transcript as normal", async () => {
+    await writeFile(join(state, "clawdis.json"), "{ inbound: { reply: { session: { idleMinutes: 30 } } } }");
+    await writeStore({
+      main: { sessionId: "s1", updatedAt: T0, lastInteractionAt: T0 },
+      "group:-1001234": { sessionId: "g1", updatedAt: T0 },
+    });
+    await writeTranscript("s0", [headerLine("s0", "main"), messageLine("old")]);
+    await writeTranscript("s1", [headerLine("s1", "main"), messageLine("hi")]);
+    const { code, out } = await doctor();
+    expect(out).toMatch(/✓ config .*clawdis\.json is valid/);
+    expect(out).toContain("✓ store");
+    expect(out).toContain("1 transcripts belong to their entries; 1 archived");
+    expect(out).toContain('- entry "group:-1001234": no transcript yet');
+    expect(out).not.toContain("✗");
+    expect(code).toBe(0);
+  });
+
+  it("reports a bad config with exit 1 and does not repair sessions then", async () => {
+    await writeFile(join(state, "clawdis.json"), "{ inbound: { reply: { session: { idleMinutes: 'soon' } } } }");
+    await writeStore({ main: { sessionId: "../escape", updatedAt: T0 } });
+    const before = await snapshot();
+    const { code, out } = await doctor(true);
+    expect(code).toBe(1);
+    expect(out).toMatch(/✗ config: .*idleMinutes/s);
+    expect(out).toContain("sessions are not repaired until the config is valid");
+    expect(out).toContain('✗ entry "main"');
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("reports every kind of problem, changes nothing without --fix, and repairs with it", async () => {
+    await writeStore({
+      main: { sessionId: "s1", updatedAt: T0, lastInteractionAt: T0, thinkingLevel: "high" },
+      bad: { sessionId: "../../etc/passwd", updatedAt: T0 },
+      "group:a": { sessionId: "ga", updatedAt: T0, lastInteractionAt: T0 },
+      c: { sessionId: "s3", updatedAt: T0, lastInteractionAt: T0 },
+      stamp: { sessionId: "s4", updatedAt: "yesterday" },
+    });
+    const s1 = await writeTranscript("s1", [
+      headerLine("s1", "main"),
+      messageLine("one"),
+      "garbage {",
+      messageLine("two"),
+      '{"type":"message","id":"cut","mess',
+    ]);
+    await writeTranscript("s3", ["not a header", messageLine("three")]);
+    await writeTranscript("s4", [headerLine("s4", "stamp")]);
+    await writeTranscript("gb-old", [headerLine("gb-old", "group:b"), messageLine("b1")], T0);
+    await writeTranscript("gb-new", [headerLine("gb-new", "group:b"), messageLine("b2")], T0 + 60_000);
+    const original = await snapshot();
+
+    const check = await doctor();
+    expect(check.code).toBe(1);
+    expect(check.out).toContain('✗ entry "bad": sessionId');
+    expect(check.out).toContain('✗ entry "group:a": transcript ga.jsonl is missing');
+    expect(check.out).toContain('✗ entry "stamp": updatedAt "yesterday" is not a number');
+    expect(check.out).toContain('✗ key "group:b" has no entry but 2 transcript(s): gb-new.jsonl, gb-old.jsonl');
+    expect(check.out).toContain(`✗ transcript ${s1}: 2 malformed line(s): 3, 5`);
+    expect(check.out).toMatch(/✗ transcript .*s3\.jsonl: bad header/);
+    expect(check.out).toContain("6 problems found, 0 fixed, 6 remain");
+    expect(await snapshot()).toEqual(original);
+
+    const fixed = await doctor(true);
+    expect(fixed.out).toContain("6 problems found, all fixed");
+    expect(fixed.code).toBe(0);
+
+    const store = JSON.parse(await readFile(storePath, "utf8"));
+    expect(Object.keys(store).sort()).toEqual(["c", "group:b", "main", "stamp"]);
+    expect(store.main).toEqual({ sessionId: "s1", updatedAt: T0, lastInteractionAt: T0, thinkingLevel: "high" });
+    expect(store["group:b"]).toMatchObject({ sessionId: "gb-new", updatedAt: T0 + 60_000, createdAt: T0 });
+    expect(typeof store.stamp.updatedAt).toBe("number");
+
+    const names = await readdir(sessions);
+    const storeBackup = names.find((n) => n.startsWith("sessions.json.bak-"));
+    expect(storeBackup).toBeDefined();
+    expect(await readFile(join(sessions, storeBackup!), "utf8")).toBe(original["sessions.json"]);
+    const s1Backup = names.find((n) => n.startsWith("s1.jsonl.bak-"));
+    expect(await readFile(join(sessions, s1Backup!), "utf8")).toBe(original["s1.jsonl"]);
+
+    const repaired = await readTranscript(s1);
+    expect(repaired.badLines).toEqual([]);
+    expect(repaired.entries.map((e) => e.id)).toEqual(["e-one", "e-two"]);
+    expect(await readFile(s1, "utf8")).toBe(`${[headerLine("s1", "main"), messageLine("one"), messageLine("two")].join("\n")}\n`);
+    const s3 = await readTranscript(join(sessions, "s3.jsonl"));
+    expect(s3.header).toEqual({ ...makeHeader("s3", "c", new Date("2026-01-01T00:01:00.000Z")) });
+    expect(s3.entries.map((e) => e.id)).toEqual(["e-three"]);
+
+    const again = await doctor();
+    expect(again.out).toContain("doctor: no problems found");
+    expect(again.out).toContain("1 archived");
+    expect(again.code).toBe(0);
+  });
+
+  it("sets a store that does not parse aside and rebuilds it from transcript headers", async () => {
+    await mkdir(sessions, { recursive: true });
+    await writeFile(storePath, '{ "main": { "sessionId": "s1", ');
+    await writeTranscript("s1", [headerLine("s1", "main"), messageLine("hi")]);
+    await writeTranscript("g1", [headerLine("g1", "group:-100"), messageLine("yo")]);
+
+    const check = await doctor();
+    expect(check.code).toBe(1);
+    expect(check.out).toContain("does not parse");
+    expect(check.out).toContain("transcript ownership not checked");
+    expect(await readFile(storePath, "utf8")).toBe('{ "main": { "sessionId": "s1", ');
+
+    const fixed = await doctor(true);
+    expect(fixed.code).toBe(0);
+    expect(fixed.out).toMatch(/✓ fixed: .*sessions\.json\.bad-/);
+    const names = await readdir(sessions);
+    const aside = names.find((n) => n.startsWith("sessions.json.bad-"));
+    expect(await readFile(join(sessions, aside!), "utf8")).toBe('{ "main": { "sessionId": "s1", ');
+    const store = JSON.parse(await readFile(storePath, "utf8"));
+    expect(store.main.sessionId).toBe("s1");
+    expect(store["group:-100"].sessionId).toBe("g1");
+  });
+
+  it("leaves a headerless transcript that no entry claims as a remaining problem", async () => {
+    await writeStore({});
+    const path = await writeTranscript("lost", [messageLine("x")]);
+    const { code, out } = await doctor(true);
+    expect(code).toBe(1);
+    expect(out).toContain(`✗ transcript ${path} belongs to no entry and has no header`);
+    expect(out).toContain("not repaired: line 1 is no header and no session key is known");
+    expect(await readFile(path, "utf8")).toBe(`${messageLine("x")}\n`);
+  });
+});

@@ -1,0 +1,323 @@
+import { access, readdir, stat } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { loadConfig } from "../core/config.js";
+import { describeError } from "../core/errors.js";
+import { createLogger, type Logger } from "../core/logger.js";
+import { defaultStorePath, legacyStorePath } from "../core/paths.js";
+import { isValidSessionId, quoteId, whyInvalid } from "../sessions/session-id.js";
+import { SessionStore } from "../sessions/store.js";
+import { withFileLock } from "../sessions/store-lock.js";
+import { serializeStore } from "../sessions/store-parse.js";
+import { readStoreFile } from "../sessions/store-read.js";
+import { writeFileAtomic } from "../sessions/store-write.js";
+import { readTranscript, type TranscriptRead } from "../sessions/transcript.js";
+import { copyAside, repairTranscript } from "../sessions/transcript-repair.js";
+import { EXIT, type CliIO } from "./io.js";
+
+/**
+ * `clawdis doctor [--fix]`: checks the config, the session store and the transcripts, one line per finding
+ * ("✓" fine, "-" worth knowing, "✗" a problem, "✓ fixed:" repaired). Exit 0 when nothing is wrong or everything
+ * found was fixed, 1 when a problem remains (a bad config included: reporting it is doctor's job, so not 2).
+ *
+ * Nothing is changed without `--fix`. With it, every change keeps a backup next to the file it touches, store
+ * writes take the store's lock, and the sessions are left alone while the config is invalid (the store path is
+ * then not known for sure). Best run with the gateway stopped: a transcript the gateway appends to while it is
+ * being repaired is left as it is.
+ */
+
+type RawStore = Record<string, Record<string, unknown>>;
+
+interface TranscriptInfo {
+  name: string;
+  id: string;
+  path: string;
+  size: number;
+  mtimeMs: number;
+  read: TranscriptRead;
+}
+
+class Report {
+  problems = 0;
+  fixed = 0;
+  constructor(private readonly io: CliIO) {}
+  ok(text: string): void {
+    this.io.stdout(`✓ ${text}\n`);
+  }
+  note(text: string): void {
+    this.io.stdout(`- ${text}\n`);
+  }
+  problem(text: string): void {
+    this.problems += 1;
+    this.io.stdout(`✗ ${text}\n`);
+  }
+  repaired(text: string, count = 1): void {
+    this.fixed += count;
+    this.io.stdout(`✓ fixed: ${text}\n`);
+  }
+}
+
+export async function runDoctor(opts: { fix?: boolean }, io: CliIO): Promise<number> {
+  const report = new Report(io);
+  let storePath: string;
+  let configOk = true;
+  try {
+    const loaded = loadConfig(io.env);
+    storePath = loaded.storePath;
+    report.ok(loaded.exists ? `config ${loaded.path} is valid` : `no config at ${loaded.path}: every default applies`);
+  } catch (error) {
+    configOk = false;
+    storePath = defaultStorePath(io.env);
+    report.problem(`config: ${describeError(error).replace(/\n/g, "\n    ")}`);
+    report.note(`checking the default store ${storePath}${opts.fix ? "; sessions are not repaired until the config is valid" : ""}`);
+  }
+  const fix = opts.fix === true && configOk;
+  const logLines: string[] = [];
+  const logger = createLogger({ level: "warn", sink: (line) => logLines.push(line.message) });
+  const store = new SessionStore({ path: storePath, logger });
+
+  const raw = await checkStore(storePath, store, fix, report, logLines, io);
+  const transcripts = await scanTranscripts(dirname(storePath), report);
+  if (raw !== undefined) await checkEntries(raw, storePath, transcripts, store, logger, fix, report);
+  else if (transcripts.length > 0) report.note("transcript ownership not checked: the store does not parse");
+  await checkTranscriptLines(raw, transcripts, fix, report);
+
+  const remain = report.problems - report.fixed;
+  if (report.problems === 0) io.stdout("doctor: no problems found\n");
+  else if (remain === 0) io.stdout(`doctor: ${report.problems} problems found, all fixed\n`);
+  else {
+    const hint = opts.fix ? "" : " (run `clawdis doctor --fix` to repair what can be repaired)";
+    io.stdout(`doctor: ${report.problems} problems found, ${report.fixed} fixed, ${remain} remain${hint}\n`);
+  }
+  return remain > 0 ? EXIT.failed : EXIT.ok;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** The store as parsed, or undefined when it does not parse (and was not fixed). A missing store is `{}`. */
+async function checkStore(
+  storePath: string,
+  store: SessionStore,
+  fix: boolean,
+  report: Report,
+  logLines: string[],
+  io: CliIO,
+): Promise<RawStore | undefined> {
+  const legacy = legacyStorePath(io.env);
+  if (legacy !== storePath && (await exists(legacy)) && !(await exists(storePath))) {
+    report.note(`legacy store ${legacy} is moved to ${storePath} when the gateway next starts`);
+  }
+  let read = await readStoreFile(storePath);
+  if (!read.exists) {
+    report.ok(`store ${storePath} does not exist yet (no sessions)`);
+    return {};
+  }
+  if (!read.parsed.ok) {
+    report.problem(`store ${storePath} does not parse: ${read.parsed.reason}`);
+    if (!fix) return undefined;
+    // The store itself sets a bad file aside (sessions.json.bad-<ts>) and rebuilds it from transcript headers.
+    logLines.length = 0;
+    await store.load();
+    read = await readStoreFile(storePath);
+    if (!read.exists || !read.parsed.ok) return undefined;
+    report.repaired(logLines.join("; ") || `store ${storePath} rebuilt`);
+  }
+  const raw = read.parsed.raw as RawStore;
+  report.ok(`store ${storePath} parses (${Object.keys(raw).length} sessions)`);
+  return raw;
+}
+
+async function scanTranscripts(dir: string, report: Report): Promise<TranscriptInfo[]> {
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((n) => n.endsWith(".jsonl")).sort();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
+  const found: TranscriptInfo[] = [];
+  for (const name of names) {
+    const id = name.slice(0, -".jsonl".length);
+    const path = join(dir, name);
+    if (!isValidSessionId(id)) {
+      report.note(`${path} is not a transcript name the gateway uses (${whyInvalid(id)}); ignored`);
+      continue;
+    }
+    const info = await stat(path).catch(() => undefined);
+    if (!info?.isFile()) continue;
+    found.push({ name, id, path, size: info.size, mtimeMs: info.mtimeMs, read: await readTranscript(path) });
+  }
+  return found;
+}
+
+/** Entries (ids, transcripts, shared ids) and transcript ownership (owned, archived, orphan). */
+async function checkEntries(
+  raw: RawStore,
+  storePath: string,
+  transcripts: TranscriptInfo[],
+  store: SessionStore,
+  logger: Logger,
+  fix: boolean,
+  report: Report,
+): Promise<void> {
+  const dir = dirname(storePath);
+  const byId = new Map(transcripts.map((t) => [t.id, t]));
+  const keysOfId = new Map<string, string[]>();
+  const removeInvalid: { key: string; sessionId: unknown }[] = [];
+  const removeMissing: { key: string; sessionId: string }[] = [];
+  const stamp: string[] = [];
+
+  for (const [key, entry] of Object.entries(raw)) {
+    const why = whyInvalid(entry.sessionId);
+    if (why !== undefined) {
+      report.problem(`entry ${quoteId(key)}: sessionId ${quoteId(entry.sessionId)} is refused (${why}); the gateway skips it`);
+      removeInvalid.push({ key, sessionId: entry.sessionId });
+      continue;
+    }
+    const sessionId = entry.sessionId as string;
+    keysOfId.set(sessionId, [...(keysOfId.get(sessionId) ?? []), key]);
+    if (typeof entry.updatedAt !== "number" || !Number.isFinite(entry.updatedAt)) {
+      report.problem(`entry ${quoteId(key)}: updatedAt ${JSON.stringify(entry.updatedAt) ?? "undefined"} is not a number`);
+      stamp.push(key);
+    }
+    if (byId.has(sessionId) || (await exists(join(dir, `${sessionId}.jsonl`)))) continue;
+    if (typeof entry.lastInteractionAt === "number") {
+      report.problem(`entry ${quoteId(key)}: transcript ${sessionId}.jsonl is missing (the next message starts a new session)`);
+      removeMissing.push({ key, sessionId });
+    } else {
+      report.note(`entry ${quoteId(key)}: no transcript yet (no exchange yet)`);
+    }
+  }
+  for (const [sessionId, keys] of keysOfId) {
+    if (keys.length > 1) {
+      report.problem(`keys ${keys.map(quoteId).join(", ")} share session id ${sessionId}: their messages mix in one transcript; delete all but one`);
+    }
+  }
+
+  // Ownership, decided on the store as it is now (before any removal, so a reset is never undone).
+  let owned = 0;
+  let archived = 0;
+  const orphans = new Map<string, TranscriptInfo[]>();
+  for (const t of transcripts) {
+    if (keysOfId.has(t.id)) owned += 1;
+    else if (t.read.header === undefined) {
+      if (t.size > 0) report.problem(`transcript ${t.path} belongs to no entry and has no header, so its key is unknown; move it away or delete it`);
+    } else if (raw[t.read.header.sessionKey] !== undefined) archived += 1;
+    else {
+      const key = t.read.header.sessionKey;
+      orphans.set(key, [...(orphans.get(key) ?? []), t]);
+    }
+  }
+  if (transcripts.length > 0) {
+    report.ok(`${owned} transcripts belong to their entries; ${archived} archived (earlier sessions after /new or idle expiry)`);
+  }
+  for (const [key, list] of orphans) {
+    report.problem(
+      `key ${quoteId(key)} has no entry but ${list.length} transcript(s): ${list.map((t) => t.name).join(", ")} (if you deleted the key to reset it, this is expected; --fix brings the newest back)`,
+    );
+  }
+  if (!fix) return;
+  if (removeInvalid.length + removeMissing.length + stamp.length + orphans.size === 0) return;
+
+  if (await exists(storePath)) report.note(`store backed up to ${await copyAside(storePath, "bak", new Date())}`);
+  if (removeInvalid.length > 0) {
+    // SessionStore.update never hands out (so cannot delete) an entry with an unusable id: remove those under
+    // the same lock, re-reading the file and deleting a key only if it still holds the id that was checked.
+    await withFileLock(storePath, logger, async (lock) => {
+      const fresh = await readStoreFile(storePath);
+      if (!fresh.exists || !fresh.parsed.ok) return;
+      const current = fresh.parsed.raw as RawStore;
+      for (const { key, sessionId } of removeInvalid) {
+        if (current[key] !== undefined && Object.is(current[key].sessionId, sessionId)) delete current[key];
+      }
+      await writeFileAtomic(storePath, serializeStore(current), () => lock.assertHeld());
+    });
+    report.repaired(`removed ${removeInvalid.length} entries with refused ids (a reset of those keys)`, removeInvalid.length);
+  }
+  for (const { key, sessionId } of removeMissing) {
+    await store.update(key, (current) => (current?.sessionId === sessionId ? undefined : current));
+    report.repaired(`removed entry ${quoteId(key)} whose transcript is missing (a reset)`);
+  }
+  const removed = new Set(removeMissing.map((r) => r.key));
+  for (const key of stamp.filter((k) => !removed.has(k))) {
+    // The store stamps a non-numeric updatedAt with the current time on write.
+    await store.update(key, (current) => current);
+    report.repaired(`entry ${quoteId(key)}: updatedAt set to now`);
+  }
+  for (const [key, list] of orphans) {
+    const newest = [...list].sort((a, b) => b.mtimeMs - a.mtimeMs)[0]!;
+    const createdAt = Date.parse(newest.read.header?.createdAt ?? "");
+    const mtime = Math.round(newest.mtimeMs);
+    await store.update(key, (current) =>
+      current ?? {
+        sessionId: newest.id,
+        updatedAt: mtime,
+        lastInteractionAt: mtime,
+        ...(Number.isFinite(createdAt) ? { createdAt } : {}),
+      },
+    );
+    report.repaired(`key ${quoteId(key)} points to ${newest.id} again (the newest of its ${list.length} transcripts)`);
+  }
+}
+
+/** Malformed lines and bad headers; `--fix` rewrites such files, keeping a backup. */
+async function checkTranscriptLines(
+  raw: RawStore | undefined,
+  transcripts: TranscriptInfo[],
+  fix: boolean,
+  report: Report,
+): Promise<void> {
+  const keyOfId = new Map<string, string>();
+  for (const [key, entry] of Object.entries(raw ?? {})) {
+    if (typeof entry.sessionId === "string" && !keyOfId.has(entry.sessionId)) keyOfId.set(entry.sessionId, key);
+  }
+  let clean = 0;
+  for (const t of transcripts) {
+    const { header, headerProblem, badLines } = t.read;
+    let problems = 0;
+    if (t.size === 0) {
+      report.note(`transcript ${t.path} is empty (the next append writes its header)`);
+      continue;
+    }
+    if (header === undefined) {
+      report.problem(`transcript ${t.path}: bad header: ${(headerProblem ?? "missing").replace(/^bad header: /, "")}`);
+      problems += 1;
+    } else if (header.id !== t.id) {
+      report.problem(`transcript ${t.path}: header names session ${quoteId(header.id)}, not ${t.id}`);
+      problems += 1;
+    }
+    const bodyBad = badLines.filter((b) => b.line !== 1);
+    if (bodyBad.length > 0) {
+      const shown = bodyBad.slice(0, 20).map((b) => b.line);
+      const more = bodyBad.length > shown.length ? `, … (${bodyBad.length} in all)` : "";
+      report.problem(
+        `transcript ${t.path}: ${bodyBad.length} malformed line(s): ${shown.join(", ")}${more} (first: ${bodyBad[0]!.reason}); readers skip them`,
+      );
+      problems += 1;
+    }
+    if (problems === 0) {
+      clean += 1;
+      continue;
+    }
+    if (!fix) continue;
+    const result = await repairTranscript(t.path, {
+      sessionId: t.id,
+      sessionKey: header?.sessionKey ?? keyOfId.get(t.id),
+      now: new Date(),
+    }).catch((error: unknown) => ({ repaired: false as const, reason: describeError(error) }));
+    if (result.repaired) {
+      const what = [
+        result.removedLines > 0 ? `dropped ${result.removedLines} bad line(s)` : "",
+        result.headerRebuilt ? "rebuilt the header" : "",
+      ].filter((s) => s.length > 0);
+      report.repaired(`transcript ${t.path}: ${what.join(", ")}; the original is kept as ${result.backup}`, problems);
+    } else {
+      report.note(`transcript ${t.path} not repaired: ${result.reason}`);
+    }
+  }
+  if (transcripts.length > 0) report.ok(`${clean} of ${transcripts.length} transcripts read without a bad line`);
+}

@@ -1,0 +1,191 @@
+import { randomUUID } from "node:crypto";
+import type { ServerResponse } from "node:http";
+import type { Gateway } from "../gateway.js";
+import type { GatewayEvent, HttpRequest, InboundMessage, TurnOutcome } from "../plugin-api/types.js";
+import { readTranscript } from "../sessions/transcript.js";
+import type { StoredChatMessage } from "../sessions/types.js";
+import type { HttpServer } from "./http-server.js";
+import { sendJson } from "./http-server.js";
+import { buildSessionsReport } from "../cli/sessions-report.js";
+import { startSse } from "./sse.js";
+
+/** The gateway's own API (docs/http-api.md). Every route needs the gateway token. */
+export function registerApi(gateway: Gateway, server: HttpServer): void {
+  server.route("POST", "/api/agent", (req, res) => postAgent(gateway, req, res));
+  server.route("GET", "/api/status", (_req, res) => sendJson(res, 200, statusBody(gateway)));
+  server.route("GET", "/api/sessions", async (req, res) => {
+    const active = req.query.get("active");
+    const activeMinutes = active === null ? null : Number(active);
+    if (activeMinutes !== null && !(Number.isFinite(activeMinutes) && activeMinutes > 0)) {
+      sendJson(res, 400, { error: "bad-request", message: "active must be a positive number of minutes" });
+      return;
+    }
+    const map = await gateway.store.load();
+    sendJson(res, 200, buildSessionsReport(map, gateway.store.path, gateway.clock.now(), activeMinutes));
+  });
+  server.route("GET", "/api/history", async (req, res) => {
+    const key = req.query.get("session") ?? gateway.mainKey;
+    const limit = Math.min(2000, Math.max(1, Number(req.query.get("limit") ?? 200) || 200));
+    sendJson(res, 200, await historyBody(gateway, key, limit));
+  });
+  server.route("GET", "/api/events", (req, res) => {
+    const session = req.query.get("session");
+    const sse = startSse(res);
+    const off = gateway.onEvent((event) => {
+      if (session === null || event.sessionKey === session) sse.send(event.type, event);
+    });
+    res.on("close", off);
+  });
+}
+
+export function statusBody(gateway: Gateway): Record<string, unknown> {
+  const now = gateway.clock.now();
+  return {
+    version: gateway.options.version,
+    pid: process.pid,
+    startedAt: gateway.startedAt,
+    uptimeMs: now - gateway.startedAt,
+    storePath: gateway.store.path,
+    mainKey: gateway.mainKey,
+    transports: gateway.host.states(),
+    model: gateway.modelProbe.snapshot(),
+    openJournalRecords: gateway.journal.openCount(),
+  };
+}
+
+async function historyBody(gateway: Gateway, key: string, limit: number): Promise<Record<string, unknown>> {
+  const entry = await gateway.store.get(key);
+  if (!entry) return { sessionKey: key, sessionId: null, messages: [], badLines: 0 };
+  const read = await readTranscript(gateway.store.transcriptPath(entry.sessionId));
+  const messages: Record<string, unknown>[] = [];
+  for (const e of read.entries) {
+    if (e.type !== "message") continue;
+    const m = (e as { message?: StoredChatMessage }).message;
+    if (!m || m.role === "system") continue;
+    const meta = (e as { meta?: Record<string, unknown> }).meta ?? {};
+    messages.push({
+      id: e.id,
+      ts: e.ts,
+      role: m.role,
+      text: m.content ?? "",
+      ...(m.tool_calls
+        ? { toolCalls: m.tool_calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })) }
+        : {}),
+      ...(m.tool_call_id ? { toolCallId: m.tool_call_id } : {}),
+      ...(typeof meta.channel === "string" ? { channel: meta.channel } : {}),
+      ...(typeof meta.chatId === "string" ? { chatId: meta.chatId } : {}),
+    });
+  }
+  return { sessionKey: key, sessionId: entry.sessionId, messages: messages.slice(-limit), badLines: read.badLines.length };
+}
+
+interface AgentBody {
+  message: string;
+  session?: string;
+  channel?: string;
+  chatId?: string;
+  messageId?: string;
+  senderName?: string;
+}
+
+function parseAgentBody(text: string): AgentBody | string {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return "the body must be JSON";
+  }
+  if (typeof body !== "object" || body === null) return "the body must be a JSON object";
+  const b = body as Record<string, unknown>;
+  if (typeof b.message !== "string" || b.message.trim().length === 0) return "message must be a non-empty string";
+  for (const field of ["session", "channel", "chatId", "messageId", "senderName"]) {
+    if (b[field] !== undefined && typeof b[field] !== "string") return `${field} must be a string`;
+  }
+  return b as unknown as AgentBody;
+}
+
+export function outcomeBody(outcome: TurnOutcome): Record<string, unknown> {
+  return {
+    payloads: outcome.payloads,
+    meta: {
+      durationMs: outcome.durationMs,
+      model: outcome.model ?? null,
+      usage: outcome.usage ?? null,
+      stopReason: outcome.stopReason,
+      sessionKey: outcome.sessionKey,
+      sessionId: outcome.sessionId,
+      ...(outcome.error ? { error: outcome.error } : {}),
+    },
+  };
+}
+
+async function postAgent(gateway: Gateway, req: HttpRequest, res: ServerResponse): Promise<void> {
+  if (gateway.isStopping()) {
+    sendJson(res, 503, { error: "stopping", message: "the gateway is stopping; try again after it restarts" });
+    return;
+  }
+  const body = parseAgentBody(await req.body());
+  if (typeof body === "string") {
+    sendJson(res, 400, { error: "bad-request", message: body });
+    return;
+  }
+  const channel = body.channel ?? "api";
+  const message: InboundMessage = {
+    channel,
+    chatId: body.chatId ?? `${channel}:${randomUUID()}`,
+    chatType: "direct",
+    senderId: "local",
+    senderName: body.senderName ?? "owner",
+    messageId: body.messageId ?? randomUUID(),
+    text: body.message,
+    receivedAt: gateway.clock.now(),
+    ...(body.session ? { sessionKey: body.session } : {}),
+  };
+  const wantsStream = String(req.headers.accept ?? "").includes("text/event-stream");
+  const key = gateway.sessionKeyFor(message);
+  // Subscribe before handing the message in, so that no event of this turn is missed.
+  const buffered: GatewayEvent[] = [];
+  let forward: ((event: GatewayEvent) => void) | undefined;
+  const off = wantsStream
+    ? gateway.onEvent((event) => {
+        if (event.sessionKey !== key) return;
+        if (forward) forward(event);
+        else buffered.push(event);
+      })
+    : () => {};
+  try {
+    const result = await gateway.receive(message, { local: true });
+    if (result.status === "duplicate") {
+      sendJson(res, 409, { error: "duplicate", message: "this messageId was already received" });
+      return;
+    }
+    if (result.status === "denied") {
+      sendJson(res, 403, { error: "denied", message: result.reason });
+      return;
+    }
+    if (!wantsStream) {
+      sendJson(res, 200, outcomeBody(await result.done));
+      return;
+    }
+    const sse = startSse(res);
+    sse.send("accepted", { journalId: result.journalId, sessionKey: key });
+    let turnId: string | undefined;
+    forward = (event) => {
+      // Only the turn this message started (or joined) is streamed.
+      if (event.type === "turn-start" && turnId === undefined) turnId = event.turnId;
+      if ("turnId" in event && event.turnId !== turnId) return;
+      if (event.type === "delta") sse.send("delta", { text: event.text });
+      else if (event.type === "tool-call") {
+        sse.send("tool-call", { callId: event.callId, name: event.name, arguments: event.arguments });
+      } else if (event.type === "tool-result") {
+        sse.send("tool-result", { callId: event.callId, name: event.name, ok: event.ok, output: event.output });
+      }
+    };
+    for (const event of buffered.splice(0)) forward(event);
+    const outcome = await result.done;
+    sse.send("done", outcomeBody(outcome));
+    sse.close();
+  } finally {
+    off();
+  }
+}
