@@ -45,6 +45,8 @@ export interface GatewayOptions {
   clock?: Clock;
   /** Whether to open the HTTP server (false for `clawdis agent` in-process). */
   listen: boolean;
+  /** SDK retries of model calls (default 2; tests pass 0). */
+  llmMaxRetries?: number;
   /** Registers the gateway's own `/api/*` routes on the server. */
   registerApi?: (gateway: Gateway, server: HttpServer) => void;
 }
@@ -75,7 +77,13 @@ export class Gateway {
     this.store = new SessionStore({ path: options.storePath, logger: logger.child("store"), clock: this.clock });
     this.journal = new Journal({ dir: join(stateDirOf(options.env), "journal"), logger: logger.child("journal") });
     this.http = new HttpServer({ token: options.token, logger: logger.child("http") });
-    this.modelProbe = new ModelProbe(options.config.inbound.reply.agent, options.env, this.clock, logger.child("model"));
+    this.modelProbe = new ModelProbe(
+      options.config.inbound.reply.agent,
+      options.env,
+      this.clock,
+      logger.child("model"),
+      options.llmMaxRetries,
+    );
     this.runner = new SessionRunner({
       config: options.config,
       store: this.store,

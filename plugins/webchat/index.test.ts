@@ -22,23 +22,28 @@ function contextFor(server: HttpServer): PluginContext {
     onEvent: () => () => {},
     http: server,
     gatewayToken: TOKEN,
+    fail: (error) => {
+      throw error;
+    },
   };
 }
 
 /** GET with an explicit Host header (fetch does not let a caller set it). */
 function get(port: number, path: string, headers: Record<string, string>) {
-  return new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port, path, headers }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => {
-        body += chunk;
+  return new Promise<{ status: number; headers: Record<string, unknown>; body: string }>(
+    (resolve, reject) => {
+      const req = request({ host: "127.0.0.1", port, path, headers }, (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => {
+          body += chunk;
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
       });
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
-    req.on("error", reject);
-    req.end();
-  });
+      req.on("error", reject);
+      req.end();
+    },
+  );
 }
 
 function embeddedToken(html: string): string | undefined {
@@ -133,7 +138,13 @@ describe("the page", () => {
   it("inlines a script that parses and uses the documented API", () => {
     expect(() => new Function(CLIENT_SCRIPT)).not.toThrow();
     expect(CLIENT_SCRIPT).not.toContain("</script");
-    for (const needle of ["/api/status", "/api/history?session=", "/api/events?session=", "/api/agent", "mainKey"]) {
+    for (const needle of [
+      "/api/status",
+      "/api/history?session=",
+      "/api/events?session=",
+      "/api/agent",
+      "mainKey",
+    ]) {
       expect(CLIENT_SCRIPT).toContain(needle);
     }
     // The session key comes from /api/status, never a literal.

@@ -1,5 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { definePlugin, type HttpHandler, PLUGIN_API_VERSION, type PluginContext } from "../../src/plugin-api/index.js";
+import {
+  definePlugin,
+  type HttpHandler,
+  PLUGIN_API_VERSION,
+  type PluginContext,
+} from "../../src/plugin-api/index.js";
 import { pageSecurityPolicy, renderPage } from "./page.js";
 import { shouldEmbedToken } from "./should-embed-token.js";
 

@@ -49,8 +49,18 @@ describe("shouldEmbedToken", () => {
     ["another machine", "192.168.1.20", { host: "192.168.1.10:18789" }, false],
     ["another machine, loopback Host header", "192.168.1.20", { host: "127.0.0.1:18789" }, false],
     ["DNS rebinding: loopback socket, foreign name", "127.0.0.1", { host: "attacker.example:18789" }, false],
-    ["through a local proxy (x-forwarded-for)", "127.0.0.1", { host: "127.0.0.1", "x-forwarded-for": "1.2.3.4" }, false],
-    ["through a local proxy (forwarded)", "127.0.0.1", { host: "127.0.0.1", forwarded: "for=1.2.3.4" }, false],
+    [
+      "through a local proxy (x-forwarded-for)",
+      "127.0.0.1",
+      { host: "127.0.0.1", "x-forwarded-for": "1.2.3.4" },
+      false,
+    ],
+    [
+      "through a local proxy (forwarded)",
+      "127.0.0.1",
+      { host: "127.0.0.1", forwarded: "for=1.2.3.4" },
+      false,
+    ],
     ["through a local proxy (x-real-ip)", "127.0.0.1", { host: "127.0.0.1", "x-real-ip": "1.2.3.4" }, false],
     ["no Host header", "127.0.0.1", {}, false],
   ])("%s -> %s", (_name, remoteAddress, headers, expected) => {

@@ -9,7 +9,7 @@ export function isLoopbackAddress(address: string): boolean {
   if (a === "::1" || a === "0:0:0:0:0:0:0:1") return true;
   const v4 = a.startsWith("::ffff:") ? a.slice("::ffff:".length) : a;
   const match = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(v4);
-  return match !== null && match.slice(1).every((part) => Number(part) <= 255);
+  return match?.slice(1).every((part) => Number(part) <= 255) ?? false;
 }
 
 /**

@@ -18,12 +18,21 @@ export function hookSenderId(name: string): string {
   return `hook:${name}`;
 }
 
-function reply(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+function reply(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   if (res.headersSent) {
     res.end();
     return;
   }
-  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "cache-control": "no-store", ...headers });
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "cache-control": "no-store",
+    ...headers,
+  });
   res.end(`${JSON.stringify(body)}\n`);
 }
 
@@ -32,18 +41,18 @@ function header(req: HttpRequest, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** The body of a `?wait=1` answer: the same shape as `POST /api/agent`. */
+/** The body of a `?wait=1` answer: the same shape as the one of `POST /api/agent` (docs/http-api.md). */
 export function outcomeBody(outcome: TurnOutcome): unknown {
   return {
     payloads: outcome.payloads,
     meta: {
       durationMs: outcome.durationMs,
-      model: outcome.model,
-      usage: outcome.usage,
+      model: outcome.model ?? null,
+      usage: outcome.usage ?? null,
       stopReason: outcome.stopReason,
       sessionKey: outcome.sessionKey,
       sessionId: outcome.sessionId,
-      ...(outcome.error === undefined ? {} : { error: outcome.error }),
+      ...(outcome.error ? { error: outcome.error } : {}),
     },
   };
 }
@@ -84,7 +93,10 @@ export function hookHandler(
     try {
       raw = await req.body();
     } catch (error) {
-      reply(res, 413, { error: "too-large", message: error instanceof Error ? error.message : String(error) });
+      reply(res, 413, {
+        error: "too-large",
+        message: error instanceof Error ? error.message : String(error),
+      });
       return;
     }
     const body = parseHookBody(raw, header(req, "content-type"));
@@ -114,12 +126,18 @@ export function hookHandler(
         hook: name,
         error: error instanceof Error ? error.message : String(error),
       });
-      reply(res, 503, { error: "unavailable", message: "the gateway is not taking input right now; retry later" });
+      reply(res, 503, {
+        error: "unavailable",
+        message: "the gateway is not taking input right now; retry later",
+      });
       return;
     }
 
     if (result.status === "duplicate") {
-      reply(res, 409, { error: "duplicate", message: `messageId "${message.messageId}" was already received` });
+      reply(res, 409, {
+        error: "duplicate",
+        message: `messageId "${message.messageId}" was already received`,
+      });
       return;
     }
     if (result.status === "denied") {

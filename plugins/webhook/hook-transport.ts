@@ -11,7 +11,10 @@ export function hookTransport(context: Pick<PluginContext, "gatewayConfig" | "lo
     capabilities: { maxTextLength: 1_000_000 },
     authorize(message) {
       const configured = Object.keys(context.gatewayConfig.webhooks);
-      if (message.channel === WEBHOOK_CHANNEL && configured.some((name) => message.senderId === hookSenderId(name))) {
+      if (
+        message.channel === WEBHOOK_CHANNEL &&
+        configured.some((name) => message.senderId === hookSenderId(name))
+      ) {
         return { allowed: true };
       }
       return { allowed: false, reason: `"${message.senderId}" is not a configured webhook` };

@@ -48,6 +48,7 @@ export function parseHookBody(raw: string, contentType: string | undefined): Hoo
     }
   }
   const text = raw.trim();
-  if (text.length === 0) return { ok: false, message: "the body is empty: send the text to hand to the agent" };
+  if (text.length === 0)
+    return { ok: false, message: "the body is empty: send the text to hand to the agent" };
   return { ok: true, text };
 }

@@ -17,7 +17,11 @@ export interface ResolvedHook {
  * the token is `webhooks.<name>.token`, else the gateway token. Undefined for a name not configured
  * (own keys only: `constructor` is not a hook).
  */
-export function resolveHook(config: GatewayConfig, gatewayToken: string, name: string): ResolvedHook | undefined {
+export function resolveHook(
+  config: GatewayConfig,
+  gatewayToken: string,
+  name: string,
+): ResolvedHook | undefined {
   const hooks = config.webhooks;
   if (!Object.hasOwn(hooks, name)) return undefined;
   const hook = hooks[name];

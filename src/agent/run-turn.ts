@@ -211,13 +211,18 @@ async function executeTool(call: StoredToolCall, input: TurnInput): Promise<{ ok
   const watchdog = new Watchdog(input.clock, input.signal);
   watchdog.arm("tool", seconds);
   try {
-    const outcome = await tool.execute(args, {
-      signal: watchdog.signal,
-      cwd: input.cwd,
-      sessionKey: input.sessionKey,
-      timeoutMs: seconds * 1000,
-    });
+    // A tool that ignores its signal is left behind: the turn goes on when the signal aborts.
+    const outcome = await Promise.race([
+      tool.execute(args, {
+        signal: watchdog.signal,
+        cwd: input.cwd,
+        sessionKey: input.sessionKey,
+        timeoutMs: seconds * 1000,
+      }),
+      whenAborted(watchdog.signal),
+    ]);
     if (watchdog.fired()) return { ok: false, output: `${call.function.name} timed out after ${seconds} s.` };
+    if (outcome === undefined) return { ok: false, output: `${call.function.name} was stopped.` };
     return outcome;
   } catch (error) {
     if (watchdog.fired()) return { ok: false, output: `${call.function.name} timed out after ${seconds} s.` };
@@ -225,4 +230,12 @@ async function executeTool(call: StoredToolCall, input: TurnInput): Promise<{ ok
   } finally {
     watchdog.dispose();
   }
+}
+
+/** Resolves (with undefined) when the signal aborts; never rejects. */
+function whenAborted(signal: AbortSignal): Promise<undefined> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve(undefined);
+    else signal.addEventListener("abort", () => resolve(undefined), { once: true });
+  });
 }

@@ -66,7 +66,8 @@ async function writeStore(map: Record<string, unknown>): Promise<void> {
 
 async function snapshot(): Promise<Record<string, string>> {
   const files: Record<string, string> = {};
-  for (const name of (await readdir(sessions)).sort()) files[name] = await readFile(join(sessions, name), "utf8");
+  for (const name of (await readdir(sessions)).sort())
+    files[name] = await readFile(join(sessions, name), "utf8");
   return files;
 }
 
@@ -97,7 +98,10 @@ describe("clawdis doctor", () => {
   });
 
   it("reports a bad config with exit 1 and does not repair sessions then", async () => {
-    await writeFile(join(state, "clawdis.json"), "{ inbound: { reply: { session: { idleMinutes: 'soon' } } } }");
+    await writeFile(
+      join(state, "clawdis.json"),
+      "{ inbound: { reply: { session: { idleMinutes: 'soon' } } } }",
+    );
     await writeStore({ main: { sessionId: "../escape", updatedAt: T0 } });
     const before = await snapshot();
     const { code, out } = await doctor(true);
@@ -134,7 +138,9 @@ describe("clawdis doctor", () => {
     expect(check.out).toContain('✗ entry "bad": sessionId');
     expect(check.out).toContain('✗ entry "group:a": transcript ga.jsonl is missing');
     expect(check.out).toContain('✗ entry "stamp": updatedAt "yesterday" is not a number');
-    expect(check.out).toContain('✗ key "group:b" has no entry but 2 transcript(s): gb-new.jsonl, gb-old.jsonl');
+    expect(check.out).toContain(
+      '✗ key "group:b" has no entry but 2 transcript(s): gb-new.jsonl, gb-old.jsonl',
+    );
     expect(check.out).toContain(`✗ transcript ${s1}: 2 malformed line(s): 3, 5`);
     expect(check.out).toMatch(/✗ transcript .*s3\.jsonl: bad header/);
     expect(check.out).toContain("6 problems found, 0 fixed, 6 remain");
@@ -146,7 +152,12 @@ describe("clawdis doctor", () => {
 
     const store = JSON.parse(await readFile(storePath, "utf8"));
     expect(Object.keys(store).sort()).toEqual(["c", "group:b", "main", "stamp"]);
-    expect(store.main).toEqual({ sessionId: "s1", updatedAt: T0, lastInteractionAt: T0, thinkingLevel: "high" });
+    expect(store.main).toEqual({
+      sessionId: "s1",
+      updatedAt: T0,
+      lastInteractionAt: T0,
+      thinkingLevel: "high",
+    });
     expect(store["group:b"]).toMatchObject({ sessionId: "gb-new", updatedAt: T0 + 60_000, createdAt: T0 });
     expect(typeof store.stamp.updatedAt).toBe("number");
 
@@ -160,7 +171,9 @@ describe("clawdis doctor", () => {
     const repaired = await readTranscript(s1);
     expect(repaired.badLines).toEqual([]);
     expect(repaired.entries.map((e) => e.id)).toEqual(["e-one", "e-two"]);
-    expect(await readFile(s1, "utf8")).toBe(`${[headerLine("s1", "main"), messageLine("one"), messageLine("two")].join("\n")}\n`);
+    expect(await readFile(s1, "utf8")).toBe(
+      `${[headerLine("s1", "main"), messageLine("one"), messageLine("two")].join("\n")}\n`,
+    );
     const s3 = await readTranscript(join(sessions, "s3.jsonl"));
     expect(s3.header).toEqual({ ...makeHeader("s3", "c", new Date("2026-01-01T00:01:00.000Z")) });
     expect(s3.entries.map((e) => e.id)).toEqual(["e-three"]);

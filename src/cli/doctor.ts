@@ -12,7 +12,7 @@ import { readStoreFile } from "../sessions/store-read.js";
 import { writeFileAtomic } from "../sessions/store-write.js";
 import { readTranscript, type TranscriptRead } from "../sessions/transcript.js";
 import { copyAside, repairTranscript } from "../sessions/transcript-repair.js";
-import { EXIT, type CliIO } from "./io.js";
+import { type CliIO, EXIT } from "./io.js";
 
 /**
  * `clawdis doctor [--fix]`: checks the config, the session store and the transcripts, one line per finding
@@ -63,12 +63,16 @@ export async function runDoctor(opts: { fix?: boolean }, io: CliIO): Promise<num
   try {
     const loaded = loadConfig(io.env);
     storePath = loaded.storePath;
-    report.ok(loaded.exists ? `config ${loaded.path} is valid` : `no config at ${loaded.path}: every default applies`);
+    report.ok(
+      loaded.exists ? `config ${loaded.path} is valid` : `no config at ${loaded.path}: every default applies`,
+    );
   } catch (error) {
     configOk = false;
     storePath = defaultStorePath(io.env);
     report.problem(`config: ${describeError(error).replace(/\n/g, "\n    ")}`);
-    report.note(`checking the default store ${storePath}${opts.fix ? "; sessions are not repaired until the config is valid" : ""}`);
+    report.note(
+      `checking the default store ${storePath}${opts.fix ? "; sessions are not repaired until the config is valid" : ""}`,
+    );
   }
   const fix = opts.fix === true && configOk;
   const logLines: string[] = [];
@@ -174,19 +178,25 @@ async function checkEntries(
   for (const [key, entry] of Object.entries(raw)) {
     const why = whyInvalid(entry.sessionId);
     if (why !== undefined) {
-      report.problem(`entry ${quoteId(key)}: sessionId ${quoteId(entry.sessionId)} is refused (${why}); the gateway skips it`);
+      report.problem(
+        `entry ${quoteId(key)}: sessionId ${quoteId(entry.sessionId)} is refused (${why}); the gateway skips it`,
+      );
       removeInvalid.push({ key, sessionId: entry.sessionId });
       continue;
     }
     const sessionId = entry.sessionId as string;
     keysOfId.set(sessionId, [...(keysOfId.get(sessionId) ?? []), key]);
     if (typeof entry.updatedAt !== "number" || !Number.isFinite(entry.updatedAt)) {
-      report.problem(`entry ${quoteId(key)}: updatedAt ${JSON.stringify(entry.updatedAt) ?? "undefined"} is not a number`);
+      report.problem(
+        `entry ${quoteId(key)}: updatedAt ${JSON.stringify(entry.updatedAt) ?? "undefined"} is not a number`,
+      );
       stamp.push(key);
     }
     if (byId.has(sessionId) || (await exists(join(dir, `${sessionId}.jsonl`)))) continue;
     if (typeof entry.lastInteractionAt === "number") {
-      report.problem(`entry ${quoteId(key)}: transcript ${sessionId}.jsonl is missing (the next message starts a new session)`);
+      report.problem(
+        `entry ${quoteId(key)}: transcript ${sessionId}.jsonl is missing (the next message starts a new session)`,
+      );
       removeMissing.push({ key, sessionId });
     } else {
       report.note(`entry ${quoteId(key)}: no transcript yet (no exchange yet)`);
@@ -194,7 +204,9 @@ async function checkEntries(
   }
   for (const [sessionId, keys] of keysOfId) {
     if (keys.length > 1) {
-      report.problem(`keys ${keys.map(quoteId).join(", ")} share session id ${sessionId}: their messages mix in one transcript; delete all but one`);
+      report.problem(
+        `keys ${keys.map(quoteId).join(", ")} share session id ${sessionId}: their messages mix in one transcript; delete all but one`,
+      );
     }
   }
 
@@ -205,7 +217,10 @@ async function checkEntries(
   for (const t of transcripts) {
     if (keysOfId.has(t.id)) owned += 1;
     else if (t.read.header === undefined) {
-      if (t.size > 0) report.problem(`transcript ${t.path} belongs to no entry and has no header, so its key is unknown; move it away or delete it`);
+      if (t.size > 0)
+        report.problem(
+          `transcript ${t.path} belongs to no entry and has no header, so its key is unknown; move it away or delete it`,
+        );
     } else if (raw[t.read.header.sessionKey] !== undefined) archived += 1;
     else {
       const key = t.read.header.sessionKey;
@@ -213,7 +228,9 @@ async function checkEntries(
     }
   }
   if (transcripts.length > 0) {
-    report.ok(`${owned} transcripts belong to their entries; ${archived} archived (earlier sessions after /new or idle expiry)`);
+    report.ok(
+      `${owned} transcripts belong to their entries; ${archived} archived (earlier sessions after /new or idle expiry)`,
+    );
   }
   for (const [key, list] of orphans) {
     report.problem(
@@ -223,7 +240,8 @@ async function checkEntries(
   if (!fix) return;
   if (removeInvalid.length + removeMissing.length + stamp.length + orphans.size === 0) return;
 
-  if (await exists(storePath)) report.note(`store backed up to ${await copyAside(storePath, "bak", new Date())}`);
+  if (await exists(storePath))
+    report.note(`store backed up to ${await copyAside(storePath, "bak", new Date())}`);
   if (removeInvalid.length > 0) {
     // SessionStore.update never hands out (so cannot delete) an entry with an unusable id: remove those under
     // the same lock, re-reading the file and deleting a key only if it still holds the id that was checked.
@@ -236,7 +254,10 @@ async function checkEntries(
       }
       await writeFileAtomic(storePath, serializeStore(current), () => lock.assertHeld());
     });
-    report.repaired(`removed ${removeInvalid.length} entries with refused ids (a reset of those keys)`, removeInvalid.length);
+    report.repaired(
+      `removed ${removeInvalid.length} entries with refused ids (a reset of those keys)`,
+      removeInvalid.length,
+    );
   }
   for (const { key, sessionId } of removeMissing) {
     await store.update(key, (current) => (current?.sessionId === sessionId ? undefined : current));
@@ -252,15 +273,19 @@ async function checkEntries(
     const newest = [...list].sort((a, b) => b.mtimeMs - a.mtimeMs)[0]!;
     const createdAt = Date.parse(newest.read.header?.createdAt ?? "");
     const mtime = Math.round(newest.mtimeMs);
-    await store.update(key, (current) =>
-      current ?? {
-        sessionId: newest.id,
-        updatedAt: mtime,
-        lastInteractionAt: mtime,
-        ...(Number.isFinite(createdAt) ? { createdAt } : {}),
-      },
+    await store.update(
+      key,
+      (current) =>
+        current ?? {
+          sessionId: newest.id,
+          updatedAt: mtime,
+          lastInteractionAt: mtime,
+          ...(Number.isFinite(createdAt) ? { createdAt } : {}),
+        },
     );
-    report.repaired(`key ${quoteId(key)} points to ${newest.id} again (the newest of its ${list.length} transcripts)`);
+    report.repaired(
+      `key ${quoteId(key)} points to ${newest.id} again (the newest of its ${list.length} transcripts)`,
+    );
   }
 }
 
@@ -273,7 +298,8 @@ async function checkTranscriptLines(
 ): Promise<void> {
   const keyOfId = new Map<string, string>();
   for (const [key, entry] of Object.entries(raw ?? {})) {
-    if (typeof entry.sessionId === "string" && !keyOfId.has(entry.sessionId)) keyOfId.set(entry.sessionId, key);
+    if (typeof entry.sessionId === "string" && !keyOfId.has(entry.sessionId))
+      keyOfId.set(entry.sessionId, key);
   }
   let clean = 0;
   for (const t of transcripts) {
@@ -284,7 +310,9 @@ async function checkTranscriptLines(
       continue;
     }
     if (header === undefined) {
-      report.problem(`transcript ${t.path}: bad header: ${(headerProblem ?? "missing").replace(/^bad header: /, "")}`);
+      report.problem(
+        `transcript ${t.path}: bad header: ${(headerProblem ?? "missing").replace(/^bad header: /, "")}`,
+      );
       problems += 1;
     } else if (header.id !== t.id) {
       report.problem(`transcript ${t.path}: header names session ${quoteId(header.id)}, not ${t.id}`);
@@ -314,10 +342,14 @@ async function checkTranscriptLines(
         result.removedLines > 0 ? `dropped ${result.removedLines} bad line(s)` : "",
         result.headerRebuilt ? "rebuilt the header" : "",
       ].filter((s) => s.length > 0);
-      report.repaired(`transcript ${t.path}: ${what.join(", ")}; the original is kept as ${result.backup}`, problems);
+      report.repaired(
+        `transcript ${t.path}: ${what.join(", ")}; the original is kept as ${result.backup}`,
+        problems,
+      );
     } else {
       report.note(`transcript ${t.path} not repaired: ${result.reason}`);
     }
   }
-  if (transcripts.length > 0) report.ok(`${clean} of ${transcripts.length} transcripts read without a bad line`);
+  if (transcripts.length > 0)
+    report.ok(`${clean} of ${transcripts.length} transcripts read without a bad line`);
 }

@@ -132,6 +132,8 @@ describe("formatConfigIssues", () => {
   });
 
   it("points a key written at the wrong level to where it belongs", () => {
-    expect(problems("{\n port: 8080 }")).toEqual(["port: unknown key (app.json line 2) — it belongs at server.port"]);
+    expect(problems("{\n port: 8080 }")).toEqual([
+      "port: unknown key (app.json line 2) — it belongs at server.port",
+    ]);
   });
 });

@@ -51,7 +51,11 @@ export function editDistance(a: string, b: string): number {
     const prev = d[i - 1] as number[];
     for (let j = 1; j < cols; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + cost);
+      let best = Math.min(
+        (prev[j] as number) + 1,
+        (row[j - 1] as number) + 1,
+        (prev[j - 1] as number) + cost,
+      );
       if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
         best = Math.min(best, ((d[i - 2] as number[])[j - 2] as number) + 1);
       }
@@ -104,7 +108,9 @@ function unknownKeyHint(schema: z.core.$ZodType, parent: Json5Path, key: string)
   const elsewhere = schemaKeyPaths(schema).map((entry) => entry.path);
   const same = elsewhere.filter((path) => normalise(path[path.length - 1] as string) === wanted);
   if (same.length > 0) return ` — it belongs at ${same.map(readable).join(" or ")}`;
-  const near = elsewhere.filter((path) => editDistance(wanted, normalise(path[path.length - 1] as string)) <= 1);
+  const near = elsewhere.filter(
+    (path) => editDistance(wanted, normalise(path[path.length - 1] as string)) <= 1,
+  );
   if (near.length > 0 && wanted.length > 3) return ` — did you mean ${near.map(readable).join(" or ")}?`;
   if (siblings.length > 0) return ` — known keys here: ${siblings.join(", ")}`;
   return "";
@@ -146,7 +152,10 @@ export function formatConfigIssues(
     if (issue.code === "invalid_key") {
       const rule = issue.issues[0]?.message ?? "a valid name";
       const name = path[path.length - 1];
-      problems.push({ line, text: `${formatPath(path)}: bad name ${formatValue(name)}, expected ${rule}${suffix}` });
+      problems.push({
+        line,
+        text: `${formatPath(path)}: bad name ${formatValue(name)}, expected ${rule}${suffix}`,
+      });
       continue;
     }
     const node = schemaAt(schema, path);

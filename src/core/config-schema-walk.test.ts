@@ -39,9 +39,9 @@ describe("schemaAt / objectKeysAt", () => {
     expect(describeExpected(schemaAt(configSchema, ["webhooks", "any-name", "token"])!)).toBe(
       "a string of at least 8 characters",
     );
-    expect(describeExpected(schemaAt(configSchema, ["inbound", "reply", "session", "resetTriggers", 0])!)).toBe(
-      "a non-empty string",
-    );
+    expect(
+      describeExpected(schemaAt(configSchema, ["inbound", "reply", "session", "resetTriggers", 0])!),
+    ).toBe("a non-empty string");
   });
 
   it("returns undefined where the schema has no such place", () => {

@@ -155,7 +155,8 @@ function describeString(schema: Schema): string {
     const custom = customCheckMessage(check);
     if (custom) return custom;
     if (format === "url") return 'a URL like "https://example.com/v1"';
-    if (format === "regex") return `a string matching ${String((check as z.core.$ZodCheckStringFormatDef).pattern)}`;
+    if (format === "regex")
+      return `a string matching ${String((check as z.core.$ZodCheckStringFormatDef).pattern)}`;
     return `a string in ${format} format`;
   }
   let min = 0;
@@ -173,7 +174,8 @@ function describeString(schema: Schema): string {
 function describeNumber(schema: Schema): string {
   const checks = checksOf(schema);
   const integer = checks.some(
-    (check) => check.check === "number_format" && /int/.test((check as z.core.$ZodCheckNumberFormatDef).format),
+    (check) =>
+      check.check === "number_format" && /int/.test((check as z.core.$ZodCheckNumberFormatDef).format),
   );
   return `${integer ? "an integer" : "a number"}${numberBounds(checks)}`;
 }

@@ -78,14 +78,18 @@ export const groupChatSchema = z.strictObject({
 
 export const inboundSchema = z.strictObject({
   /** WhatsApp senders allowed in direct chats (E.164, or "*" for everyone). Empty: only the own chat. */
-  allowFrom: z.array(z.string().regex(/^(\*|\+[1-9][0-9]{5,15})$/, 'an E.164 number like "+4915123456789" or "*"')).default([]),
+  allowFrom: z
+    .array(z.string().regex(/^(\*|\+[1-9][0-9]{5,15})$/, 'an E.164 number like "+4915123456789" or "*"'))
+    .default([]),
   groupChat: groupChatSchema.default(() => groupChatSchema.parse({})),
   reply: replySchema.default(() => replySchema.parse({})),
 });
 
 export const telegramSchema = z.strictObject({
   botToken: z.string().min(1).optional(),
-  allowFrom: z.array(z.union([z.number().int(), z.string().regex(/^(\*|-?[0-9]+)$/, 'a numeric user id or "*"')])).default([]),
+  allowFrom: z
+    .array(z.union([z.number().int(), z.string().regex(/^(\*|-?[0-9]+)$/, 'a numeric user id or "*"')]))
+    .default([]),
   requireMention: z.boolean().default(true),
   apiRoot: httpUrl("https://api.telegram.org").default("https://api.telegram.org"),
 });
@@ -130,7 +134,10 @@ export const configSchema = z.strictObject({
   whatsapp: whatsappSchema.default(() => whatsappSchema.parse({})),
   gateway: gatewaySchema.default(() => gatewaySchema.parse({})),
   webhooks: z
-    .record(z.string().regex(/^[a-z0-9-]{1,64}$/, "a name of 1 to 64 lowercase letters, digits or '-'"), webhookSchema)
+    .record(
+      z.string().regex(/^[a-z0-9-]{1,64}$/, "a name of 1 to 64 lowercase letters, digits or '-'"),
+      webhookSchema,
+    )
     .default({}),
   plugins: pluginsSchema.default(() => pluginsSchema.parse({})),
   logging: loggingSchema.default(() => loggingSchema.parse({})),

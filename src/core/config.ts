@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import JSON5 from "json5";
 import { formatConfigIssues, formatJson5SyntaxError } from "./config-errors.js";
-import { type AgentConfig, type ClawdisConfig, configSchema, defaultConfig } from "./config-schema.js";
+import { type ClawdisConfig, configSchema, defaultConfig } from "./config-schema.js";
 import { ClawdisError, describeError } from "./errors.js";
 import { isBlankJson5 } from "./json5-locate.js";
 import { configPath, defaultStorePath, defaultWorkspaceDir, type Env, expandHome } from "./paths.js";
@@ -32,16 +32,6 @@ export interface LoadedConfig {
   workspaceDir: string;
 }
 
-/** Where the agent's OpenAI-compatible endpoint is, after the env fallbacks. */
-export interface AgentEndpoint {
-  baseUrl: string;
-  apiKey: string | undefined;
-  /** Where baseUrl came from, for `/status` and logs. */
-  baseUrlSource: "config" | "env" | "default";
-}
-
-export const DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1";
-
 /**
  * A path written in the config: `~` and `~/x` are the home directory, absolute paths stay, anything else is
  * relative to the folder of the config file (not to the working directory the gateway was started from).
@@ -65,7 +55,9 @@ export function parseConfigText(text: string, fileLabel: string): ClawdisConfig 
     if (isBlankJson5(text)) {
       raw = {};
     } else {
-      throw new ClawdisError("CONFIG_SYNTAX", formatJson5SyntaxError(error, text, fileLabel), { cause: error });
+      throw new ClawdisError("CONFIG_SYNTAX", formatJson5SyntaxError(error, text, fileLabel), {
+        cause: error,
+      });
     }
   }
   const result = configSchema.safeParse(raw);
@@ -101,18 +93,4 @@ export function loadConfig(env: Env = process.env): LoadedConfig {
     workspaceDir:
       workspace !== undefined ? resolveConfigRelativePath(workspace, path, env) : defaultWorkspaceDir(env),
   };
-}
-
-/**
- * The endpoint and key the agent talks to: config first, then env `OPENAI_BASE_URL` / `OPENAI_API_KEY`,
- * then the OpenAI default URL (and no key). Empty env values count as unset.
- */
-export function resolveAgentEndpoint(agent: AgentConfig, env: Env = process.env): AgentEndpoint {
-  const envUrl = env.OPENAI_BASE_URL && env.OPENAI_BASE_URL.length > 0 ? env.OPENAI_BASE_URL : undefined;
-  const envKey = env.OPENAI_API_KEY && env.OPENAI_API_KEY.length > 0 ? env.OPENAI_API_KEY : undefined;
-  if (agent.baseUrl !== undefined) {
-    return { baseUrl: agent.baseUrl, apiKey: agent.apiKey ?? envKey, baseUrlSource: "config" };
-  }
-  if (envUrl !== undefined) return { baseUrl: envUrl, apiKey: agent.apiKey ?? envKey, baseUrlSource: "env" };
-  return { baseUrl: DEFAULT_OPENAI_BASE_URL, apiKey: agent.apiKey ?? envKey, baseUrlSource: "default" };
 }

@@ -37,7 +37,12 @@ const cases: { name: string; text: string; path: Json5Path; line: number; column
   { name: "CRLF line endings", text: "{\r\n a: 1,\r\n b: 2\r\n}", path: ["b"], line: 3 },
   { name: "lone CR line endings", text: "{\r a: 1,\r b: 2\r}", path: ["b"], line: 3 },
   { name: "duplicate key: last one wins", text: "{ a: 1,\n b: 2,\n a: 3 }", path: ["a"], line: 3 },
-  { name: "numbers of every JSON5 kind", text: "{ a: +Infinity, b: .5, c: 0x1F,\n d: -1e3 }", path: ["d"], line: 2 },
+  {
+    name: "numbers of every JSON5 kind",
+    text: "{ a: +Infinity, b: .5, c: 0x1F,\n d: -1e3 }",
+    path: ["d"],
+    line: 2,
+  },
   { name: "BOM does not shift columns", text: "\uFEFF{ a: 1 }", path: ["a"], line: 1, column: 3 },
   { name: "top level", text: "\n\n  { a: 1 }", path: [], line: 3, column: 3 },
   { name: "missing path", text: "{ a: 1 }", path: ["b"], line: -1 },
@@ -58,7 +63,10 @@ describe("locateJson5", () => {
 
   it("nearest() falls back to the deepest existing ancestor", () => {
     const locator = locateJson5("{\n a: {\n  b: 1 } }");
-    expect(locator.nearest(["a", "b", "c", "d"])).toEqual({ path: ["a", "b"], location: { line: 3, column: 3 } });
+    expect(locator.nearest(["a", "b", "c", "d"])).toEqual({
+      path: ["a", "b"],
+      location: { line: 3, column: 3 },
+    });
     expect(locator.nearest(["zzz"])?.path).toEqual([]);
   });
 

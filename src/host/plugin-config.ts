@@ -16,7 +16,9 @@ export function pluginConfigPath(id: string, path: readonly PropertyKey[]): stri
 }
 
 function isEmptyObject(value: unknown): boolean {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
+  return (
+    typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 0
+  );
 }
 
 /**

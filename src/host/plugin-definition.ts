@@ -76,14 +76,16 @@ export function validatePluginInstance(value: unknown, id: string): PluginInstan
   const instance = value as Record<string, unknown>;
   const problems: string[] = [];
   for (const key of ["start", "stop"] as const) {
-    if (instance[key] !== undefined && typeof instance[key] !== "function") problems.push(`${key} must be a function`);
+    if (instance[key] !== undefined && typeof instance[key] !== "function")
+      problems.push(`${key} must be a function`);
   }
   const transport = instance.transport as Record<string, unknown> | undefined;
   if (transport !== undefined) {
     if (transport === null || typeof transport !== "object") {
       problems.push("transport must be an object");
     } else {
-      const maxTextLength = (transport.capabilities as { maxTextLength?: unknown } | undefined)?.maxTextLength;
+      const maxTextLength = (transport.capabilities as { maxTextLength?: unknown } | undefined)
+        ?.maxTextLength;
       if (typeof maxTextLength !== "number" || !Number.isInteger(maxTextLength) || maxTextLength < 1) {
         problems.push("transport.capabilities.maxTextLength must be a positive integer");
       }

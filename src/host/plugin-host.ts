@@ -166,7 +166,9 @@ export class PluginHost {
     }
     if (!this.starting) {
       this.phase = "running";
-      const launches = this.slots.filter((slot) => slot.state !== "disabled").map((slot) => this.launch(slot));
+      const launches = this.slots
+        .filter((slot) => slot.state !== "disabled")
+        .map((slot) => this.launch(slot));
       this.starting = Promise.all(launches).then(() => undefined);
     }
     return this.starting;
@@ -182,7 +184,10 @@ export class PluginHost {
   reportFailure(id: string, error: unknown): void {
     const slot = this.slots.find((candidate) => candidate.definition.id === id);
     if (!slot?.attempt) {
-      this.log.warn("failure reported for a plugin that is not running", { plugin: id, error: describeError(error) });
+      this.log.warn("failure reported for a plugin that is not running", {
+        plugin: id,
+        error: describeError(error),
+      });
       return;
     }
     this.failAttempt(slot, slot.attempt, error);
@@ -272,7 +277,12 @@ export class PluginHost {
     else if (slot.state === "ok") slot.busy = this.onFailed(slot, attempt, reason, "run");
   }
 
-  private async onFailed(slot: Slot, attempt: Attempt, error: unknown, during: "start" | "run"): Promise<void> {
+  private async onFailed(
+    slot: Slot,
+    attempt: Attempt,
+    error: unknown,
+    during: "start" | "run",
+  ): Promise<void> {
     const id = slot.definition.id;
     if (this.phase !== "running") {
       // Aborted by stop(): not a failure; shutdown() marks the plugin stopped.

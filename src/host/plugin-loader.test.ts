@@ -27,7 +27,11 @@ async function writePackage(root: string, name: string, id: string): Promise<voi
   await mkdir(dir, { recursive: true });
   await writeFile(
     join(dir, "package.json"),
-    JSON.stringify({ name, type: "module", exports: { ".": { import: "./main.js" }, "./extra": "./extra.js" } }),
+    JSON.stringify({
+      name,
+      type: "module",
+      exports: { ".": { import: "./main.js" }, "./extra": "./extra.js" },
+    }),
   );
   await writeFile(join(dir, "main.js"), pluginSource(id));
   await writeFile(join(dir, "extra.js"), pluginSource(`${id}-extra`));
@@ -48,7 +52,9 @@ describe("loadPluginModule: folders", () => {
 
   it("falls back to index.js, and accepts a bare relative folder and an absolute one", async () => {
     expect((await loadPluginModule("plugins/index-only", fixtures)).id).toBe("index-only");
-    expect((await loadPluginModule(join(fixtures, "plugins/index-only"), "/nonexistent")).id).toBe("index-only");
+    expect((await loadPluginModule(join(fixtures, "plugins/index-only"), "/nonexistent")).id).toBe(
+      "index-only",
+    );
   });
 
   it("loads the echo fixture plugin", async () => {

@@ -156,7 +156,7 @@ export function resolvePluginEntry(spec: string, baseDir: string, env: Env = pro
   return folderEntry(spec, dir, subpath);
 }
 
-/** Node's message for ESM syntax in a file it treats as CommonJS. */
+/** Node before 20.19 does not detect module syntax: explain its error for ESM in a file it treats as CommonJS. */
 function moduleHint(error: unknown): string {
   const text = describeError(error);
   return /Cannot use import statement|Unexpected token 'export'/.test(text)

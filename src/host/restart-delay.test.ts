@@ -30,7 +30,10 @@ describe("restartDelay", () => {
     ["fatal: true", Object.assign(new Error("logged out"), { fatal: true })],
     ["a plain object with fatal: true", { fatal: true, message: "x" }],
     ["a fatal cause", new Error("wrapper", { cause: new ClawdisError("UNAUTHORIZED", "401") })],
-    ["another copy of ClawdisError", Object.assign(new Error("x"), { name: "ClawdisError", code: "PLUGIN_INVALID" })],
+    [
+      "another copy of ClawdisError",
+      Object.assign(new Error("x"), { name: "ClawdisError", code: "PLUGIN_INVALID" }),
+    ],
   ])("%s is not restarted", (_label, error) => {
     expect(restartDelay(error, 1)).toBeNull();
     expect(isFatalPluginError(error)).toBe(true);

@@ -128,11 +128,27 @@ export interface TurnOutcome {
 
 /** Everything the gateway tells observers (web chat streams, the terminal chat). */
 export type GatewayEvent =
-  | { type: "message"; sessionKey: string; role: "user" | "assistant"; text: string; channel?: string; chatId?: string; ts: number }
+  | {
+      type: "message";
+      sessionKey: string;
+      role: "user" | "assistant";
+      text: string;
+      channel?: string;
+      chatId?: string;
+      ts: number;
+    }
   | { type: "turn-start"; sessionKey: string; turnId: string; ts: number }
   | { type: "delta"; sessionKey: string; turnId: string; text: string }
   | { type: "tool-call"; sessionKey: string; turnId: string; callId: string; name: string; arguments: string }
-  | { type: "tool-result"; sessionKey: string; turnId: string; callId: string; name: string; ok: boolean; output: string }
+  | {
+      type: "tool-result";
+      sessionKey: string;
+      turnId: string;
+      callId: string;
+      name: string;
+      ok: boolean;
+      output: string;
+    }
   | { type: "turn-end"; sessionKey: string; turnId: string; stopReason: StopReason; ts: number }
   | { type: "notice"; sessionKey: string; text: string; ts: number };
 

@@ -17,7 +17,12 @@ describe("sessionKeyFor", () => {
     ["global direct", { chatType: "direct", chatId: "123456" }, global, "global"],
     ["global group", { chatType: "group", chatId: "12036302@g.us" }, global, "global"],
     ["explicit key wins", { chatType: "group", chatId: "-1", sessionKey: "hook:ci" }, perSender, "hook:ci"],
-    ["explicit key wins over global", { chatType: "direct", chatId: "1", sessionKey: "main" }, global, "main"],
+    [
+      "explicit key wins over global",
+      { chatType: "direct", chatId: "1", sessionKey: "main" },
+      global,
+      "main",
+    ],
     ["empty explicit key ignored", { chatType: "direct", chatId: "1", sessionKey: "" }, perSender, "main"],
   ];
   it.each(cases)("%s", (_name, message, session, expected) => {

@@ -94,6 +94,8 @@ describe("SessionStore basics", () => {
     expect(written.zeta).toEqual(original.zeta);
     expect(written.alpha).toEqual(original.alpha);
     expect(written.main).toEqual({ ...original.main, verboseLevel: "on", updatedAt: clock.now() });
+    // No temp file and no lock directory left behind.
+    expect(await readdir(join(dir, "sessions"))).toEqual(["sessions.json"]);
   });
 
   it("honours a hand edit of another key made after the last read", async () => {

@@ -42,8 +42,11 @@ async function readAt(handle: FileHandle, position: number, length: number): Pro
 async function readFirstLine(handle: FileHandle, size: number): Promise<{ bytes: Buffer; read: number }> {
   const pieces: Buffer[] = [];
   let position = 0;
+  // The header is short: start with 4 KiB and double, so a resume reads little more than the tail.
+  let want = 4096;
   while (position < size) {
-    const chunk = await readAt(handle, position, Math.min(CHUNK, size - position));
+    const chunk = await readAt(handle, position, Math.min(want, size - position));
+    want = Math.min(want * 2, CHUNK);
     if (chunk.length === 0) break;
     position += chunk.length;
     const nl = chunk.indexOf(NEWLINE);

@@ -1,0 +1,5 @@
+/**
+ * The terminal chat (`clawdis chat`). A client of the gateway's HTTP API, not a plugin: it has no
+ * definePlugin export and the gateway never loads it; the CLI calls `runTerminalChat`.
+ */
+export { runTerminalChat, type TerminalChatOptions } from "./chat.js";

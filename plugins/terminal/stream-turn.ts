@@ -1,0 +1,164 @@
+import { readSse } from "./sse-parse.js";
+import { formatToolCall, type Style, sanitize } from "./terminal-style.js";
+
+/** Writes text and remembers whether the cursor is at the start of a line. */
+export class LineWriter {
+  private atLineStart = true;
+
+  constructor(private readonly output: NodeJS.WritableStream) {}
+
+  write(text: string): void {
+    if (text.length === 0) return;
+    this.output.write(text);
+    this.atLineStart = text.endsWith("\n");
+  }
+
+  /** Ends the current line if something is on it. */
+  newline(): void {
+    if (!this.atLineStart) this.write("\n");
+  }
+
+  line(text: string): void {
+    this.newline();
+    this.write(`${text}\n`);
+  }
+}
+
+interface DoneBody {
+  payloads?: { text?: unknown }[];
+  meta?: { stopReason?: unknown };
+}
+
+/** How a turn's HTTP exchange ended, for the loop: go on, or end the chat with this exit code. */
+export type TurnEnd = { kind: "continue" } | { kind: "exit"; code: number };
+
+export function unreachableLine(baseUrl: string): string {
+  return `the gateway is not running at ${baseUrl}: start it with \`clawdis gateway\``;
+}
+
+function errorMessage(body: unknown, status: number): string {
+  if (typeof body === "object" && body !== null) {
+    const { message, error } = body as { message?: unknown; error?: unknown };
+    if (typeof message === "string") return message;
+    if (typeof error === "string") return error;
+  }
+  return `HTTP ${status}`;
+}
+
+/**
+ * Prints the texts of a finished turn that the stream did not already show (command answers, notices).
+ * `segments` are the streamed texts between tool calls; a payload equal to the last one or to all of them
+ * together was already printed.
+ */
+function printDone(body: DoneBody, segments: string[], out: LineWriter, style: Style): void {
+  const texts = (body.payloads ?? []).map((p) => (typeof p.text === "string" ? p.text : "")).filter((t) => t);
+  const shown = new Set(
+    [segments.at(-1) ?? "", segments.join(""), segments.join("\n"), segments.join("\n\n")].map((t) =>
+      t.trim(),
+    ),
+  );
+  for (const text of texts) {
+    if (shown.has(sanitize(text).trim())) continue;
+    out.line(sanitize(text));
+  }
+  const reason = body.meta?.stopReason;
+  if (texts.length === 0 && typeof reason === "string" && reason !== "end" && reason !== "command") {
+    out.line(style.dim(`(turn ended: ${reason})`));
+  }
+  out.newline();
+}
+
+/**
+ * Sends one message to `POST /api/agent` with `Accept: text/event-stream` and prints the turn as it happens:
+ * reply text as it streams, each tool call as one dim line, failed tool results as one red line, and at `done`
+ * whatever the stream did not show. Never throws for gateway trouble: it prints one line and says what to do next.
+ */
+export async function streamTurn(options: {
+  baseUrl: string;
+  token: string;
+  body: Record<string, unknown>;
+  out: LineWriter;
+  style: Style;
+  signal: AbortSignal;
+}): Promise<TurnEnd> {
+  const { baseUrl, out, style, signal } = options;
+  let res: Response;
+  try {
+    res = await fetch(`${baseUrl}/api/agent`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${options.token}`,
+        "content-type": "application/json",
+        accept: "text/event-stream",
+      },
+      body: JSON.stringify(options.body),
+      signal,
+    });
+  } catch {
+    if (signal.aborted) return { kind: "continue" };
+    out.line(unreachableLine(baseUrl));
+    return { kind: "exit", code: 1 };
+  }
+
+  if (!res.ok) {
+    const body: unknown = await res.json().catch(() => undefined);
+    if (res.status === 401) {
+      out.line(`the gateway at ${baseUrl} refused the token: ${errorMessage(body, res.status)}`);
+      return { kind: "exit", code: 1 };
+    }
+    if (res.status === 503) {
+      out.line(`the gateway at ${baseUrl} is stopping: start it again with \`clawdis gateway\``);
+      return { kind: "exit", code: 1 };
+    }
+    out.line(style.red(`error: ${errorMessage(body, res.status)}`));
+    return { kind: "continue" };
+  }
+
+  const type = res.headers.get("content-type") ?? "";
+  if (!type.startsWith("text/event-stream") || !res.body) {
+    // A gateway that answers with the JSON body instead of a stream: print its payloads.
+    const body = (await res.json().catch(() => ({}))) as DoneBody;
+    printDone(body, [], out, style);
+    return { kind: "continue" };
+  }
+
+  const segments: string[] = [];
+  let segment = -1;
+  try {
+    for await (const event of readSse(res.body)) {
+      const data: unknown = JSON.parse(event.data);
+      const d = (typeof data === "object" && data !== null ? data : {}) as Record<string, unknown>;
+      if (event.event === "delta" && typeof d.text === "string") {
+        const text = sanitize(d.text);
+        if (segment < 0) segment = segments.push("") - 1;
+        segments[segment] += text;
+        out.write(text);
+      } else if (event.event === "tool-call") {
+        segment = -1;
+        out.line(style.dim(formatToolCall(String(d.name ?? "tool"), String(d.arguments ?? ""))));
+      } else if (event.event === "tool-result" && d.ok === false) {
+        const first = sanitize(String(d.output ?? "")).split("\n")[0] ?? "";
+        out.line(style.red(`✗ ${String(d.name ?? "tool")} failed${first ? `: ${first.slice(0, 160)}` : ""}`));
+      } else if (event.event === "done") {
+        printDone(
+          d as DoneBody,
+          segments.filter((t) => t.trim()),
+          out,
+          style,
+        );
+        return { kind: "continue" };
+      }
+    }
+  } catch (error) {
+    if (signal.aborted) {
+      out.line(style.dim("(stopped waiting for this reply)"));
+      return { kind: "continue" };
+    }
+    out.line(
+      style.red(`error: the reply stream broke: ${error instanceof Error ? error.message : String(error)}`),
+    );
+    return { kind: "continue" };
+  }
+  out.line(style.red("error: the gateway closed the stream before the turn ended"));
+  return { kind: "continue" };
+}

@@ -1,0 +1,33 @@
+import type { ToolDefinition } from "../../plugin-api/types.js";
+import { bashTool } from "./bash.js";
+import { editFileTool } from "./edit-file.js";
+import { readFileTool } from "./read-file.js";
+import { writeFileTool } from "./write-file.js";
+
+export { bashTool } from "./bash.js";
+export { editFileTool } from "./edit-file.js";
+export { readFileTool } from "./read-file.js";
+export { writeFileTool } from "./write-file.js";
+
+/** The tools every gateway has: bash, read_file, write_file, edit_file (fresh instances each call). */
+export function builtinTools(): ToolDefinition[] {
+  return [bashTool(), readFileTool(), writeFileTool(), editFileTool()];
+}
+
+/**
+ * The tools a session may use, from `inbound.reply.agent.tools.main` / `.groups`: `"*"` means all, else the
+ * listed names (names that match no tool are ignored). Order follows `all`; when two tools share a name, the
+ * first one wins, so a name is offered to the model only once.
+ */
+export function selectTools(all: ToolDefinition[], allowed: string[]): ToolDefinition[] {
+  const everything = allowed.includes("*");
+  const wanted = new Set(allowed);
+  const seen = new Set<string>();
+  const selected: ToolDefinition[] = [];
+  for (const tool of all) {
+    if (seen.has(tool.name)) continue;
+    seen.add(tool.name);
+    if (everything || wanted.has(tool.name)) selected.push(tool);
+  }
+  return selected;
+}

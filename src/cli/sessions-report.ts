@@ -1,0 +1,67 @@
+import type { SessionEntry, SessionMap } from "../sessions/types.js";
+
+/**
+ * The JSON of `clawdis sessions --json` and `GET /api/sessions` (SPEC section 5), built from a store map.
+ * Pure: the caller reads the store and the clock.
+ */
+
+export type SessionKind = "direct" | "group" | "global";
+
+/** `group:<id>` is a group chat, `global` the single session of `scope: "global"`, anything else direct. */
+export function sessionKind(key: string): SessionKind {
+  if (key.startsWith("group:")) return "group";
+  if (key === "global") return "global";
+  return "direct";
+}
+
+export interface SessionRow {
+  key: string;
+  kind: SessionKind;
+  sessionId: string;
+  updatedAt: number;
+  /** now - updatedAt, never negative. */
+  ageMs: number;
+  /** Every other field of the entry, as stored. */
+  [field: string]: unknown;
+}
+
+export interface SessionsReport {
+  path: string;
+  /** How many sessions are listed (after the `activeMinutes` filter). */
+  count: number;
+  activeMinutes: number | null;
+  /** Newest first (by updatedAt; ties by key). */
+  sessions: SessionRow[];
+}
+
+export function sessionRow(key: string, entry: SessionEntry, now: number): SessionRow {
+  const { sessionId, updatedAt, key: _key, kind: _kind, ageMs: _ageMs, ...rest } = entry;
+  return { key, kind: sessionKind(key), sessionId, updatedAt, ageMs: Math.max(0, now - updatedAt), ...rest };
+}
+
+/** Sessions newest first; with `activeMinutes`, only those with now - updatedAt <= activeMinutes. */
+export function buildSessionsReport(
+  map: SessionMap,
+  path: string,
+  now: number,
+  activeMinutes: number | null,
+): SessionsReport {
+  const cutoff = activeMinutes === null ? Number.NEGATIVE_INFINITY : now - activeMinutes * 60_000;
+  const keys = Object.keys(map).filter((key) => map[key]!.updatedAt >= cutoff);
+  keys.sort((a, b) => map[b]!.updatedAt - map[a]!.updatedAt || (a < b ? -1 : a > b ? 1 : 0));
+  const sessions = keys.map((key) => sessionRow(key, map[key]!, now));
+  return { path, count: sessions.length, activeMinutes, sessions };
+}
+
+/**
+ * `--active <minutes>`: undefined -> null (no filter); a positive finite number -> that number; anything else
+ * (0, negative, `abc`, empty) -> an Error whose message says what was expected.
+ */
+export function parseActiveMinutes(value: string | undefined): number | null | Error {
+  if (value === undefined) return null;
+  const minutes = value.trim() === "" ? Number.NaN : Number(value);
+  if (!Number.isFinite(minutes) || minutes <= 0) {
+    return new Error(`--active expects a positive number of minutes, got ${JSON.stringify(value)}`);
+  }
+  return minutes;
+}

@@ -1,0 +1,105 @@
+import { stat } from "node:fs/promises";
+import { join } from "node:path";
+import { type Clock, systemClock } from "../core/clock.js";
+import { ClawdisError } from "../core/errors.js";
+import { expandHome } from "../core/paths.js";
+import { quoteId } from "../sessions/session-id.js";
+import { readStoreFile } from "../sessions/store-read.js";
+import type { SessionMap } from "../sessions/types.js";
+import { formatAge, formatContext, renderTable, renderTsv } from "./format-table.js";
+import { type CliIO, EXIT } from "./io.js";
+import { buildSessionsReport, parseActiveMinutes, type SessionsReport } from "./sessions-report.js";
+
+export interface SessionsOptions {
+  json?: boolean;
+  active?: string;
+  store?: string;
+}
+
+/**
+ * `clawdis sessions [--json] [--active <minutes>] [--store <path>]` (SPEC section 5).
+ * Read-only and fast: it never takes the lock and never changes the store (a store that does not parse is
+ * reported, exit 1; the gateway sets it aside on its next access). With `--store` the config is not needed
+ * (only consulted, best effort, for the context window in the table). Imports nothing heavy: the config
+ * loader (zod, json5) is loaded only when the config is actually read.
+ */
+export async function runSessions(opts: SessionsOptions, io: CliIO, clock: Clock = systemClock): Promise<number> {
+  const active = parseActiveMinutes(opts.active);
+  if (active instanceof Error) {
+    io.stderr(`clawdis sessions: ${active.message}\n`);
+    return EXIT.usage;
+  }
+
+  let storePath: string;
+  let contextWindow: number | undefined;
+  if (opts.store !== undefined) {
+    storePath = await resolveStoreArgument(opts.store, io);
+    if (!opts.json) contextWindow = await configuredWindow(io).catch(() => undefined);
+  } else {
+    // A config that does not load ends the command with exit 2 (ClawdisError CONFIG_*, printed by the CLI).
+    const { loadConfig } = await import("../core/config.js");
+    const loaded = loadConfig(io.env);
+    storePath = loaded.storePath;
+    contextWindow = loaded.config.inbound.reply.agent.contextTokens;
+  }
+
+  const map = await readStore(storePath, io, opts.store !== undefined);
+  const report = buildSessionsReport(map, storePath, clock.now(), active);
+  if (opts.json) {
+    io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+    return EXIT.ok;
+  }
+  io.stdout(`${humanReport(report, contextWindow, io.isTTY)}\n`);
+  return EXIT.ok;
+}
+
+/** `--store` takes the file, or the directory holding `sessions.json`; `~` is expanded. */
+async function resolveStoreArgument(value: string, io: CliIO): Promise<string> {
+  const path = expandHome(value, io.env);
+  const info = await stat(path).catch(() => undefined);
+  return info?.isDirectory() ? join(path, "sessions.json") : path;
+}
+
+async function configuredWindow(io: CliIO): Promise<number> {
+  const { loadConfig } = await import("../core/config.js");
+  return loadConfig(io.env).config.inbound.reply.agent.contextTokens;
+}
+
+/** The usable entries of the store; unusable ones are named on stderr (stdout stays clean for --json). */
+async function readStore(path: string, io: CliIO, explicit: boolean): Promise<SessionMap> {
+  const read = await readStoreFile(path);
+  if (!read.exists) {
+    if (explicit) io.stderr(`clawdis sessions: ${path} does not exist (no sessions)\n`);
+    return {};
+  }
+  if (!read.parsed.ok) {
+    throw new ClawdisError(
+      "STORE_CORRUPT",
+      `the session store ${path} does not parse: ${read.parsed.reason}. The gateway sets it aside as sessions.json.bad-<time> on its next access and carries on with its last good copy; \`clawdis doctor --fix\` does the same now`,
+    );
+  }
+  for (const problem of read.parsed.problems) {
+    io.stderr(`clawdis sessions: entry ${quoteId(problem.key)}: ${problem.reason}\n`);
+  }
+  return read.parsed.map;
+}
+
+function humanReport(report: SessionsReport, contextWindow: number | undefined, tty: boolean): string {
+  const within = report.activeMinutes === null ? "" : ` active in the last ${report.activeMinutes} min`;
+  if (report.count === 0) return `no sessions${within} (store ${report.path})`;
+  const rows = report.sessions.map((row) => [
+    row.kind,
+    row.key,
+    formatAge(row.ageMs),
+    typeof row.model === "string" ? row.model : "-",
+    formatContext(
+      typeof row.contextTokens === "number" ? row.contextTokens : undefined,
+      contextWindow,
+      row.contextEstimated === true,
+    ),
+    row.sessionId,
+  ]);
+  if (!tty) return renderTsv(rows);
+  const title = `${report.count} session${report.count === 1 ? "" : "s"}${within} in ${report.path}`;
+  return `${title}\n\n${renderTable(["KIND", "KEY", "AGE", "MODEL", "CONTEXT", "SESSION ID"], rows)}`;
+}

@@ -1,0 +1,158 @@
+import { readFile } from "node:fs/promises";
+import { type Clock, systemClock } from "../core/clock.js";
+import { loadConfig } from "../core/config.js";
+import type { ClawdisConfig } from "../core/config-schema.js";
+import { describeError } from "../core/errors.js";
+import { type Env, gatewayTokenPath } from "../core/paths.js";
+import { readStoreFile } from "../sessions/store-read.js";
+import type { SessionMap } from "../sessions/types.js";
+import { formatAge, renderTable } from "./format-table.js";
+import { type CliIO, EXIT } from "./io.js";
+import { buildSessionsReport, type SessionKind } from "./sessions-report.js";
+
+/** How long `clawdis status` waits for the gateway before saying it is not running. */
+export const GATEWAY_PROBE_TIMEOUT_MS = 1000;
+
+export interface TransportState {
+  id: string;
+  state: string;
+  detail?: string;
+  [field: string]: unknown;
+}
+
+/** What the running gateway said (`GET /api/status`), or that none answered at `url`. */
+export type GatewayState =
+  | { running: false; url: string }
+  | { running: true; url: string; transports?: TransportState[]; error?: string; [field: string]: unknown };
+
+export interface StatusReport {
+  path: string;
+  /** Usable sessions in the store; null when the store does not parse. */
+  count: number | null;
+  /** Present only when the store does not parse. */
+  storeError?: string;
+  recent: { key: string; kind: SessionKind; sessionId: string; updatedAt: number; ageMs: number }[];
+  gateway: GatewayState;
+}
+
+/**
+ * `clawdis status [--json]`: store path, session count, the five most recent sessions, and what the running
+ * gateway says about its transports. Exit 0; 1 when the store does not parse (everything else is still shown);
+ * a config that does not load throws (exit 2).
+ */
+export async function runStatus(opts: { json?: boolean }, io: CliIO, clock: Clock = systemClock): Promise<number> {
+  const loaded = loadConfig(io.env);
+  const [store, gateway] = await Promise.all([
+    readStoreSummary(loaded.storePath),
+    probeGateway(loaded.config, io.env),
+  ]);
+  const report: StatusReport = {
+    path: loaded.storePath,
+    count: store.map ? Object.keys(store.map).length : null,
+    ...(store.error !== undefined ? { storeError: store.error } : {}),
+    recent: buildSessionsReport(store.map ?? {}, loaded.storePath, clock.now(), null)
+      .sessions.slice(0, 5)
+      .map(({ key, kind, sessionId, updatedAt, ageMs }) => ({ key, kind, sessionId, updatedAt, ageMs })),
+    gateway,
+  };
+  io.stdout(opts.json ? `${JSON.stringify(report, null, 2)}\n` : `${humanStatus(report)}\n`);
+  return store.error === undefined ? EXIT.ok : EXIT.failed;
+}
+
+async function readStoreSummary(path: string): Promise<{ map?: SessionMap; error?: string }> {
+  try {
+    const read = await readStoreFile(path);
+    if (!read.exists) return { map: {} };
+    if (!read.parsed.ok) return { error: `does not parse: ${read.parsed.reason}` };
+    return { map: read.parsed.map };
+  } catch (error) {
+    return { error: `cannot be read: ${describeError(error)}` };
+  }
+}
+
+/** The URL a local client uses for `gateway.bind:gateway.port` (a wildcard bind is reached over loopback). */
+export function gatewayUrl(config: ClawdisConfig): string {
+  const bind = config.gateway.bind;
+  const host = bind === "0.0.0.0" ? "127.0.0.1" : bind === "::" ? "::1" : bind;
+  return `http://${host.includes(":") ? `[${host}]` : host}:${config.gateway.port}`;
+}
+
+/**
+ * Asks the gateway at `gateway.bind:gateway.port` for `/api/status` with the token of `<state>/gateway.token`,
+ * waiting at most GATEWAY_PROBE_TIMEOUT_MS. No answer (refused, timeout): not running. An answer that is not
+ * 200: running, with `error` saying what it answered.
+ */
+export async function probeGateway(config: ClawdisConfig, env: Env): Promise<GatewayState> {
+  const url = gatewayUrl(config);
+  const tokenPath = gatewayTokenPath(env);
+  const token = await readFile(tokenPath, "utf8").then(
+    (text) => text.trim() || undefined,
+    () => undefined,
+  );
+  let response: Response;
+  try {
+    response = await fetch(`${url}/api/status`, {
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+      signal: AbortSignal.timeout(GATEWAY_PROBE_TIMEOUT_MS),
+    });
+  } catch {
+    return { running: false, url };
+  }
+  const text = await response.text().catch(() => "");
+  if (!response.ok) {
+    const why =
+      response.status === 401
+        ? token
+          ? `it refused the token in ${tokenPath} (HTTP 401); was the token file replaced after the gateway started?`
+          : `it wants a token and ${tokenPath} does not exist (HTTP 401)`
+        : `it answered HTTP ${response.status}`;
+    return { running: true, url, error: why };
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return { running: true, url, error: "it answered something that is not JSON; is another program on this port?" };
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return { running: true, url, error: "it answered JSON that is not an object" };
+  }
+  // The gateway's own answer, under our `running` and `url` (which a body cannot override).
+  const { running: _running, url: _url, ...rest } = body as Record<string, unknown>;
+  return { running: true, url, ...rest };
+}
+
+function humanStatus(report: StatusReport): string {
+  const lines: string[] = [];
+  if (report.storeError !== undefined) {
+    lines.push(`store: ${report.path} ${report.storeError}`);
+  } else {
+    lines.push(`store: ${report.path} (${report.count} session${report.count === 1 ? "" : "s"})`);
+  }
+  if (report.recent.length > 0) {
+    lines.push("recent:");
+    const rows = report.recent.map((r) => [r.key, formatAge(r.ageMs), r.kind]);
+    lines.push(...renderTable(["KEY", "AGE", "KIND"], rows).split("\n").map((line) => `  ${line}`));
+  }
+  const gateway = report.gateway;
+  if (!gateway.running) {
+    lines.push(`gateway: not running (nothing answers at ${gateway.url})`);
+    return lines.join("\n");
+  }
+  if (gateway.error !== undefined) {
+    lines.push(`gateway: something runs at ${gateway.url}, but ${gateway.error}`);
+    return lines.join("\n");
+  }
+  const uptime = typeof gateway.uptimeMs === "number" ? `, up ${formatAge(gateway.uptimeMs)}` : "";
+  const pid = typeof gateway.pid === "number" ? `, pid ${gateway.pid}` : "";
+  lines.push(`gateway: running at ${gateway.url}${pid}${uptime}`);
+  const transports = Array.isArray(gateway.transports) ? gateway.transports : [];
+  if (transports.length === 0) {
+    lines.push("transports: none");
+  } else {
+    lines.push("transports:");
+    const rows = transports.map((t) => [String(t.id), String(t.state), typeof t.detail === "string" ? t.detail : ""]);
+    lines.push(...renderTable(["ID", "STATE", "DETAIL"], rows).split("\n").map((line) => `  ${line}`));
+  }
+  return lines.join("\n");
+}

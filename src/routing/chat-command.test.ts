@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { parseChatCommand } from "./chat-command.js";
+
+describe("parseChatCommand", () => {
+  it.each([
+    ["/status", { kind: "status" }],
+    ["  /STATUS ", { kind: "status" }],
+    ["/stop", { kind: "stop", bare: false }],
+    ["stop", { kind: "stop", bare: true }],
+    ["Stop", { kind: "stop", bare: true }],
+    ["/think high", { kind: "think", level: "high", rest: "" }],
+    ["/think off", { kind: "think", level: "off", rest: "" }],
+    ["/think low What is 2+2?", { kind: "think", level: "low", rest: "What is 2+2?" }],
+    ["/verbose on", { kind: "verbose", level: "on", rest: "" }],
+    ["/verbose OFF", { kind: "verbose", level: "off", rest: "" }],
+    ["/think", { kind: "invalid-directive", directive: "think", given: "" }],
+    ["/think extreme", { kind: "invalid-directive", directive: "think", given: "extreme" }],
+    ["/verbose maybe", { kind: "invalid-directive", directive: "verbose", given: "maybe" }],
+    ["/statusx", { kind: "none" }],
+    ["please stop now", { kind: "none" }],
+    ["hello", { kind: "none" }],
+    ["/thinking high", { kind: "none" }],
+  ])("%j", (text, expected) => {
+    expect(parseChatCommand(text)).toEqual(expected);
+  });
+
+  it("keeps the case and inner spacing of the text after a directive", () => {
+    expect(parseChatCommand("/think medium Keep  THIS\nas is")).toEqual({
+      kind: "think",
+      level: "medium",
+      rest: "Keep  THIS\nas is",
+    });
+  });
+});

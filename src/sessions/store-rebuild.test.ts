@@ -1,0 +1,62 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseHeaderLine, readFirstLine } from "./store-rebuild.js";
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "clawdis-rebuild-"));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function firstLineOf(text: string | Buffer, maxBytes?: number): Promise<string | undefined> {
+  const path = join(dir, `f-${Math.random().toString(36).slice(2)}`);
+  await writeFile(path, text);
+  return readFirstLine(path, maxBytes);
+}
+
+describe("readFirstLine", () => {
+  it.each([
+    ["a\nb\n", "a"],
+    ["a\r\nb", "a"],
+    ["only line", "only line"],
+    ["\nsecond", ""],
+    ["", undefined],
+  ])("%j -> %j", async (text, expected) => {
+    expect(await firstLineOf(text)).toBe(expected);
+  });
+
+  it("finds a newline beyond the first read chunk", async () => {
+    const long = "x".repeat(10_000);
+    expect(await firstLineOf(`${long}\nrest`)).toBe(long);
+  });
+
+  it("gives up on a first line longer than the limit, and on a missing file", async () => {
+    expect(await firstLineOf(`${"x".repeat(100)}\n`, 50)).toBeUndefined();
+    expect(await readFirstLine(join(dir, "missing"))).toBeUndefined();
+  });
+
+  it("keeps multi-byte characters split across chunks", async () => {
+    const text = `${"x".repeat(4095)}é\n`;
+    expect(await firstLineOf(text)).toBe(`${"x".repeat(4095)}é`);
+  });
+});
+
+describe("parseHeaderLine", () => {
+  const header = { type: "session", version: 1, id: "abc", sessionKey: "main", createdAt: "2026-01-01T00:00:00Z" };
+  it("accepts a version-1 header", () => {
+    expect(parseHeaderLine(JSON.stringify(header))).toEqual({ sessionId: "abc", sessionKey: "main" });
+  });
+  it.each([
+    ["not json", "{"],
+    ["another type", JSON.stringify({ ...header, type: "message" })],
+    ["another version", JSON.stringify({ ...header, version: 2 })],
+    ["an unsafe id", JSON.stringify({ ...header, id: "../x" })],
+    ["no key", JSON.stringify({ ...header, sessionKey: undefined })],
+  ])("refuses %s", (_, line) => {
+    expect(parseHeaderLine(line)).toBeUndefined();
+  });
+});

@@ -1,0 +1,193 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { ReceiveResult, TurnOutcome } from "../src/plugin-api/types.js";
+import { startTestGateway, type TestGateway } from "./helpers/gateway-harness.js";
+
+function done(result: ReceiveResult): Promise<TurnOutcome> {
+  if (result.status !== "accepted") throw new Error(`not accepted: ${result.status}`);
+  return result.done;
+}
+
+describe("gateway: sessions at work", () => {
+  let t: TestGateway;
+  afterEach(async () => {
+    await t?.close();
+  });
+
+  it("answers a direct message in the chat it came from and records it all", async () => {
+    t = await startTestGateway();
+    t.fake.enqueue({ text: "Hello Alice!", usage: { prompt_tokens: 120, completion_tokens: 5, total_tokens: 125 } });
+    const outcome = await done(await t.chat.inject({ text: "hi there" }));
+    expect(outcome).toMatchObject({ stopReason: "end", sessionKey: "main", payloads: [{ text: "Hello Alice!" }] });
+    expect(t.chat.sent).toEqual([
+      expect.objectContaining({ channel: "chat", chatId: "c-alice", text: "Hello Alice!", kind: "reply" }),
+    ]);
+    const messages = await t.transcript();
+    expect(messages.map((m) => [m.message.role, m.message.content])).toEqual([
+      ["user", "hi there"],
+      ["assistant", "Hello Alice!"],
+    ]);
+    expect(messages[0]!.meta).toMatchObject({ channel: "chat", chatId: "c-alice", senderId: "alice", messageId: "m1" });
+    const entry = await t.gateway.store.get("main");
+    expect(entry).toMatchObject({
+      model: "fake-model",
+      contextTokens: 120,
+      contextEstimated: false,
+      inputTokens: 120,
+      outputTokens: 5,
+      totalTokens: 125,
+      origin: { channel: "chat", chatId: "c-alice" },
+    });
+    expect(entry?.lastInteractionAt).toBe(t.clock.now());
+  });
+
+  it("puts direct chats of every sender in main and each group in its own session", async () => {
+    t = await startTestGateway({ config: { inbound: { groupChat: { requireMention: false } } } });
+    await done(await t.chat.inject({ text: "from alice" }));
+    await done(await t.chat.inject({ text: "from bob", senderId: "bob", chatId: "c-bob" }));
+    await done(await t.chat.inject({ text: "in the group", chatType: "group", chatId: "-1001234", senderId: "bob" }));
+    expect(t.chat.textsTo("c-alice")).toEqual(["echo: from alice"]);
+    expect(t.chat.textsTo("c-bob")).toEqual(["echo: from bob"]);
+    expect(t.chat.textsTo("-1001234")).toEqual(["echo: in the group"]);
+    expect((await t.transcript("main")).map((m) => m.message.content)).toEqual([
+      "from alice",
+      "echo: from alice",
+      "from bob",
+      "echo: from bob",
+    ]);
+    expect((await t.transcript("group:-1001234")).map((m) => m.message.content)).toEqual([
+      "in the group",
+      "echo: in the group",
+    ]);
+  });
+
+  it("answers group messages only when mentioned (by flag or pattern)", async () => {
+    t = await startTestGateway({ config: { inbound: { groupChat: { mentionPatterns: ["@clawd"] } } } });
+    const ignored = await done(await t.chat.inject({ text: "just chatting", chatType: "group", chatId: "g1" }));
+    expect(ignored.stopReason).toBe("filtered");
+    await done(await t.chat.inject({ text: "hey @clawd", chatType: "group", chatId: "g1" }));
+    await done(await t.chat.inject({ text: "you there?", chatType: "group", chatId: "g1", mentioned: true }));
+    expect(t.chat.textsTo("g1")).toEqual(["echo: hey @clawd", "echo: you there?"]);
+    expect(t.fake.requests).toHaveLength(2);
+  });
+
+  it("ignores a sender that is not allowed: no model call, no reply, no transcript", async () => {
+    t = await startTestGateway();
+    const result = await t.chat.inject({ text: "let me in", senderId: "mallory", chatId: "c-m" });
+    expect(result).toEqual({ status: "denied", reason: "not in the test allowlist" });
+    expect(t.fake.requests).toHaveLength(0);
+    expect(t.chat.sent).toHaveLength(0);
+    expect(await t.gateway.store.get("main")).toBeUndefined();
+  });
+
+  it("answers a repeated message id once", async () => {
+    t = await startTestGateway();
+    await done(await t.chat.inject({ text: "once", messageId: "same" }));
+    expect(await t.chat.inject({ text: "once", messageId: "same" })).toEqual({ status: "duplicate" });
+    expect(t.fake.requests).toHaveLength(1);
+  });
+
+  it("/new mints a new sessionId without a model call; /new <text> answers the text there", async () => {
+    t = await startTestGateway();
+    await done(await t.chat.inject({ text: "first" }));
+    const first = (await t.gateway.store.get("main"))!.sessionId;
+    const bare = await done(await t.chat.inject({ text: "/new" }));
+    expect(bare).toMatchObject({ stopReason: "command", payloads: [{ text: "New session started." }] });
+    const second = (await t.gateway.store.get("main"))!.sessionId;
+    expect(second).not.toBe(first);
+    expect(t.fake.requests).toHaveLength(1);
+    await done(await t.chat.inject({ text: "/new  Keep This  Text" }));
+    const third = (await t.gateway.store.get("main"))!.sessionId;
+    expect(third).not.toBe(second);
+    expect((await t.transcript()).map((m) => m.message.content)).toEqual([" Keep This  Text", "echo:  Keep This  Text"]);
+    // The request held only the new session's message: nothing of the first session leaked in.
+    const lastRequest = t.fake.requests.at(-1)!.body.messages.filter((m) => m.role !== "system");
+    expect(lastRequest.map((m) => m.content)).toEqual([" Keep This  Text"]);
+  });
+
+  it("starts a new session after idleMinutes without a real exchange, with a one-line note", async () => {
+    t = await startTestGateway({ config: { inbound: { reply: { session: { idleMinutes: 60 } } } } });
+    await done(await t.chat.inject({ text: "morning" }));
+    const first = (await t.gateway.store.get("main"))!.sessionId;
+    t.clock.advance(59 * 60_000);
+    await done(await t.chat.inject({ text: "/status" }));
+    t.clock.advance(2 * 60_000);
+    // 61 minutes after the last exchange; /status in between does not count.
+    await done(await t.chat.inject({ text: "evening" }));
+    const second = (await t.gateway.store.get("main"))!.sessionId;
+    expect(second).not.toBe(first);
+    const texts = t.chat.textsTo("c-alice");
+    expect(texts.at(-2)).toBe("(A new session began: nothing was said here for over 60 minutes.)");
+    expect(texts.at(-1)).toBe("echo: evening");
+  });
+
+  it("/status answers at once during a running turn, without the model", async () => {
+    t = await startTestGateway();
+    t.fake.enqueue({ text: "slow", hang: "before-headers" });
+    const running = await t.chat.inject({ text: "think hard" });
+    await t.fake.waitForRequest(1);
+    const status = await done(await t.chat.inject({ text: "/status" }));
+    const text = status.payloads[0]!.text;
+    expect(text).toContain("Session: main");
+    expect(text).toContain("Model: fake-model at");
+    expect(text).toContain("Transports: chat ok");
+    expect(text).toContain("Turn: running");
+    expect(t.fake.requests).toHaveLength(1);
+    t.fake.release();
+    expect((await done(running)).stopReason).toBe("end");
+  });
+
+  it("/stop really aborts the running turn; the model request goes away", async () => {
+    t = await startTestGateway();
+    t.fake.enqueue({ text: "never", hang: "after-first-chunk" });
+    const running = await t.chat.inject({ text: "long task" });
+    await t.fake.waitForRequest(1);
+    const stop = await done(await t.chat.inject({ text: "/stop" }));
+    expect(stop.payloads).toEqual([{ text: "Stopped." }]);
+    const outcome = await done(running);
+    expect(outcome.stopReason).toBe("aborted");
+    await t.fake.waitForAbort(1);
+    // Nothing cut off was stored; the next message is answered normally.
+    expect((await t.transcript()).map((m) => m.message.role)).toEqual(["user"]);
+    await done(await t.chat.inject({ text: "again" }));
+    expect(t.chat.textsTo("c-alice").at(-1)).toBe("echo: again");
+  });
+
+  it("/think and /verbose are saved on the session entry; thinking goes to the model", async () => {
+    t = await startTestGateway();
+    const think = await done(await t.chat.inject({ text: "/think high" }));
+    expect(think.payloads).toEqual([{ text: "Thinking level set to high." }]);
+    const verbose = await done(await t.chat.inject({ text: "/verbose on" }));
+    expect(verbose.payloads).toEqual([{ text: "Verbose set to on." }]);
+    expect(await t.gateway.store.get("main")).toMatchObject({ thinkingLevel: "high", verboseLevel: "on" });
+    expect(t.fake.requests).toHaveLength(0);
+    await done(await t.chat.inject({ text: "/think low what now?" }));
+    expect(t.fake.requests[0]!.body.reasoning_effort).toBe("low");
+    expect(t.chat.textsTo("c-alice").at(-1)).toBe("echo: what now?");
+  });
+
+  it("a reply cut off at the output limit is neither posted nor stored", async () => {
+    t = await startTestGateway();
+    t.fake.enqueue({ text: "half an ans", finishReason: "length" });
+    const outcome = await done(await t.chat.inject({ text: "write a novel" }));
+    expect(outcome.stopReason).toBe("output-limit");
+    expect(t.chat.textsTo("c-alice")).toEqual([
+      "⚠️ The reply was cut off at the output limit, so it was not posted. The session is ready for your next message.",
+    ]);
+    expect((await t.transcript()).map((m) => m.message.role)).toEqual(["user"]);
+  });
+
+  it("with no model configured, every reply says how to configure one", async () => {
+    t = await startTestGateway({ model: null });
+    const outcome = await done(await t.chat.inject({ text: "hello?" }));
+    expect(outcome.payloads[0]!.text).toMatch(/^No model is configured: set inbound\.reply\.agent\.model/);
+    expect(t.fake.requests).toHaveLength(0);
+  });
+
+  it("splits a long reply to the transport's limit", async () => {
+    t = await startTestGateway();
+    t.chat.maxTextLength = 20;
+    t.fake.enqueue({ text: "one two three four five six seven eight nine ten" });
+    await done(await t.chat.inject({ text: "count" }));
+    expect(t.chat.textsTo("c-alice")).toEqual(["one two three four", "five six seven eight", "nine ten"]);
+  });
+});

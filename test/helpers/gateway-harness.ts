@@ -1,0 +1,103 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ManualClock } from "../../src/core/clock.js";
+import { type ClawdisConfig, configSchema } from "../../src/core/config-schema.js";
+import { createMemoryLogger, type LogLine } from "../../src/core/logger.js";
+import { Gateway } from "../../src/gateway.js";
+import { registerApi } from "../../src/http/api.js";
+import type { PluginDefinition, ToolDefinition } from "../../src/plugin-api/types.js";
+import { readTranscript } from "../../src/sessions/transcript.js";
+import type { MessageEntry } from "../../src/sessions/types.js";
+import { type FakeOpenAI, startFakeOpenAI } from "../fakes/openai-server.js";
+import { TestTransport } from "./test-transport.js";
+
+export interface TestGateway {
+  gateway: Gateway;
+  chat: TestTransport;
+  fake: FakeOpenAI;
+  clock: ManualClock;
+  stateDir: string;
+  logs: LogLine[];
+  /** The message entries of the current transcript of `key`. */
+  transcript(key?: string): Promise<MessageEntry[]>;
+  close(): Promise<void>;
+}
+
+type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
+
+/**
+ * An in-process gateway on real files in a temp state dir, the real openai SDK against the fake server, a test
+ * transport, and a manual clock (watchdogs and idle expiry move only when the test says).
+ */
+export async function startTestGateway(
+  options: {
+    config?: DeepPartial<ClawdisConfig> & Record<string, unknown>;
+    model?: string | null;
+    plugins?: PluginDefinition[];
+    tools?: ToolDefinition[];
+    listen?: boolean;
+  } = {},
+): Promise<TestGateway> {
+  const stateDir = await mkdtemp(join(tmpdir(), "clawdis-gw-"));
+  const fake = await startFakeOpenAI();
+  const clock = new ManualClock(Date.now());
+  const { logger, lines } = createMemoryLogger();
+  const raw = (options.config ?? {}) as Record<string, unknown>;
+  const inbound = (raw.inbound ?? {}) as Record<string, unknown>;
+  const reply = (inbound.reply ?? {}) as Record<string, unknown>;
+  const agent = (reply.agent ?? {}) as Record<string, unknown>;
+  const config = configSchema.parse({
+    ...raw,
+    gateway: { port: 0, ...((raw.gateway as object) ?? {}) },
+    inbound: {
+      ...inbound,
+      reply: {
+        ...reply,
+        agent: {
+          baseUrl: fake.url,
+          ...(options.model === null ? {} : { model: options.model ?? "fake-model" }),
+          ...agent,
+        },
+      },
+    },
+  });
+  const env = { CLAWDIS_STATE_DIR: stateDir, HOME: stateDir };
+  const chat = new TestTransport();
+  const gateway = new Gateway({
+    config,
+    env,
+    storePath: join(stateDir, "sessions", "sessions.json"),
+    workspaceDir: join(stateDir, "workspace"),
+    configDir: stateDir,
+    plugins: [chat.plugin, ...(options.plugins ?? [])],
+    builtinTools: options.tools ?? [],
+    logger,
+    version: "test",
+    token: "test-token-0123456789",
+    clock,
+    listen: options.listen ?? false,
+    registerApi,
+    llmMaxRetries: 0,
+  });
+  await gateway.start();
+  return {
+    gateway,
+    chat,
+    fake,
+    clock,
+    stateDir,
+    logs: lines,
+    async transcript(key = "main") {
+      const entry = await gateway.store.get(key);
+      if (!entry) return [];
+      const read = await readTranscript(gateway.store.transcriptPath(entry.sessionId));
+      return read.entries.filter((e): e is MessageEntry => e.type === "message");
+    },
+    async close() {
+      await gateway.stop();
+      await fake.close();
+      await rm(stateDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,86 @@
+import { EventEmitter } from "node:events";
+import {
+  definePlugin,
+  type InboundMessage,
+  type OutboundMessage,
+  PLUGIN_API_VERSION,
+  type PluginContext,
+  type PluginDefinition,
+} from "../../src/plugin-api/index.js";
+
+/**
+ * A transport for in-process gateway tests: `inject` hands a message in like a chat app would; every send is
+ * recorded in `sent`, and `waitForSent(n)` resolves once n messages were sent (events, not sleeps).
+ */
+export class TestTransport {
+  readonly sent: OutboundMessage[] = [];
+  readonly allowed = new Set<string>(["alice", "bob"]);
+  /** Read on every send, so a test may change it after start. */
+  maxTextLength = 4000;
+  context: PluginContext | undefined;
+  readonly plugin: PluginDefinition;
+  private readonly emitter = new EventEmitter();
+  private nextId = 1;
+
+  constructor(id = "chat") {
+    const self = this;
+    this.plugin = definePlugin({
+      apiVersion: PLUGIN_API_VERSION,
+      id,
+      create: (context) => {
+        self.context = context;
+        return {
+          transport: {
+            capabilities: {
+              get maxTextLength() {
+                return self.maxTextLength;
+              },
+            },
+            authorize: (message: InboundMessage) =>
+              self.allowed.has(message.senderId)
+                ? { allowed: true as const }
+                : { allowed: false as const, reason: "not in the test allowlist" },
+            send: async (message: OutboundMessage) => {
+              self.sent.push(message);
+              self.emitter.emit("sent", self.sent.length);
+              return { messageId: `out-${self.sent.length}` };
+            },
+          },
+        };
+      },
+    });
+  }
+
+  /** Hands a message in; fields default to a direct message from alice in chat "c-alice". */
+  inject(partial: Partial<InboundMessage> & { text: string }) {
+    if (!this.context) throw new Error("the test transport is not started");
+    const message: InboundMessage = {
+      channel: this.plugin.id,
+      chatId: "c-alice",
+      chatType: "direct",
+      senderId: "alice",
+      senderName: "Alice",
+      messageId: `m${this.nextId++}`,
+      receivedAt: Date.now(),
+      ...partial,
+    };
+    return this.context.receive(message);
+  }
+
+  waitForSent(count: number): Promise<OutboundMessage[]> {
+    if (this.sent.length >= count) return Promise.resolve(this.sent.slice());
+    return new Promise((resolve) => {
+      const onSent = (n: number) => {
+        if (n >= count) {
+          this.emitter.off("sent", onSent);
+          resolve(this.sent.slice());
+        }
+      };
+      this.emitter.on("sent", onSent);
+    });
+  }
+
+  textsTo(chatId: string): string[] {
+    return this.sent.filter((m) => m.chatId === chatId).map((m) => m.text);
+  }
+}
