@@ -9,6 +9,7 @@ type Section = { name: string; run: () => Promise<BenchRow[]> };
 const sections: Section[] = [
   { name: "store", run: async () => (await import("./store-bench.js")).benchStore() },
   { name: "transcript", run: async () => (await import("./transcript-bench.js")).benchTranscript() },
+  { name: "gateway", run: async () => (await import("./gateway-bench.js")).benchGateway() },
 ];
 
 const wanted = process.argv.slice(2);

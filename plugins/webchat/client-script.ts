@@ -11,6 +11,7 @@
  *   (`recentShown`), and its texts are remembered (`expectEcho`) so a late event does not show them again;
  * - events that arrive while the history loads are held and replayed after it, minus messages it already has.
  */
+// biome-ignore lint/complexity/noUselessStringRaw: a "\n" written in the browser code must reach the browser as is
 export const CLIENT_SCRIPT = String.raw`
 (() => {
   "use strict";

@@ -22,8 +22,8 @@ export interface TurnInput {
   messages: StoredChatMessage[];
   tools: ToolDefinition[];
   llm: Pick<LlmClient, "stream">;
-  /** Appends to the session's transcript; resolves when written. */
-  append(entries: MessageEntry[]): Promise<void>;
+  /** Appends to the session's transcript; resolves when written (and fsync'd, for the final answer). */
+  append(entries: MessageEntry[], options?: { final?: boolean }): Promise<void>;
   emit(event: GatewayEvent): void;
   /**
    * Called at each tool-batch boundary: messages from the same person that arrived meanwhile, already written to
@@ -144,7 +144,10 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
 
     if (llm.toolCalls.length === 0) {
       const assistant: StoredChatMessage = { role: "assistant", content: llm.text };
-      await input.append([{ type: "message", id: newEntryId(), ts: ts(), message: assistant, meta }]);
+      const finalMeta: MessageMeta = { ...meta, final: true };
+      await input.append([{ type: "message", id: newEntryId(), ts: ts(), message: assistant, meta: finalMeta }], {
+        final: true,
+      });
       return result("end", llm.text, round);
     }
 

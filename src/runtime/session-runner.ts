@@ -130,42 +130,32 @@ export class SessionRunner {
 
   private async handle(key: string, item: WorkItem): Promise<void> {
     const { clock, store, journal, config } = this.deps;
-    const sessionConfig = config.inbound.reply.session;
     const now = clock.now();
-    const reset = matchResetTrigger(item.text, sessionConfig.resetTriggers);
-    const { sessionId, notice } = await this.chooseSession(key, item, reset.matched, now);
+    const reset = matchResetTrigger(item.text, config.inbound.reply.session.resetTriggers);
+    const progress = item.restored ? await this.restoredProgress(key, item.jid) : undefined;
+    const { sessionId, notice } = progress
+      ? { sessionId: progress.sessionId, notice: undefined }
+      : await this.chooseSession(key, reset.matched, now);
     const ids = { sessionKey: key, sessionId };
 
-    if (reset.matched && reset.rest.trim().length === 0) {
+    if (reset.matched && reset.rest.trim().length === 0 && !progress) {
       await this.answer(item, "New session started.", ids);
       return;
     }
     const text = reset.matched ? reset.rest : item.text;
     const header = makeHeader(sessionId, key, new Date(now));
     const transcriptPath = store.transcriptPath(sessionId);
-    if (item.restored?.storedIn !== sessionId && item.restored?.replySessionId !== sessionId) {
-      await this.storeUserMessage(item, text, transcriptPath, header);
-    }
-    await store.update(key, (entry) => ({
-      ...touchInteraction(entry ?? freshEntry(undefined, sessionId, now), now),
-      origin: {
-        channel: item.message.channel,
-        chatId: item.message.chatId,
-        chatType: item.message.chatType,
-        senderId: item.message.senderId,
-        ...(item.message.senderName ? { senderName: item.message.senderName } : {}),
-      },
-    }));
+    if (!progress?.userStored) await this.storeUserMessage(item, text, transcriptPath, header);
     if (notice) await this.deliver(item, notice, "notice");
 
-    const restoredReply = item.restored?.replySessionId === sessionId ? item.restored.reply : undefined;
-    if (restoredReply !== undefined) {
-      await this.finishReply(key, item, [], restoredReply, ids, undefined);
+    if (progress?.reply !== undefined) {
+      await this.finishReply(key, item, [], progress.reply, ids, undefined);
       return;
     }
     const llm = this.deps.llm();
     const model = this.deps.modelName();
     if (!llm || !model) {
+      await this.recordTurn(key, item, undefined);
       await this.deliver(item, NO_MODEL_REPLY, "notice");
       await journal.end(item.jid, "failed-told", clock.now(), "no model configured");
       item.resolve(this.outcomeFor(item, "error", [NO_MODEL_REPLY], "no model configured", ids));
@@ -174,17 +164,35 @@ export class SessionRunner {
     await this.runModelTurn(key, item, { llm, model, transcriptPath, header, ids });
   }
 
-  /** Continues the key's session, or starts a new sessionId (first message, reset, idle, deleted transcript). */
-  private async chooseSession(
+  /**
+   * How far a message left open by the previous run got, read from the key's current transcript (entries carry
+   * `meta.journalId`): whether the person's message is stored, and the final reply if it was written.
+   * Undefined when the transcript holds nothing of it: the message is then handled afresh.
+   */
+  private async restoredProgress(
     key: string,
-    item: WorkItem,
-    reset: boolean,
-    now: number,
-  ): Promise<{ sessionId: string; notice?: string }> {
+    jid: string,
+  ): Promise<{ sessionId: string; userStored: boolean; reply?: string } | undefined> {
+    const entry = await this.deps.store.get(key);
+    if (!entry || !isValidSessionId(entry.sessionId)) return undefined;
+    const resume = await readTranscriptForResume(this.deps.store.transcriptPath(entry.sessionId));
+    let userStored = false;
+    let reply: string | undefined;
+    for (const e of resume.entries) {
+      if (e.type !== "message") continue;
+      const m = e as MessageEntry;
+      if (m.meta?.journalId !== jid) continue;
+      if (m.message.role === "user") userStored = true;
+      if (m.message.role === "assistant" && !m.message.tool_calls?.length && m.meta?.final) reply = m.message.content ?? "";
+    }
+    if (!userStored) return undefined;
+    return { sessionId: entry.sessionId, userStored, ...(reply !== undefined ? { reply } : {}) };
+  }
+
+  /** Continues the key's session, or starts a new sessionId (first message, reset, idle, deleted transcript). */
+  private async chooseSession(key: string, reset: boolean, now: number): Promise<{ sessionId: string; notice?: string }> {
     const { store, logger, config } = this.deps;
     let entry = await store.get(key);
-    const restoredId = item.restored?.replySessionId ?? item.restored?.storedIn;
-    if (restoredId && entry?.sessionId === restoredId) return { sessionId: restoredId };
     if (entry && !isValidSessionId(entry.sessionId)) {
       logger.error("the sessionId in sessions.json is not a safe file name; starting a new session", {
         sessionKey: key,
@@ -227,11 +235,12 @@ export class SessionRunner {
         senderId: m.senderId,
         ...(m.senderName ? { senderName: m.senderName } : {}),
         messageId: m.messageId,
+        journalId: item.jid,
         ...(m.automated ? { automated: true } : {}),
       },
     };
-    await appendTranscript(transcriptPath, [entry], { header, fsync: true });
-    await this.deps.journal.markStored(item.jid, header.id, this.deps.clock.now());
+    // No fsync: the journal holds the message durably, and a lost line is found missing and written on replay.
+    await appendTranscript(transcriptPath, [entry], { header });
     this.deps.events.emit({
       type: "message",
       sessionKey: header.sessionKey,
@@ -290,7 +299,8 @@ export class SessionRunner {
         messages,
         tools: this.deps.toolsFor(key),
         llm: run.llm,
-        append: (entries) => appendTranscript(run.transcriptPath, entries, { header: run.header }),
+        append: (entries, options) =>
+          appendTranscript(run.transcriptPath, entries, { header: run.header, fsync: options?.final === true }),
         emit: (event) => {
           events.emit(event);
           if (verbose && event.type === "tool-call") {
@@ -311,17 +321,16 @@ export class SessionRunner {
         timeouts: config.inbound.reply.session.timeouts,
         maxOutputTokens: agent.maxOutputTokens,
         cwd,
-        meta: { channel: item.message.channel, chatId: item.message.chatId },
+        meta: { channel: item.message.channel, chatId: item.message.chatId, journalId: item.jid },
         ...(thinking && thinking !== "off" ? { reasoningEffort: thinking } : {}),
       });
     } finally {
       this.running.delete(key);
     }
     events.emit({ type: "turn-end", sessionKey: key, turnId, stopReason: result.stopReason, ts: clock.now() });
-    await this.recordUsage(key, result);
+    await this.recordTurn(key, item, result);
 
     if (result.stopReason === "end") {
-      await this.deps.journal.markReply(item.jid, result.text, run.ids.sessionId, clock.now());
       await this.finishReply(key, item, joined, result.text, run.ids, result);
       return;
     }
@@ -369,23 +378,34 @@ export class SessionRunner {
     }
   }
 
-  private async recordUsage(key: string, result: TurnResult): Promise<void> {
+  /**
+   * One store update per message: the person's message and (when there was one) the agent's reply are real
+   * exchanges (`lastInteractionAt`); usage and the context in use come from the turn.
+   */
+  private async recordTurn(key: string, item: WorkItem, result: TurnResult | undefined): Promise<void> {
     const now = this.deps.clock.now();
+    const m = item.message;
     await this.deps.store.update(key, (entry) => {
       if (!entry) return entry;
       const next: SessionEntry = {
-        ...entry,
-        model: result.model,
-        contextTokens: result.contextTokens,
-        contextEstimated: result.contextEstimated,
-        updatedAt: now,
+        ...touchInteraction(entry, now),
+        origin: {
+          channel: m.channel,
+          chatId: m.chatId,
+          chatType: m.chatType,
+          senderId: m.senderId,
+          ...(m.senderName ? { senderName: m.senderName } : {}),
+        },
       };
+      if (!result) return next;
+      next.model = result.model;
+      next.contextTokens = result.contextTokens;
+      next.contextEstimated = result.contextEstimated;
       if (result.usage) {
         next.inputTokens = (entry.inputTokens ?? 0) + result.usage.promptTokens;
         next.outputTokens = (entry.outputTokens ?? 0) + result.usage.completionTokens;
         next.totalTokens = (entry.totalTokens ?? 0) + result.usage.totalTokens;
       }
-      if (result.stopReason === "end") next.lastInteractionAt = now;
       return next;
     });
   }
@@ -405,8 +425,10 @@ export class SessionRunner {
       return;
     }
     const parts = splitText(text, transport.capabilities.maxTextLength);
+    // A single part needs no record of its own: the journal's `end` follows it.
+    const recordParts = journalParts && parts.length > 1;
     for (const [index, part] of parts.entries()) {
-      if (journalParts && item.restored?.delivered.includes(index)) continue;
+      if (recordParts && item.restored?.delivered.includes(index)) continue;
       await transport.send(
         {
           channel: item.message.channel,
@@ -417,7 +439,7 @@ export class SessionRunner {
         },
         AbortSignal.timeout(SEND_TIMEOUT_MS),
       );
-      if (journalParts) await this.deps.journal.markDelivered(item.jid, index, this.deps.clock.now());
+      if (recordParts) await this.deps.journal.markDelivered(item.jid, index, this.deps.clock.now());
     }
   }
 }

@@ -35,19 +35,28 @@ describe("Journal", () => {
     const open = await first.accept(message("m2", "second"), 11);
     const replied = await first.accept(message("m3"), 12);
     await first.end(done, "replied", 20);
-    await first.markStored(open, "sess-1", 21);
-    await first.markStored(replied, "sess-1", 21);
-    await first.markReply(replied, "the answer", "sess-1", 22);
     await first.markDelivered(replied, 0, 23);
     await first.close();
 
     const second = new Journal({ dir, logger });
     const records = await second.openJournal();
     expect(records.map((r) => r.message.messageId)).toEqual(["m2", "m3"]);
-    expect(records[0]).toMatchObject({ jid: open, storedIn: "sess-1", delivered: [] });
-    expect(records[0]!.reply).toBeUndefined();
-    expect(records[1]).toMatchObject({ jid: replied, reply: "the answer", replySessionId: "sess-1", delivered: [0] });
+    expect(records[0]).toMatchObject({ jid: open, delivered: [], message: { text: "second" } });
+    expect(records[1]).toMatchObject({ jid: replied, delivered: [0] });
     await second.close();
+  });
+
+  it("group-commits records queued together, and each resolves once on disk", async () => {
+    const { logger } = createMemoryLogger();
+    const journal = new Journal({ dir, logger });
+    await journal.openJournal();
+    const jids = await Promise.all(Array.from({ length: 50 }, (_, i) => journal.accept(message(`g${i}`), i)));
+    await Promise.all(jids.map((jid) => journal.end(jid, "replied", 99)));
+    await journal.close();
+    const again = new Journal({ dir, logger });
+    expect(await again.openJournal()).toEqual([]);
+    expect(again.isDuplicate(message("g49"))).toBe(true);
+    await again.close();
   });
 
   it("remembers message ids across restarts for dedupe, bounded", async () => {

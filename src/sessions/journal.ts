@@ -11,9 +11,10 @@ import type { InboundMessage } from "../plugin-api/types.js";
  * Contract:
  * - `accept` is fsync'd before it resolves; only then is the transport told the message was received.
  * - Every accepted record ends as exactly one of `replied`, `failed-told`, `filtered` (with a reason).
- * - A record may carry `stored` (the person's message is in the transcript), `reply` (the final reply text is in
- *   the transcript) and `delivered` (reply part N reached the chat): a restart resumes from the furthest stage and
- *   never calls the model or sends a part twice.
+ * - How far a record got is read from the transcript (its entries carry the record's id in `meta.journalId`) and
+ *   from `delivered` records (reply part N of a split reply reached the chat): a restart resumes from there and
+ *   never stores the message, calls the model or sends a part twice.
+ * - Writes are group-committed: records queued while an fsync runs are written and fsync'd together.
  * - `(channel, messageId)` of the newest `dedupeLimit` messages is remembered, across restarts, for dedupe.
  * The file is rewritten (temp + rename) only to drop finished records, keeping open ones and the dedupe keys.
  */
@@ -22,8 +23,6 @@ export type JournalOutcome = "replied" | "failed-told" | "filtered";
 
 type JournalRecord =
   | { op: "accept"; jid: string; at: number; msg: InboundMessage }
-  | { op: "stored"; jid: string; at: number; sessionId: string }
-  | { op: "reply"; jid: string; at: number; text: string; sessionId: string }
   | { op: "delivered"; jid: string; at: number; part: number }
   | { op: "end"; jid: string; at: number; outcome: JournalOutcome; reason?: string }
   | { op: "seen"; keys: string[] };
@@ -33,11 +32,6 @@ export interface OpenRecord {
   jid: string;
   message: InboundMessage;
   acceptedAt: number;
-  /** Session id whose transcript already holds the person's message. */
-  storedIn?: string;
-  /** The final reply, already in the transcript of `replySessionId`. */
-  reply?: string;
-  replySessionId?: string;
   /** Reply parts already delivered. */
   delivered: number[];
 }
@@ -52,7 +46,8 @@ export class Journal {
   private readonly open = new Map<string, OpenRecord>();
   private readonly seen: string[] = [];
   private readonly seenSet = new Set<string>();
-  private writes: Promise<void> = Promise.resolve();
+  private pending: { line: string; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  private flushing: Promise<void> | undefined;
   private recordsSinceCompact = 0;
 
   constructor(
@@ -97,24 +92,16 @@ export class Journal {
   /** Durably records an accepted message; resolves after fsync. */
   async accept(message: InboundMessage, now: number): Promise<string> {
     const jid = randomUUID();
-    await this.write({ op: "accept", jid, at: now, msg: message }, true);
+    await this.write({ op: "accept", jid, at: now, msg: message });
     return jid;
   }
 
-  async markStored(jid: string, sessionId: string, now: number): Promise<void> {
-    await this.write({ op: "stored", jid, at: now, sessionId }, true);
-  }
-
-  async markReply(jid: string, text: string, sessionId: string, now: number): Promise<void> {
-    await this.write({ op: "reply", jid, at: now, text, sessionId }, true);
-  }
-
   async markDelivered(jid: string, part: number, now: number): Promise<void> {
-    await this.write({ op: "delivered", jid, at: now, part }, true);
+    await this.write({ op: "delivered", jid, at: now, part });
   }
 
   async end(jid: string, outcome: JournalOutcome, now: number, reason?: string): Promise<void> {
-    await this.write({ op: "end", jid, at: now, outcome, ...(reason ? { reason } : {}) }, true);
+    await this.write({ op: "end", jid, at: now, outcome, ...(reason ? { reason } : {}) });
   }
 
   get(jid: string): OpenRecord | undefined {
@@ -126,7 +113,7 @@ export class Journal {
   }
 
   async close(): Promise<void> {
-    await this.writes;
+    await this.flushing;
     await this.handle?.close();
     this.handle = undefined;
   }
@@ -141,19 +128,6 @@ export class Journal {
           acceptedAt: record.at,
           delivered: [],
         });
-        break;
-      }
-      case "stored": {
-        const open = this.open.get(record.jid);
-        if (open) open.storedIn = record.sessionId;
-        break;
-      }
-      case "reply": {
-        const open = this.open.get(record.jid);
-        if (open) {
-          open.reply = record.text;
-          open.replySessionId = record.sessionId;
-        }
         break;
       }
       case "delivered": {
@@ -177,27 +151,39 @@ export class Journal {
     while (this.seen.length > limit) this.seenSet.delete(this.seen.shift()!);
   }
 
-  private write(record: JournalRecord, sync: boolean): Promise<void> {
+  /** Applies the record now; resolves once it is on disk (written and fsync'd with whatever else was queued). */
+  private write(record: JournalRecord): Promise<void> {
     this.apply(record);
     const line = `${JSON.stringify(record)}\n`;
-    const next = this.writes.then(async () => {
-      const handle = this.handle;
-      if (!handle) throw new Error("journal is not open");
-      await handle.write(line);
-      if (sync) await handle.datasync();
-      this.recordsSinceCompact++;
-      if (this.recordsSinceCompact >= (this.options.compactEvery ?? 5_000)) {
-        await handle.close();
-        this.handle = undefined;
-        await this.compact();
-        this.handle = await open(this.path, "a");
+    return new Promise((resolve, reject) => {
+      this.pending.push({ line, resolve, reject });
+      this.flushing ??= this.flush().finally(() => {
+        this.flushing = undefined;
+      });
+    });
+  }
+
+  private async flush(): Promise<void> {
+    while (this.pending.length > 0) {
+      const batch = this.pending.splice(0);
+      try {
+        const handle = this.handle;
+        if (!handle) throw new Error("journal is not open");
+        await handle.write(batch.map((b) => b.line).join(""));
+        await handle.datasync();
+        this.recordsSinceCompact += batch.length;
+        if (this.recordsSinceCompact >= (this.options.compactEvery ?? 5_000)) {
+          this.handle = undefined;
+          await handle.close();
+          await this.compact();
+          this.handle = await open(this.path, "a");
+        }
+        for (const b of batch) b.resolve();
+      } catch (error) {
+        this.options.logger.error("journal write failed", { error: describeError(error) });
+        for (const b of batch) b.reject(error);
       }
-    });
-    // Keep the chain alive after a failure; the caller still sees the error.
-    this.writes = next.catch((error) => {
-      this.options.logger.error("journal write failed", { error: describeError(error) });
-    });
-    return next;
+    }
   }
 
   /** Rewrites the file with only what is still needed: the dedupe keys and the open records. */
@@ -205,21 +191,6 @@ export class Journal {
     const lines: string[] = [JSON.stringify({ op: "seen", keys: this.seen } satisfies JournalRecord)];
     for (const open of this.open.values()) {
       lines.push(JSON.stringify({ op: "accept", jid: open.jid, at: open.acceptedAt, msg: open.message }));
-      if (open.storedIn)
-        lines.push(
-          JSON.stringify({ op: "stored", jid: open.jid, at: open.acceptedAt, sessionId: open.storedIn }),
-        );
-      if (open.reply !== undefined && open.replySessionId) {
-        lines.push(
-          JSON.stringify({
-            op: "reply",
-            jid: open.jid,
-            at: open.acceptedAt,
-            text: open.reply,
-            sessionId: open.replySessionId,
-          }),
-        );
-      }
       for (const part of open.delivered)
         lines.push(JSON.stringify({ op: "delivered", jid: open.jid, at: open.acceptedAt, part }));
     }

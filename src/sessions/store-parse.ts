@@ -31,7 +31,8 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 export function parseStoreText(text: string): ParsedStore {
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    // A byte order mark (some editors add one) is not part of the JSON.
+    value = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     return {
@@ -53,6 +54,15 @@ export function parseStoreText(text: string): ParsedStore {
   return { ok: true, raw: value, map, problems };
 }
 
+/** `obj[key] = value`, also for the key `__proto__` (which a plain assignment would turn into a prototype). */
+export function setOwn<T>(obj: Record<string, T>, key: string, value: T): void {
+  if (key === "__proto__") {
+    Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
+  } else {
+    obj[key] = value;
+  }
+}
+
 /** The entries of a parsed store that the gateway may use (see parseStoreText). */
 export function usableEntries(raw: Record<string, Record<string, unknown>>): {
   map: SessionMap;
@@ -68,19 +78,40 @@ export function usableEntries(raw: Record<string, Record<string, unknown>>): {
       continue;
     }
     if (typeof entry.updatedAt === "number" && Number.isFinite(entry.updatedAt)) {
-      map[key] = entry as SessionEntry;
+      setOwn(map, key, entry as SessionEntry);
     } else {
       problems.push({
         key,
         reason: `updatedAt ${JSON.stringify(entry.updatedAt) ?? "undefined"} is not a number; read as 0`,
       });
-      map[key] = { ...entry, sessionId: entry.sessionId as string, updatedAt: 0 };
+      setOwn(map, key, { ...entry, sessionId: entry.sessionId as string, updatedAt: 0 });
     }
   }
   return { map, problems };
 }
 
-/** The file text the gateway writes: pretty-printed with 2 spaces and a trailing newline. */
-export function serializeStore(raw: Record<string, unknown>): string {
-  return `${JSON.stringify(raw, null, 2)}\n`;
+/**
+ * The file text the gateway writes: exactly `JSON.stringify(raw, null, 2)` plus a trailing newline.
+ * With `chunks`, the text of each entry object is remembered there and reused while the object is the same, so
+ * rewriting a big store after changing one entry stringifies one entry. Only pass a cache for entry objects
+ * that are never changed in place (the store replaces entries, it never edits them).
+ */
+export function serializeStore(raw: Record<string, unknown>, chunks?: WeakMap<object, string>): string {
+  const keys = Object.keys(raw);
+  const parts: string[] = [];
+  for (const key of keys) {
+    const value = raw[key];
+    if (value === undefined || typeof value === "function" || typeof value === "symbol") continue;
+    const cacheable = chunks !== undefined && typeof value === "object" && value !== null;
+    let chunk = cacheable ? chunks.get(value) : undefined;
+    if (chunk === undefined) {
+      // Nested lines move two spaces right, as JSON.stringify does for a value one level down.
+      const json = JSON.stringify(value, null, 2) as string | undefined;
+      if (json === undefined) continue; // as JSON.stringify does with a value that has no JSON form
+      chunk = json.replace(/\n/g, "\n  ");
+      if (cacheable) chunks.set(value, chunk);
+    }
+    parts.push(`  ${JSON.stringify(key)}: ${chunk}`);
+  }
+  return parts.length === 0 ? "{}\n" : `{\n${parts.join(",\n")}\n}\n`;
 }

@@ -18,15 +18,17 @@ export type StoreRead =
   | { exists: false }
   | { exists: true; version: FileVersion; text: string; parsed: ParsedStore };
 
+export type StoreBytes = { exists: false } | { exists: true; version: FileVersion; bytes: Buffer };
+
 function isNotFound(error: unknown): boolean {
   return (error as NodeJS.ErrnoException | undefined)?.code === "ENOENT";
 }
 
 /**
- * Reads and parses the store file. The version is taken from the open descriptor, so it always describes
- * exactly the bytes that were read, even when the file is replaced at the same moment.
+ * Reads the store file's bytes. The version is taken from the open descriptor, so it always describes exactly
+ * the bytes that were read, even when the file is replaced at the same moment.
  */
-export async function readStoreFile(path: string): Promise<StoreRead> {
+export async function readStoreBytes(path: string): Promise<StoreBytes> {
   let handle: Awaited<ReturnType<typeof open>>;
   try {
     handle = await open(path, "r");
@@ -36,12 +38,19 @@ export async function readStoreFile(path: string): Promise<StoreRead> {
   }
   try {
     const stat = await handle.stat({ bigint: true });
-    const text = await handle.readFile("utf8");
-    const version = { ino: stat.ino, mtimeNs: stat.mtimeNs, size: stat.size };
-    return { exists: true, version, text, parsed: parseStoreText(text) };
+    const bytes = await handle.readFile();
+    return { exists: true, version: { ino: stat.ino, mtimeNs: stat.mtimeNs, size: stat.size }, bytes };
   } finally {
     await handle.close();
   }
+}
+
+/** Reads and parses the store file (see readStoreBytes and parseStoreText). */
+export async function readStoreFile(path: string): Promise<StoreRead> {
+  const read = await readStoreBytes(path);
+  if (!read.exists) return read;
+  const text = read.bytes.toString("utf8");
+  return { exists: true, version: read.version, text, parsed: parseStoreText(text) };
 }
 
 /** The version of the file now, or undefined when it does not exist. */

@@ -15,14 +15,14 @@ import type { FileVersion } from "./store-read.js";
  */
 export async function writeFileAtomic(
   path: string,
-  text: string,
+  text: string | Uint8Array,
   beforeRename?: () => void,
 ): Promise<FileVersion> {
   const temp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`);
   const handle = await open(temp, "wx", 0o600);
   let renamed = false;
   try {
-    await handle.writeFile(text, "utf8");
+    await handle.writeFile(text);
     await handle.sync();
     // A rename keeps the inode and the mtime, so this is the version readers will see at `path`.
     const stat = await handle.stat({ bigint: true });

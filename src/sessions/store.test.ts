@@ -79,6 +79,35 @@ describe("SessionStore basics", () => {
     expect(store.parseCount).toBe(2);
   });
 
+  it("does not parse again what it wrote itself, but does parse a file changed since", async () => {
+    const { store } = makeStore();
+    await store.update("A", () => entry("a"));
+    await store.update("B", () => entry("b"));
+    const written = await store.load();
+    expect(store.parseCount).toBe(0);
+    expect(Object.keys(written)).toEqual(["A", "B"]);
+    const text = await readFile(path, "utf8");
+    await writeFile(path, text.replace('"b"', '"b2"'));
+    await store.update("A", (current) => current && { ...current, model: "m" });
+    expect(store.parseCount).toBe(1);
+    expect((await store.get("B"))?.sessionId).toBe("b2");
+  });
+
+  it("hands out copies: changing what update returned or fn received does not change the store", async () => {
+    const { store } = makeStore();
+    const stored = await store.update("A", () => entry("a", { origin: { channel: "t", chatId: "1" } }));
+    (stored?.origin as { chatId: string }).chatId = "changed";
+    await expect(
+      store.update("A", (current) => {
+        (current?.origin as { chatId: string }).chatId = "changed in fn";
+        throw new Error("fn gave up");
+      }),
+    ).rejects.toThrow("fn gave up");
+    await store.update("B", () => entry("b"));
+    expect(JSON.parse(await readFile(path, "utf8")).A.origin).toEqual({ channel: "t", chatId: "1" });
+    expect((await store.get("A"))?.origin?.chatId).toBe("1");
+  });
+
   it("keeps key order and unknown fields, and changes only the one key", async () => {
     const original = {
       zeta: entry("z", { custom: { nested: [1, 2] } }),

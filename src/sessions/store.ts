@@ -5,8 +5,8 @@ import { ClawdisError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import { quoteId, transcriptPathFor, whyInvalid } from "./session-id.js";
 import { type HeldLock, withFileLock } from "./store-lock.js";
-import { serializeStore, usableEntries } from "./store-parse.js";
-import { type FileVersion, readStoreFile, sameVersion, statStoreFile } from "./store-read.js";
+import { parseStoreText, serializeStore, setOwn, usableEntries } from "./store-parse.js";
+import { type FileVersion, readStoreBytes, sameVersion, statStoreFile } from "./store-read.js";
 import { rebuildFromTranscripts } from "./store-rebuild.js";
 import { writeFileAtomic } from "./store-write.js";
 import type { SessionEntry, SessionMap } from "./types.js";
@@ -38,10 +38,15 @@ export class SessionStore {
   private readonly logger: Logger;
   private readonly clock: Clock;
   private parses = 0;
-  /** The file as last read or written, keyed by its version; `map` is derived on first use. */
-  private cache: { version: FileVersion; raw: RawStore; map?: SessionMap } | undefined;
+  /**
+   * The file as last read or written: its version, its exact bytes and their parse. `map` (the usable entries)
+   * is derived on first use. Entry objects in `raw` are never changed in place: an update replaces the entry.
+   */
+  private cache: { version: FileVersion; bytes: Buffer; raw: RawStore; map?: SessionMap } | undefined;
   /** The last content known to be good (parsed or written by us); used when the file turns out bad. */
   private lastGood: RawStore | undefined;
+  /** Serialized text per entry object, so that rewriting 10,000 entries stringifies only the changed one. */
+  private readonly chunks = new WeakMap<object, string>();
   /** Serializes this instance's locked sections, so they do not spend their lock retries on each other. */
   private queue: Promise<unknown> = Promise.resolve();
   private readonly warned = new Set<string>();
@@ -53,23 +58,28 @@ export class SessionStore {
     this.clock = options.clock ?? systemClock;
   }
 
-  /** How many times the file was parsed. A `load` of an unchanged file (same inode, mtime, size) does not parse. */
+  /** How many times the file was parsed. Reading an unchanged file (same version, or same bytes) does not parse. */
   get parseCount(): number {
     return this.parses;
   }
 
   /**
-   * The current map. Treat it as read-only: while the file is unchanged, every call returns the same object.
-   * Missing file: `{}`.
+   * The current map. Read-only: while the file is unchanged every call returns the same object; copy an entry
+   * before changing it, and change the store only through `update`. Missing file: `{}`.
    */
   async load(): Promise<SessionMap> {
     const version = await statStoreFile(this.path);
     if (version === undefined) return this.noteMissing();
     if (this.cache && sameVersion(this.cache.version, version)) return this.mapOf(this.cache);
-    const read = await readStoreFile(this.path);
+    const read = await readStoreBytes(this.path);
     if (!read.exists) return this.noteMissing();
+    if (this.cache?.bytes.equals(read.bytes)) {
+      this.cache.version = read.version;
+      return this.mapOf(this.cache);
+    }
     this.parses++;
-    if (read.parsed.ok) return this.mapOf(this.remember(read.version, read.parsed.raw as RawStore));
+    const parsed = parseStoreText(read.bytes.toString("utf8"));
+    if (parsed.ok) return this.mapOf(this.remember(read.version, read.bytes, parsed.raw as RawStore));
     // Set the bad file aside under the lock, after checking again that it is still bad.
     await this.exclusive((lock) => this.readFresh(lock));
     return this.cache ? this.mapOf(this.cache) : {};
@@ -80,11 +90,11 @@ export class SessionStore {
   }
 
   /**
-   * Changes one key: under the lock, re-reads the file (not the cache), applies `fn` to the current entry of
-   * `key` (undefined when absent or unusable), and writes the file back atomically with every other key as it
-   * was on disk. `fn` returning undefined deletes the key. The stored entry must have a valid `sessionId`
-   * (SESSION_ID_INVALID otherwise, nothing written); `updatedAt` is set to `clock.now()` unless `fn` set it to
-   * a new number. `fn` may run more than once only if the caller calls `update` more than once.
+   * Changes one key: under the lock, re-reads the file (not the cache), applies `fn` to a copy of the current
+   * entry of `key` (undefined when absent or unusable), and writes the file back atomically with every other key
+   * exactly as it is on disk. `fn` returning undefined deletes the key. The stored entry must have a valid
+   * `sessionId` (SESSION_ID_INVALID otherwise, nothing written); `updatedAt` is set to `clock.now()` unless `fn`
+   * set it to a new number. Returns a copy of what was stored.
    */
   async update(
     key: string,
@@ -92,28 +102,31 @@ export class SessionStore {
   ): Promise<SessionEntry | undefined> {
     return this.exclusive(async (lock) => {
       const raw = await this.readFresh(lock);
-      const existing = raw[key];
+      const existing = Object.hasOwn(raw, key) ? raw[key] : undefined;
       const current = existing ? usableEntries({ [key]: existing }).map[key] : undefined;
-      const next = fn(current ? { ...current } : undefined);
+      const next = fn(current ? jsonCopy(current) : undefined);
       if (next === undefined) {
         if (current === undefined) return undefined;
         delete raw[key];
-      } else {
-        const why = whyInvalid(next.sessionId);
-        if (why !== undefined) {
-          throw new ClawdisError(
-            "SESSION_ID_INVALID",
-            `refused to store session ${quoteId(key)}: session id ${quoteId(next.sessionId)} is invalid (${why}); nothing was written to ${this.path}`,
-          );
-        }
-        const stamped =
-          typeof next.updatedAt !== "number" ||
-          !Number.isFinite(next.updatedAt) ||
-          next.updatedAt === current?.updatedAt;
-        raw[key] = { ...next, updatedAt: stamped ? this.clock.now() : next.updatedAt };
+        await this.write(raw, lock);
+        return undefined;
       }
+      const why = whyInvalid(next.sessionId);
+      if (why !== undefined) {
+        throw new ClawdisError(
+          "SESSION_ID_INVALID",
+          `refused to store session ${quoteId(key)}: session id ${quoteId(next.sessionId)} is invalid (${why}); nothing was written to ${this.path}`,
+        );
+      }
+      const keep =
+        typeof next.updatedAt === "number" &&
+        Number.isFinite(next.updatedAt) &&
+        next.updatedAt !== current?.updatedAt;
+      // Stored as its JSON form, shared with no caller: exactly what a re-read of the file would give.
+      const stored: SessionEntry = jsonCopy({ ...next, updatedAt: keep ? next.updatedAt : this.clock.now() });
+      setOwn<Record<string, unknown>>(raw, key, stored);
       await this.write(raw, lock);
-      return raw[key] ? ({ ...raw[key] } as SessionEntry) : undefined;
+      return jsonCopy(stored);
     });
   }
 
@@ -129,8 +142,8 @@ export class SessionStore {
     return {};
   }
 
-  private remember(version: FileVersion, raw: RawStore): { version: FileVersion; raw: RawStore } {
-    this.cache = { version, raw };
+  private remember(version: FileVersion, bytes: Buffer, raw: RawStore): { raw: RawStore; map?: SessionMap } {
+    this.cache = { version, bytes, raw };
     this.lastGood = raw;
     return this.cache;
   }
@@ -144,9 +157,7 @@ export class SessionStore {
       this.warned.add(id);
       this.logger.warn(
         `session store entry ${quoteId(problem.key)} skipped: ${problem.reason}; left in the file as it is`,
-        {
-          path: this.path,
-        },
+        { path: this.path },
       );
     }
     cache.map = map;
@@ -160,21 +171,26 @@ export class SessionStore {
   }
 
   /**
-   * Reads the file under the lock, bypassing the cache. A file that does not parse is set aside and replaced by
-   * the last good copy (or a rebuild from the transcripts) before anything else happens. Returns a copy the
-   * caller may change.
+   * Reads the file under the lock, bypassing the cache (only the parse is skipped when the bytes are exactly
+   * the ones last read or written). A file that does not parse is set aside and replaced by the last good copy
+   * (or a rebuild from the transcripts) before anything else happens. Returns a copy of the top-level object
+   * that the caller may change (entries themselves are replaced, never edited).
    */
   private async readFresh(lock: HeldLock): Promise<RawStore> {
-    const read = await readStoreFile(this.path);
+    const read = await readStoreBytes(this.path);
     if (!read.exists) {
       this.noteMissing();
       return {};
     }
+    if (this.cache?.bytes.equals(read.bytes)) {
+      this.cache.version = read.version;
+      return { ...this.cache.raw };
+    }
     this.parses++;
-    if (read.parsed.ok) {
-      const raw = read.parsed.raw as RawStore;
-      this.remember(read.version, raw);
-      // The cache shares this object: hand out a copy (entries are replaced, never changed in place).
+    const parsed = parseStoreText(read.bytes.toString("utf8"));
+    if (parsed.ok) {
+      const raw = parsed.raw as RawStore;
+      this.remember(read.version, read.bytes, raw);
       return { ...raw };
     }
     const aside = await this.setAside();
@@ -182,14 +198,14 @@ export class SessionStore {
     if (this.lastGood) {
       base = structuredClone(this.lastGood);
       this.logger.warn(
-        `session store did not parse (${read.parsed.reason}); set it aside as ${aside} and carried on with the last good copy (${Object.keys(base).length} sessions)`,
+        `session store did not parse (${parsed.reason}); set it aside as ${aside} and carried on with the last good copy (${Object.keys(base).length} sessions)`,
         { path: this.path },
       );
     } else {
       const rebuilt = await rebuildFromTranscripts(this.dir);
       base = rebuilt.map as RawStore;
       this.logger.warn(
-        `session store did not parse (${read.parsed.reason}); set it aside as ${aside} and rebuilt ${Object.keys(base).length} sessions from ${rebuilt.scanned} transcript headers`,
+        `session store did not parse (${parsed.reason}); set it aside as ${aside} and rebuilt ${Object.keys(base).length} sessions from ${rebuilt.scanned} transcript headers`,
         { path: this.path },
       );
     }
@@ -215,9 +231,15 @@ export class SessionStore {
   }
 
   private async write(raw: RawStore, lock: HeldLock): Promise<void> {
-    const version = await writeFileAtomic(this.path, serializeStore(raw), () => lock.assertHeld());
-    this.remember(version, raw);
+    const bytes = Buffer.from(serializeStore(raw, this.chunks), "utf8");
+    const version = await writeFileAtomic(this.path, bytes, () => lock.assertHeld());
+    this.remember(version, bytes, raw);
   }
+}
+
+/** A deep copy through JSON: what the file holds for this value. */
+function jsonCopy<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -37,10 +37,15 @@ export async function startTestGateway(
     plugins?: PluginDefinition[];
     tools?: ToolDefinition[];
     listen?: boolean;
+    /** Reuse a state dir (a restart); it is then not removed by `close`. */
+    stateDir?: string;
+    fake?: FakeOpenAI;
   } = {},
 ): Promise<TestGateway> {
-  const stateDir = await mkdtemp(join(tmpdir(), "clawdis-gw-"));
-  const fake = await startFakeOpenAI();
+  const ownsState = options.stateDir === undefined;
+  const stateDir = options.stateDir ?? (await mkdtemp(join(tmpdir(), "clawdis-gw-")));
+  const ownsFake = options.fake === undefined;
+  const fake = options.fake ?? (await startFakeOpenAI());
   const clock = new ManualClock(Date.now());
   const { logger, lines } = createMemoryLogger();
   const raw = (options.config ?? {}) as Record<string, unknown>;
@@ -96,8 +101,8 @@ export async function startTestGateway(
     },
     async close() {
       await gateway.stop();
-      await fake.close();
-      await rm(stateDir, { recursive: true, force: true });
+      if (ownsFake) await fake.close();
+      if (ownsState) await rm(stateDir, { recursive: true, force: true });
     },
   };
 }

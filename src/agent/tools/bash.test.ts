@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, readFile, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,17 +7,18 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ToolContext } from "../../plugin-api/types.js";
 import { bashTool, formatSeconds } from "./bash.js";
 
-/** Alive and not a zombie (a killed process whose parent died may stay a zombie when pid 1 does not reap). */
+/**
+ * Still running user code. A killed process counts as gone once it is a zombie (pid 1 here may never reap it)
+ * or once it has released its files on the way out (the kernel closes them before it turns into a zombie, and
+ * the tool returns when the pipes are closed).
+ */
 function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state !== "Z" && state !== "X";
+    if (state === "Z" || state === "X") return false;
+    return readdirSync(`/proc/${pid}/fd`).length > 0;
   } catch {
     return false;
   }

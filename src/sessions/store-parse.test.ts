@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import { parseStoreText, serializeStore } from "./store-parse.js";
+
+describe("serializeStore", () => {
+  const shapes: Record<string, Record<string, unknown>> = {
+    empty: {},
+    simple: { main: { sessionId: "a", updatedAt: 1 } },
+    nested: {
+      main: { sessionId: "a", updatedAt: 1, origin: { channel: "telegram", chatId: "-1" }, list: [1, [2, {}], []] },
+      "group:x": { sessionId: "b", updatedAt: 2, empty: {}, none: null, text: "line\nbreak \"quoted\" é 😀" },
+    },
+    oddKeys: { 'we"ird\nkey': { sessionId: "c", updatedAt: 3 }, "": { sessionId: "d", updatedAt: 4 } },
+    undefinedFields: { main: { sessionId: "a", updatedAt: 1, gone: undefined } },
+  };
+
+  it.each(Object.entries(shapes))("%s: exactly JSON.stringify(raw, null, 2) plus a newline", (_, raw) => {
+    const expected = `${JSON.stringify(raw, null, 2)}\n`;
+    expect(serializeStore(raw)).toBe(expected);
+    const chunks = new WeakMap<object, string>();
+    expect(serializeStore(raw, chunks)).toBe(expected);
+    expect(serializeStore(raw, chunks)).toBe(expected);
+  });
+
+  it("reuses the cached text of unchanged entries and stringifies replaced ones", () => {
+    const chunks = new WeakMap<object, string>();
+    const a = { sessionId: "a", updatedAt: 1 };
+    const raw: Record<string, unknown> = { a, b: { sessionId: "b", updatedAt: 2 } };
+    serializeStore(raw, chunks);
+    expect(chunks.has(a)).toBe(true);
+    raw.b = { sessionId: "b", updatedAt: 3 };
+    expect(serializeStore(raw, chunks)).toBe(`${JSON.stringify(raw, null, 2)}\n`);
+  });
+
+  it("keeps a __proto__ key as data through parse and serialize", () => {
+    const text = '{\n  "__proto__": {\n    "sessionId": "p",\n    "updatedAt": 1\n  }\n}\n';
+    const parsed = parseStoreText(text);
+    expect(parsed.ok).toBe(true);
+    if (!parsed.ok) return;
+    expect(Object.keys(parsed.map)).toEqual(["__proto__"]);
+    expect(Object.getPrototypeOf(parsed.map)).toBe(Object.prototype);
+    expect(serializeStore(parsed.raw)).toBe(text);
+  });
+});
+
+describe("parseStoreText", () => {
+  it("reads a file with a byte order mark", () => {
+    const parsed = parseStoreText('\ufeff{"main": {"sessionId": "a", "updatedAt": 1}}');
+    expect(parsed.ok && parsed.map.main?.sessionId).toBe("a");
+  });
+
+  it.each([
+    ["", /empty/],
+    ["{ oops", /not valid JSON/],
+    ["[]", /found an array/],
+    ["null", /found null/],
+    ['"text"', /found string/],
+    ['{"main": []}', /"main" is an array/],
+    ['{"main": 1}', /"main" is number/],
+  ])("refuses %j", (text, reason) => {
+    const parsed = parseStoreText(text);
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) expect(parsed.reason).toMatch(reason);
+  });
+});

@@ -1,0 +1,109 @@
+/** One server-sent event: its name and its JSON data. */
+export interface StreamEvent {
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * A client of `GET /api/events` (server-sent events). `open` resolves once the response headers arrived, and the
+ * gateway subscribes before it sends them: from then on no event is missed. Every event is kept in `events`.
+ */
+export class EventStream {
+  readonly events: StreamEvent[] = [];
+  private readonly controller = new AbortController();
+  private readonly waiters = new Set<() => void>();
+  private closed = false;
+
+  private constructor() {}
+
+  static async open(baseUrl: string, token: string, session?: string): Promise<EventStream> {
+    const stream = new EventStream();
+    const query = session ? `?session=${encodeURIComponent(session)}` : "";
+    const res = await fetch(`${baseUrl}/api/events${query}`, {
+      headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" },
+      signal: stream.controller.signal,
+    });
+    if (!res.ok || !res.body) throw new Error(`GET /api/events answered ${res.status}`);
+    void stream.read(res.body);
+    return stream;
+  }
+
+  /** Resolves with the first event (already received or later) for which `predicate` holds. */
+  waitFor(predicate: (event: StreamEvent) => boolean, what: string, timeoutMs = 15_000): Promise<StreamEvent> {
+    return new Promise((resolve, reject) => {
+      const check = (): boolean => {
+        const found = this.events.find(predicate);
+        if (found) {
+          done();
+          resolve(found);
+          return true;
+        }
+        if (this.closed) {
+          done();
+          reject(new Error(`the event stream closed before ${what}; events: ${this.describe()}`));
+          return true;
+        }
+        return false;
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`no event ${what} within ${timeoutMs} ms; events: ${this.describe()}`));
+      }, timeoutMs);
+      const waiter = () => {
+        check();
+      };
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.delete(waiter);
+      };
+      if (!check()) this.waiters.add(waiter);
+    });
+  }
+
+  close(): void {
+    this.controller.abort();
+  }
+
+  describe(): string {
+    return JSON.stringify(this.events.map((e) => [e.type, e.data.role ?? e.data.stopReason ?? "", e.data.text ?? ""]));
+  }
+
+  private async read(body: ReadableStream<Uint8Array>): Promise<void> {
+    const decoder = new TextDecoder();
+    let buffer = "";
+    try {
+      for await (const chunk of body) {
+        buffer += decoder.decode(chunk, { stream: true }).replace(/\r\n?/g, "\n");
+        for (let cut = buffer.indexOf("\n\n"); cut >= 0; cut = buffer.indexOf("\n\n")) {
+          this.parse(buffer.slice(0, cut));
+          buffer = buffer.slice(cut + 2);
+        }
+      }
+    } catch {
+      // Closed by us or by the gateway: either way the stream is over.
+    } finally {
+      this.closed = true;
+      this.wake();
+    }
+  }
+
+  private parse(block: string): void {
+    let type = "message";
+    const data: string[] = [];
+    for (const line of block.split("\n")) {
+      if (line.startsWith("event:")) type = line.slice(6).trim();
+      else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+    }
+    if (data.length === 0) return;
+    try {
+      this.events.push({ type, data: JSON.parse(data.join("\n")) as Record<string, unknown> });
+    } catch {
+      this.events.push({ type, data: { raw: data.join("\n") } });
+    }
+    this.wake();
+  }
+
+  private wake(): void {
+    for (const waiter of [...this.waiters]) waiter();
+  }
+}

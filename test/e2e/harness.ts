@@ -1,0 +1,357 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { MessageEntry, SessionMap } from "../../src/sessions/types.js";
+import { type FakeOpenAI, startFakeOpenAI } from "../fakes/openai-server.js";
+import { EventStream } from "./event-stream.js";
+import { OutputLog } from "./output-log.js";
+
+/**
+ * The end-to-end harness: a temp state dir (also HOME, so nothing touches the real home), a `clawdis.json`
+ * pointing the agent at a fake OpenAI-compatible server in the test process, and the REAL `clawdis` binary
+ * (`node bin/clawdis.js …`, which runs the compiled `dist/`) as child processes. Every wait is on an event:
+ * a log line, an HTTP answer, a fake request, a server-sent event, a process exit.
+ */
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+/** The binary under test; `E2E_CLAWDIS_BIN` runs the suite against another build (e.g. an installed package). */
+export const BIN = resolve(process.env.E2E_CLAWDIS_BIN ?? join(REPO_ROOT, "bin", "clawdis.js"));
+export const DIST_MAIN = join(dirname(BIN), "..", "dist", "src", "main.js");
+export const ECHO_PLUGIN = join(REPO_ROOT, "test", "fixtures", "echo-plugin");
+const LISTENING = /listening on (http:\/\/\S+)/;
+/** How long a SIGTERM'd gateway may take before the test calls it a failure (the product's own deadline is 30 s). */
+export const STOP_DEADLINE_MS = 10_000;
+
+export type Json = Record<string, unknown>;
+
+export interface AgentReply {
+  payloads: { text: string }[];
+  meta: {
+    durationMs: number;
+    model: string | null;
+    usage: Json | null;
+    stopReason: string;
+    sessionKey: string;
+    sessionId: string;
+    error?: string;
+  };
+}
+
+export interface OutboxItem {
+  channel: string;
+  chatId: string;
+  text: string;
+  kind: "reply" | "notice";
+  replyToMessageId?: string;
+  messageId: string;
+}
+
+export interface EchoInbound {
+  chatId: string;
+  senderId: string;
+  text: string;
+  messageId?: string;
+  chatType?: "direct" | "group";
+}
+
+export interface HttpAnswer<T = Json> {
+  status: number;
+  body: T;
+}
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** A `clawdis …` child process with its output captured. */
+export class ClawdisProcess {
+  readonly stdout: OutputLog;
+  readonly stderr: OutputLog;
+  readonly exited: Promise<Exit>;
+
+  constructor(
+    readonly child: ChildProcess,
+    readonly label: string,
+  ) {
+    if (!child.stdout || !child.stderr) throw new Error("spawn the child with piped stdout and stderr");
+    this.stdout = new OutputLog(child.stdout, `${label} stdout`);
+    this.stderr = new OutputLog(child.stderr, `${label} stderr`);
+    this.exited = new Promise((resolve) => {
+      child.once("close", (code, signal) => resolve({ code, signal }));
+    });
+  }
+
+  get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Types a line on stdin. */
+  write(line: string): void {
+    this.child.stdin?.write(`${line}\n`);
+  }
+
+  /** Waits for the exit; a process that outlives `timeoutMs` fails the test (and is killed). */
+  async waitForExit(timeoutMs = STOP_DEADLINE_MS): Promise<Exit> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<"late">((resolve) => {
+      timer = setTimeout(() => resolve("late"), timeoutMs);
+    });
+    const result = await Promise.race([this.exited, late]);
+    clearTimeout(timer);
+    if (result === "late") {
+      this.child.kill("SIGKILL");
+      throw new Error(`${this.label} did not exit within ${timeoutMs} ms; stderr:\n${this.stderr.tail()}`);
+    }
+    return result;
+  }
+
+  async kill(): Promise<Exit> {
+    if (this.running) this.child.kill("SIGKILL");
+    return this.exited;
+  }
+}
+
+/** A running `clawdis gateway`: its URL and token, and clients for its HTTP API and the echo transport. */
+export class GatewayProcess extends ClawdisProcess {
+  url = "";
+  token = "";
+
+  /** Waits for the `listening on http://…` log line, then reads the token the gateway created. */
+  async ready(tokenPath: string): Promise<this> {
+    const { match } = await this.stderr.waitFor(LISTENING);
+    this.url = match[1] ?? "";
+    this.token = (await readFile(tokenPath, "utf8")).trim();
+    return this;
+  }
+
+  /** SIGTERM, then the exit (within STOP_DEADLINE_MS). */
+  async stop(): Promise<Exit> {
+    if (this.running) this.child.kill("SIGTERM");
+    return this.waitForExit(STOP_DEADLINE_MS);
+  }
+
+  async call<T = Json>(method: string, path: string, body?: unknown, headers: Json = {}): Promise<HttpAnswer<T>> {
+    const res = await fetch(`${this.url}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${this.token}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+        ...(headers as Record<string, string>),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // Not JSON: the raw text is the body.
+    }
+    return { status: res.status, body: parsed as T };
+  }
+
+  /** `POST /api/agent` (by default as the web chat would send it), answered when the turn is over. */
+  agent(message: string, extra: Json = {}): Promise<HttpAnswer<AgentReply>> {
+    return this.call<AgentReply>("POST", "/api/agent", {
+      message,
+      channel: "webchat",
+      chatId: "webchat-e2e",
+      messageId: randomUUID(),
+      ...extra,
+    });
+  }
+
+  /** `POST /echo/inbound`: a message through the echo transport. `wait`: answered when its turn is over. */
+  echo(message: EchoInbound, options: { wait?: boolean } = {}): Promise<HttpAnswer> {
+    const body = { messageId: randomUUID(), ...message };
+    return this.call("POST", `/echo/inbound${options.wait ? "?wait=1" : ""}`, body);
+  }
+
+  async outbox(): Promise<OutboxItem[]> {
+    const answer = await this.call<OutboxItem[]>("GET", "/echo/outbox");
+    if (answer.status !== 200) throw new Error(`GET /echo/outbox answered ${answer.status}`);
+    return answer.body;
+  }
+
+  /** Subscribes to `/api/events`; resolves once subscribed. */
+  events(session?: string): Promise<EventStream> {
+    return EventStream.open(this.url, this.token, session);
+  }
+}
+
+export interface E2eOptions {
+  /** `plugins.entries["echo-transport"].config.allowFrom` (default `["alice", "bob"]`). */
+  allowFrom?: string[];
+  /** Merged (deeply) over the generated config. */
+  config?: Json;
+}
+
+const live = new Set<E2eState>();
+
+/** One state directory, its config, a fake model server, and every process started on it. */
+export class E2eState {
+  readonly processes: ClawdisProcess[] = [];
+  private constructor(
+    readonly dir: string,
+    readonly fake: FakeOpenAI,
+    readonly port: number,
+  ) {}
+
+  static async create(options: E2eOptions = {}): Promise<E2eState> {
+    if (!existsSync(DIST_MAIN)) {
+      throw new Error(`${DIST_MAIN} is missing: build with \`npx tsc --noCheck\` (test/e2e/global-setup.ts does it)`);
+    }
+    const dir = await mkdtemp(join(tmpdir(), "clawdis-e2e-"));
+    const fake = await startFakeOpenAI();
+    const state = new E2eState(dir, fake, await freePort());
+    live.add(state);
+    await state.writeConfig(state.configFor(options));
+    return state;
+  }
+
+  /** The config the harness writes: a free port, the fake model, the echo plugin from `plugins.load`. */
+  configFor(options: E2eOptions = {}): Json {
+    const base: Json = {
+      gateway: { port: this.port, bind: "127.0.0.1" },
+      inbound: { reply: { agent: { baseUrl: this.fake.url, model: "fake-model" } } },
+      plugins: {
+        load: [ECHO_PLUGIN],
+        entries: { "echo-transport": { config: { allowFrom: options.allowFrom ?? ["alice", "bob"] } } },
+      },
+    };
+    return deepMerge(base, options.config ?? {});
+  }
+
+  get configPath(): string {
+    return join(this.dir, "clawdis.json");
+  }
+
+  get storePath(): string {
+    return join(this.dir, "sessions", "sessions.json");
+  }
+
+  get tokenPath(): string {
+    return join(this.dir, "gateway.token");
+  }
+
+  transcriptPath(sessionId: string): string {
+    return join(this.dir, "sessions", `${sessionId}.jsonl`);
+  }
+
+  async writeConfig(config: Json | string): Promise<void> {
+    const text = typeof config === "string" ? config : `${JSON.stringify(config, null, 2)}\n`;
+    await writeFile(this.configPath, text);
+  }
+
+  /** The environment of every child: this state dir as CLAWDIS_STATE_DIR and HOME, no inherited clawdis/OpenAI settings. */
+  env(): NodeJS.ProcessEnv {
+    const env: NodeJS.ProcessEnv = {};
+    for (const [key, value] of Object.entries(process.env)) {
+      if (/^(CLAWDIS_|OPENAI_)/.test(key) || key === "NODE_OPTIONS" || key.startsWith("VITEST")) continue;
+      env[key] = value;
+    }
+    return { ...env, CLAWDIS_STATE_DIR: this.dir, HOME: this.dir, NO_COLOR: "1" };
+  }
+
+  /** Starts `clawdis <args>` with stdin piped. */
+  spawn(args: string[]): ClawdisProcess {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: this.dir,
+      env: this.env(),
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    const proc = new ClawdisProcess(child, `clawdis ${args.join(" ")}`);
+    this.processes.push(proc);
+    return proc;
+  }
+
+  /** Starts `clawdis gateway` and waits until it listens. */
+  async startGateway(): Promise<GatewayProcess> {
+    const child = spawn(process.execPath, [BIN, "gateway"], { cwd: this.dir, env: this.env(), stdio: ["ignore", "pipe", "pipe"] });
+    const gateway = new GatewayProcess(child, "clawdis gateway");
+    this.processes.push(gateway);
+    return gateway.ready(this.tokenPath);
+  }
+
+  /** Runs `clawdis <args>` to the end (optionally typing `input` on stdin). */
+  async cli(args: string[], input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const proc = this.spawn(args);
+    proc.child.stdin?.end(input ?? "");
+    const exit = await proc.waitForExit();
+    return { code: exit.code, stdout: proc.stdout.text(), stderr: proc.stderr.text() };
+  }
+
+  async readStore(): Promise<SessionMap> {
+    return JSON.parse(await readFile(this.storePath, "utf8")) as SessionMap;
+  }
+
+  async writeStore(map: SessionMap): Promise<void> {
+    await mkdir(dirname(this.storePath), { recursive: true });
+    await writeFile(this.storePath, `${JSON.stringify(map, null, 2)}\n`);
+  }
+
+  /** Every line of a transcript, parsed (a line that does not parse fails the test: the gateway must not write one). */
+  async transcript(sessionId: string): Promise<Json[]> {
+    const text = await readFile(this.transcriptPath(sessionId), "utf8");
+    return text
+      .split("\n")
+      .filter((line) => line.trim().length > 0)
+      .map((line) => JSON.parse(line) as Json);
+  }
+
+  /** The `message` entries of a transcript. */
+  async messages(sessionId: string): Promise<MessageEntry[]> {
+    return (await this.transcript(sessionId)).filter((e) => e.type === "message") as unknown as MessageEntry[];
+  }
+
+  /** Kills whatever still runs, closes the fake, removes the directory. */
+  async cleanup(): Promise<void> {
+    live.delete(this);
+    await Promise.all(this.processes.map((p) => p.kill()));
+    await this.fake.close();
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Cleans up every state created and not cleaned up yet (for afterEach/afterAll). */
+export async function cleanupAll(): Promise<void> {
+  await Promise.all([...live].map((state) => state.cleanup()));
+}
+
+/** A port that was free a moment ago (the config needs a fixed one: `clawdis status` probes `gateway.port`). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function isObject(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+export function deepMerge(base: Json, over: Json): Json {
+  const out: Json = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const current = out[key];
+    out[key] = isObject(current) && isObject(value) ? deepMerge(current, value) : value;
+  }
+  return out;
+}
+
+/** The text of a stored chat message. */
+export function contentOf(entry: MessageEntry): string {
+  const content: unknown = entry.message.content;
+  return typeof content === "string" ? content : JSON.stringify(content);
+}

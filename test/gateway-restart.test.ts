@@ -1,0 +1,92 @@
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ReceiveResult, TurnOutcome } from "../src/plugin-api/types.js";
+import { appendTranscript, makeHeader, newEntryId } from "../src/sessions/transcript.js";
+import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
+import { startTestGateway } from "./helpers/gateway-harness.js";
+
+function done(result: ReceiveResult): Promise<TurnOutcome> {
+  if (result.status !== "accepted") throw new Error(`not accepted: ${result.status}`);
+  return result.done;
+}
+
+describe("gateway: stop and restart lose nothing and answer nothing twice", () => {
+  let stateDir: string;
+  let fake: FakeOpenAI;
+  beforeEach(async () => {
+    stateDir = await mkdtemp(join(tmpdir(), "clawdis-restart-"));
+    fake = await startFakeOpenAI();
+  });
+  afterEach(async () => {
+    await fake.close();
+    await rm(stateDir, { recursive: true, force: true });
+  });
+
+  it("a turn stopped by shutdown tells the person, and is answered once after the next start", async () => {
+    const first = await startTestGateway({ stateDir, fake });
+    fake.enqueue({ hang: "before-headers" });
+    const running = await first.chat.inject({ text: "are you there?", messageId: "keep-me" });
+    await fake.waitForRequest(1);
+    await first.close();
+    const stopped = await done(running);
+    expect(stopped.stopReason).toBe("aborted");
+    expect(first.chat.textsTo("c-alice")).toEqual([
+      "The gateway is stopping; your message will be answered after it restarts.",
+    ]);
+
+    const second = await startTestGateway({ stateDir, fake });
+    await second.chat.waitForSent(1);
+    await second.gateway.stop();
+    expect(second.chat.textsTo("c-alice")).toEqual(["echo: are you there?"]);
+    const users = (await second.transcript()).filter((m) => m.message.role === "user");
+    expect(users.map((m) => m.message.content)).toEqual(["are you there?"]);
+    // The message id is remembered: the chat app re-sending it is a duplicate, not a new turn.
+    expect(await second.chat.inject({ text: "are you there?", messageId: "keep-me" })).toEqual({ status: "duplicate" });
+
+    const third = await startTestGateway({ stateDir, fake });
+    await third.close();
+    expect(third.chat.sent).toEqual([]);
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  it("a reply that reached the transcript before a crash is delivered without calling the model again", async () => {
+    const first = await startTestGateway({ stateDir, fake });
+    fake.enqueue({ hang: "before-headers" });
+    const running = await first.chat.inject({ text: "what is 6x7?" });
+    await fake.waitForRequest(1);
+    await first.close();
+    await done(running);
+    // As if the previous run wrote the answer, then died before sending it.
+    const journal = await readFile(join(stateDir, "journal", "inbound.jsonl"), "utf8");
+    const jid = journal
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { op: string; jid?: string })
+      .find((r) => r.op === "accept")!.jid!;
+    const entry = JSON.parse(await readFile(join(stateDir, "sessions", "sessions.json"), "utf8")).main as {
+      sessionId: string;
+    };
+    await appendTranscript(
+      join(stateDir, "sessions", `${entry.sessionId}.jsonl`),
+      [
+        {
+          type: "message",
+          id: newEntryId(),
+          ts: new Date().toISOString(),
+          message: { role: "assistant", content: "42" },
+          meta: { journalId: jid, final: true },
+        },
+      ],
+      { header: makeHeader(entry.sessionId, "main", new Date()) },
+    );
+
+    const second = await startTestGateway({ stateDir, fake });
+    await second.chat.waitForSent(1);
+    await second.close();
+    expect(second.chat.textsTo("c-alice")).toEqual(["42"]);
+    expect(fake.requests).toHaveLength(1);
+    expect((await second.transcript()).map((m) => m.message.content)).toEqual(["what is 6x7?", "42"]);
+  });
+});
