@@ -298,5 +298,10 @@ async function benchStartup(): Promise<BenchRow[]> {
 }
 
 export async function benchGateway(): Promise<BenchRow[]> {
-  return [...(await benchOverhead()), ...(await benchThroughput()), ...(await benchStartup())];
+  const only = process.env.CLAWDIS_BENCH_ONLY;
+  const rows: BenchRow[] = [];
+  if (!only || only === "overhead") rows.push(...(await benchOverhead()));
+  if (!only || only === "throughput") rows.push(...(await benchThroughput()));
+  if (!only || only === "startup") rows.push(...(await benchStartup()));
+  return rows;
 }

@@ -83,6 +83,7 @@ export class Gateway {
       this.clock,
       logger.child("model"),
       options.llmMaxRetries,
+      options.config.inbound.reply.session.timeouts.sidecarLlmSeconds,
     );
     this.runner = new SessionRunner({
       config: options.config,

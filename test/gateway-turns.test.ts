@@ -137,3 +137,47 @@ describe("gateway: turns with tools", () => {
     expect(t.chat.textsTo("c-alice").at(-1)).toBe("echo: now?");
   });
 });
+
+describe("gateway: the generation watchdog", () => {
+  let t: TestGateway;
+  afterEach(async () => {
+    await t?.close();
+  });
+
+  it("ends a model call that only sends keep-alive chunks after prefillSeconds", async () => {
+    t = await startTestGateway({
+      config: { inbound: { reply: { session: { timeouts: { prefillSeconds: 50, firstTokenSeconds: 100 } } } } },
+    });
+    t.fake.enqueue({ text: "late", hang: "after-first-chunk" });
+    const running = await t.chat.inject({ text: "big prompt" });
+    await t.fake.waitForRequest(1);
+    // Only the role chunk comes: no output before the prefill deadline.
+    t.clock.advance(50_000);
+    const outcome = await done(running);
+    expect(outcome.stopReason).toBe("timeout");
+    expect(outcome.error).toContain("prefill");
+  });
+
+  it("ends a model call that started answering but does not finish within turnLlmSeconds", async () => {
+    t = await startTestGateway({
+      config: { inbound: { reply: { session: { timeouts: { turnLlmSeconds: 20, noProgressSeconds: 1000 } } } } },
+    });
+    t.fake.enqueue({ text: "a long answer that never ends", hang: "after-first-output" });
+    const running = await t.chat.inject({ text: "talk" });
+    await t.fake.waitForRequest(1);
+    const deltas = new Promise<void>((resolve) => {
+      const off = t.gateway.onEvent((event) => {
+        if (event.type === "delta") {
+          off();
+          resolve();
+        }
+      });
+    });
+    await deltas;
+    t.clock.advance(20_000);
+    const outcome = await done(running);
+    expect(outcome.stopReason).toBe("timeout");
+    expect(outcome.error).toContain("generation");
+    expect((await t.transcript()).map((m) => m.message.role)).toEqual(["user"]);
+  });
+});

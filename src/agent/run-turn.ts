@@ -8,9 +8,20 @@ import { estimateTokens } from "./build-context.js";
 import type { LlmClient } from "./llm-client.js";
 import { Watchdog } from "./watchdog.js";
 
+/**
+ * The watchdogs of a turn (config `inbound.reply.session.timeouts`), per model call:
+ * - `firstTokenSeconds`: from the request until the first chunk of any kind (the server is alive);
+ * - `prefillSeconds`: from the request until the first output (text, reasoning or a tool call), even if the
+ *   server sends empty keep-alive chunks while it reads a long prompt;
+ * - `noProgressSeconds`: the longest gap between two chunks;
+ * - `turnLlmSeconds`: from the first output until the answer is complete (generation);
+ * - `toolExecutionSeconds`: each tool call.
+ */
 export interface TurnTimeouts {
+  prefillSeconds: number;
   firstTokenSeconds: number;
   noProgressSeconds: number;
+  turnLlmSeconds: number;
   toolExecutionSeconds: number;
 }
 
@@ -90,6 +101,7 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
     let llm: Awaited<ReturnType<LlmClient["stream"]>>;
     try {
       watchdog.arm("first-token", input.timeouts.firstTokenSeconds);
+      watchdog.arm("prefill", input.timeouts.prefillSeconds);
       llm = await input.llm.stream({
         model: input.model,
         messages,
@@ -97,7 +109,10 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
         maxOutputTokens: input.maxOutputTokens,
         signal: watchdog.signal,
         ...(input.reasoningEffort ? { reasoningEffort: input.reasoningEffort } : {}),
-        onFirstToken: () => watchdog.disarm("first-token"),
+        onFirstToken: () => {
+          watchdog.disarm("prefill");
+          watchdog.arm("generation", input.timeouts.turnLlmSeconds);
+        },
         onProgress: () => {
           watchdog.disarm("first-token");
           watchdog.arm("no-progress", input.timeouts.noProgressSeconds);

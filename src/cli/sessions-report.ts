@@ -35,8 +35,14 @@ export interface SessionsReport {
 }
 
 export function sessionRow(key: string, entry: SessionEntry, now: number): SessionRow {
-  const { sessionId, updatedAt, key: _key, kind: _kind, ageMs: _ageMs, ...rest } = entry;
-  return { key, kind: sessionKind(key), sessionId, updatedAt, ageMs: Math.max(0, now - updatedAt), ...rest };
+  // The first five fields in this order, then every other field of the entry as stored; an entry's own `key`,
+  // `kind` or `ageMs` field is shadowed by ours. (Object.assign is much cheaper than a rest spread on 10k rows.)
+  const row = { key, kind: sessionKind(key), sessionId: entry.sessionId, updatedAt: entry.updatedAt, ageMs: 0 };
+  Object.assign(row, entry);
+  row.key = key;
+  row.kind = sessionKind(key);
+  row.ageMs = Math.max(0, now - entry.updatedAt);
+  return row as SessionRow;
 }
 
 /** Sessions newest first; with `activeMinutes`, only those with now - updatedAt <= activeMinutes. */

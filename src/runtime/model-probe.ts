@@ -6,7 +6,6 @@ import type { Env } from "../core/paths.js";
 
 /** How long a reachability result is shown before `/status` triggers a new check. */
 const STALE_MS = 60_000;
-const CHECK_TIMEOUT_MS = 10_000;
 
 export interface ModelSnapshot {
   configured: boolean;
@@ -34,6 +33,8 @@ export class ModelProbe {
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly maxRetries?: number,
+    /** The sidecar watchdog: how long one check may take. */
+    private readonly checkSeconds = 90,
   ) {
     this.endpoint = resolveEndpoint(agent, env);
   }
@@ -76,7 +77,7 @@ export class ModelProbe {
     const llm = this.client();
     if (!llm) return Promise.resolve();
     this.inFlight ??= (async () => {
-      const result = await llm.listModels(AbortSignal.timeout(CHECK_TIMEOUT_MS));
+      const result = await llm.listModels(AbortSignal.timeout(this.checkSeconds * 1000));
       const model = this.agent.model;
       if (result.ok) {
         const listed = result.models.length === 0 || (model !== undefined && result.models.includes(model));

@@ -1,4 +1,4 @@
-import { quoteId, whyInvalid } from "./session-id.js";
+import { quoteId, SESSION_ID_PATTERN, whyInvalid } from "./session-id.js";
 import type { SessionEntry, SessionMap } from "./types.js";
 
 /** An entry of the file that is not used (kept in the file as it is, never deleted by a read). */
@@ -44,7 +44,8 @@ export function parseStoreText(text: string): ParsedStore {
     const kind = value === null ? "null" : Array.isArray(value) ? "an array" : typeof value;
     return { ok: false, reason: `expected a JSON object of sessionKey -> entry, found ${kind}` };
   }
-  for (const [key, entry] of Object.entries(value)) {
+  for (const key of Object.keys(value)) {
+    const entry = value[key];
     if (!isPlainObject(entry)) {
       const kind = entry === null ? "null" : Array.isArray(entry) ? "an array" : typeof entry;
       return { ok: false, reason: `the value of key ${quoteId(key)} is ${kind}, not an object` };
@@ -63,14 +64,24 @@ export function setOwn<T>(obj: Record<string, T>, key: string, value: T): void {
   }
 }
 
-/** The entries of a parsed store that the gateway may use (see parseStoreText). */
+/**
+ * The entries of a parsed store that the gateway may use (see parseStoreText). When every entry is usable (the
+ * usual case) `map` is `raw` itself, not a copy: 10,000 entries are checked, not copied.
+ */
 export function usableEntries(raw: Record<string, Record<string, unknown>>): {
   map: SessionMap;
   problems: EntryProblem[];
 } {
+  const keys = Object.keys(raw);
+  const usable = (entry: Record<string, unknown>) =>
+    typeof entry.sessionId === "string" &&
+    SESSION_ID_PATTERN.test(entry.sessionId) &&
+    typeof entry.updatedAt === "number" &&
+    Number.isFinite(entry.updatedAt);
+  if (keys.every((key) => usable(raw[key]!))) return { map: raw as SessionMap, problems: [] };
   const map: SessionMap = {};
   const problems: EntryProblem[] = [];
-  for (const key of Object.keys(raw)) {
+  for (const key of keys) {
     const entry = raw[key]!;
     const why = whyInvalid(entry.sessionId);
     if (why !== undefined) {

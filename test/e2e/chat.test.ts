@@ -1,6 +1,13 @@
 import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AgentReply, cleanupAll, contentOf, E2eState, type GatewayProcess, type HttpAnswer } from "./harness.js";
+import {
+  type AgentReply,
+  cleanupAll,
+  contentOf,
+  E2eState,
+  type GatewayProcess,
+  type HttpAnswer,
+} from "./harness.js";
 
 /**
  * The real `clawdis gateway` on one state dir, shared by these tests (they run in order and only ever look at
@@ -43,7 +50,10 @@ describe("e2e: one session across apps, chat commands", () => {
 
     const sessions = await state.cli(["sessions", "--json"]);
     expect(sessions.code, sessions.stderr).toBe(0);
-    const report = JSON.parse(sessions.stdout) as { count: number; sessions: { key: string; sessionId: string }[] };
+    const report = JSON.parse(sessions.stdout) as {
+      count: number;
+      sessions: { key: string; sessionId: string }[];
+    };
     expect(report.count).toBe(1);
     expect(report.sessions.map((s) => s.key)).toEqual(["main"]);
     const sessionId = report.sessions[0]?.sessionId ?? "";
@@ -58,7 +68,9 @@ describe("e2e: one session across apps, chat commands", () => {
     ]);
     // One memory: the model saw the web chat and the terminal when it answered the CLI.
     const last = state.fake.requests.at(-1)?.body.messages.map((m) => m.content);
-    expect(last).toEqual(expect.arrayContaining(["hello from the web chat", "echo: hello from the terminal"]));
+    expect(last).toEqual(
+      expect.arrayContaining(["hello from the web chat", "echo: hello from the terminal"]),
+    );
   });
 
   it("runs a bash tool call and keeps the call, its result and the answer in the transcript", async () => {
@@ -75,8 +87,13 @@ describe("e2e: one session across apps, chat commands", () => {
     const start = messages.findIndex((m) => contentOf(m) === "please run the echo command");
     const turn = messages.slice(start + 1).map((m) => m.message);
     expect(turn).toHaveLength(3);
-    expect(turn[0]).toMatchObject({ role: "assistant", tool_calls: [{ id: "call_e2e_1", function: { name: "bash" } }] });
-    expect(JSON.parse(turn[0]?.tool_calls?.[0]?.function.arguments ?? "{}")).toEqual({ command: "echo e2e-tool-ok" });
+    expect(turn[0]).toMatchObject({
+      role: "assistant",
+      tool_calls: [{ id: "call_e2e_1", function: { name: "bash" } }],
+    });
+    expect(JSON.parse(turn[0]?.tool_calls?.[0]?.function.arguments ?? "{}")).toEqual({
+      command: "echo e2e-tool-ok",
+    });
     expect(turn[1]).toMatchObject({ role: "tool", tool_call_id: "call_e2e_1" });
     expect(turn[1]?.content).toContain("e2e-tool-ok");
     expect(turn[2]).toMatchObject({ role: "assistant", content: "The command printed e2e-tool-ok." });
@@ -172,13 +189,19 @@ describe("e2e: one session across apps, chat commands", () => {
     const main = store.main;
     if (!main) throw new Error("no main session to age");
     const twoHoursAgo = Date.now() - 2 * 60 * 60 * 1000;
-    await state.writeStore({ ...store, main: { ...main, lastInteractionAt: twoHoursAgo, updatedAt: twoHoursAgo } });
+    await state.writeStore({
+      ...store,
+      main: { ...main, lastInteractionAt: twoHoursAgo, updatedAt: twoHoursAgo },
+    });
     return main.sessionId;
   }
 
   it("idle expiry via a transport: after a hand edit, the next message starts a new session, with a note first", async () => {
     const oldId = await ageMain();
-    const answer = await gw.echo({ chatId: "chat-idle", senderId: "alice", text: "good morning" }, { wait: true });
+    const answer = await gw.echo(
+      { chatId: "chat-idle", senderId: "alice", text: "good morning" },
+      { wait: true },
+    );
     expect(answer.status).toBe(200);
     const newId = await mainId();
     expect(newId).not.toBe(oldId);
@@ -199,9 +222,15 @@ describe("e2e: one session across apps, chat commands", () => {
       expect(newId).not.toBe(oldId);
       expect(answer.meta.sessionId).toBe(newId);
       expect(answer.payloads.at(-1)).toEqual({ text: "echo: back again" });
-      // The note either comes as a payload before the reply or as a `notice` event (docs/http-api.md).
+      // The note either comes as a payload before the reply or as a `notice` event before the reply's `message`
+      // event (docs/http-api.md). Events arrive in order on one connection: wait for the reply's, then look back.
       const inPayloads = answer.payloads.slice(0, -1).some((p) => /new session/i.test(p.text));
-      const inEvents = events.events.some((e) => e.type === "notice" && /new session/i.test(String(e.data.text)));
+      const reply = await events.waitFor(
+        (e) => e.type === "message" && e.data.role === "assistant",
+        "the reply",
+      );
+      const before = events.events.slice(0, events.events.indexOf(reply));
+      const inEvents = before.some((e) => e.type === "notice" && /new session/i.test(String(e.data.text)));
       expect(
         inPayloads || inEvents,
         `no new-session note in payloads ${JSON.stringify(answer.payloads)} or events ${events.describe()}`,

@@ -8,7 +8,9 @@ describe("e2e: a bad config stops the start", () => {
   afterEach(cleanupAll);
 
   it("`clawdis gateway` exits 2 and names the key when idleMinutes is not a number", async () => {
-    const state = await E2eState.create({ config: { inbound: { reply: { session: { idleMinutes: "soon" } } } } });
+    const state = await E2eState.create({
+      config: { inbound: { reply: { session: { idleMinutes: "soon" } } } },
+    });
     const written = await readFile(state.configPath, "utf8");
     const run = await state.cli(["gateway"]);
     expect(run.code, run.stderr).toBe(2);

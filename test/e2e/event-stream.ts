@@ -29,7 +29,11 @@ export class EventStream {
   }
 
   /** Resolves with the first event (already received or later) for which `predicate` holds. */
-  waitFor(predicate: (event: StreamEvent) => boolean, what: string, timeoutMs = 15_000): Promise<StreamEvent> {
+  waitFor(
+    predicate: (event: StreamEvent) => boolean,
+    what: string,
+    timeoutMs = 15_000,
+  ): Promise<StreamEvent> {
     return new Promise((resolve, reject) => {
       const check = (): boolean => {
         const found = this.events.find(predicate);
@@ -65,15 +69,20 @@ export class EventStream {
   }
 
   describe(): string {
-    return JSON.stringify(this.events.map((e) => [e.type, e.data.role ?? e.data.stopReason ?? "", e.data.text ?? ""]));
+    return JSON.stringify(
+      this.events.map((e) => [e.type, e.data.role ?? e.data.stopReason ?? "", e.data.text ?? ""]),
+    );
   }
 
   private async read(body: ReadableStream<Uint8Array>): Promise<void> {
     const decoder = new TextDecoder();
     let buffer = "";
+    const reader = body.getReader();
     try {
-      for await (const chunk of body) {
-        buffer += decoder.decode(chunk, { stream: true }).replace(/\r\n?/g, "\n");
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
         for (let cut = buffer.indexOf("\n\n"); cut >= 0; cut = buffer.indexOf("\n\n")) {
           this.parse(buffer.slice(0, cut));
           buffer = buffer.slice(cut + 2);

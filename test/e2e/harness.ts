@@ -136,7 +136,12 @@ export class GatewayProcess extends ClawdisProcess {
     return this.waitForExit(STOP_DEADLINE_MS);
   }
 
-  async call<T = Json>(method: string, path: string, body?: unknown, headers: Json = {}): Promise<HttpAnswer<T>> {
+  async call<T = Json>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Json = {},
+  ): Promise<HttpAnswer<T>> {
     const res = await fetch(`${this.url}${path}`, {
       method,
       headers: {
@@ -205,7 +210,9 @@ export class E2eState {
 
   static async create(options: E2eOptions = {}): Promise<E2eState> {
     if (!existsSync(DIST_MAIN)) {
-      throw new Error(`${DIST_MAIN} is missing: build with \`npx tsc --noCheck\` (test/e2e/global-setup.ts does it)`);
+      throw new Error(
+        `${DIST_MAIN} is missing: build with \`npx tsc --noCheck\` (test/e2e/global-setup.ts does it)`,
+      );
     }
     const dir = await mkdtemp(join(tmpdir(), "clawdis-e2e-"));
     const fake = await startFakeOpenAI();
@@ -273,14 +280,21 @@ export class E2eState {
 
   /** Starts `clawdis gateway` and waits until it listens. */
   async startGateway(): Promise<GatewayProcess> {
-    const child = spawn(process.execPath, [BIN, "gateway"], { cwd: this.dir, env: this.env(), stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [BIN, "gateway"], {
+      cwd: this.dir,
+      env: this.env(),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     const gateway = new GatewayProcess(child, "clawdis gateway");
     this.processes.push(gateway);
     return gateway.ready(this.tokenPath);
   }
 
   /** Runs `clawdis <args>` to the end (optionally typing `input` on stdin). */
-  async cli(args: string[], input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  async cli(
+    args: string[],
+    input?: string,
+  ): Promise<{ code: number | null; stdout: string; stderr: string }> {
     const proc = this.spawn(args);
     proc.child.stdin?.end(input ?? "");
     const exit = await proc.waitForExit();
@@ -307,7 +321,9 @@ export class E2eState {
 
   /** The `message` entries of a transcript. */
   async messages(sessionId: string): Promise<MessageEntry[]> {
-    return (await this.transcript(sessionId)).filter((e) => e.type === "message") as unknown as MessageEntry[];
+    return (await this.transcript(sessionId)).filter(
+      (e) => e.type === "message",
+    ) as unknown as MessageEntry[];
   }
 
   /** Kills whatever still runs, closes the fake, removes the directory. */

@@ -25,7 +25,12 @@ describe("e2e: crash and stop in the middle of a turn", () => {
     const { fake } = state;
     const first = await state.startGateway();
     fake.enqueue({ hang: "before-headers", text: "an answer that dies with the process" });
-    const accepted = await first.echo({ chatId: "chat-crash", senderId: "alice", text: "survive this", messageId: "crash-1" });
+    const accepted = await first.echo({
+      chatId: "chat-crash",
+      senderId: "alice",
+      text: "survive this",
+      messageId: "crash-1",
+    });
     expect(accepted).toEqual({ status: 202, body: { status: "accepted" } });
     await fake.waitForRequest(1);
     expect((await first.kill()).signal).toBe("SIGKILL");
@@ -51,7 +56,12 @@ describe("e2e: crash and stop in the middle of a turn", () => {
       ["assistant", "the answer after the crash"],
     ]);
     // A transport that retries the same message now gets "duplicate", not a second answer.
-    const retry = await second.echo({ chatId: "chat-crash", senderId: "alice", text: "survive this", messageId: "crash-1" });
+    const retry = await second.echo({
+      chatId: "chat-crash",
+      senderId: "alice",
+      text: "survive this",
+      messageId: "crash-1",
+    });
     expect(retry).toEqual({ status: 200, body: { status: "duplicate" } });
 
     // A second restart finds nothing left to do. (soft: a failed graceful stop is reported, the rest still runs)
@@ -71,7 +81,10 @@ describe("e2e: crash and stop in the middle of a turn", () => {
     const first = await state.startGateway();
     fake.enqueue({ hang: "before-headers", text: "never sent" });
     const waiting = first
-      .echo({ chatId: "chat-stop", senderId: "alice", text: "answer me later", messageId: "stop-1" }, { wait: true })
+      .echo(
+        { chatId: "chat-stop", senderId: "alice", text: "answer me later", messageId: "stop-1" },
+        { wait: true },
+      )
       .catch((error: unknown) => error);
     await fake.waitForRequest(1);
 
@@ -93,6 +106,9 @@ describe("e2e: crash and stop in the middle of a turn", () => {
       ["chat-stop", "the answer after the stop", "reply"],
     ]);
     const sessionId = (await state.readStore()).main?.sessionId ?? "";
-    expect((await state.messages(sessionId)).map(contentOf)).toEqual(["answer me later", "the answer after the stop"]);
+    expect((await state.messages(sessionId)).map(contentOf)).toEqual([
+      "answer me later",
+      "the answer after the stop",
+    ]);
   });
 });

@@ -23,25 +23,39 @@ describe("e2e: a transport plugin from plugins.load", () => {
   it("is started and reported ok by GET /api/status and `clawdis status --json`", async () => {
     const status = await gw.call<{ transports: { id: string; state: string }[] }>("GET", "/api/status");
     expect(status.status).toBe(200);
-    expect(status.body.transports).toContainEqual(expect.objectContaining({ id: "echo-transport", state: "ok" }));
+    expect(status.body.transports).toContainEqual(
+      expect.objectContaining({ id: "echo-transport", state: "ok" }),
+    );
 
     const cli = await state.cli(["status", "--json"]);
     expect(cli.code, cli.stderr).toBe(0);
-    const report = JSON.parse(cli.stdout) as { gateway: { running: boolean; transports?: { id: string; state: string }[] } };
+    const report = JSON.parse(cli.stdout) as {
+      gateway: { running: boolean; transports?: { id: string; state: string }[] };
+    };
     expect(report.gateway.running).toBe(true);
-    expect(report.gateway.transports).toContainEqual(expect.objectContaining({ id: "echo-transport", state: "ok" }));
+    expect(report.gateway.transports).toContainEqual(
+      expect.objectContaining({ id: "echo-transport", state: "ok" }),
+    );
   });
 
   it("sends each reply to the chat its message came from; both chats are in main", async () => {
-    const a = await gw.echo({ chatId: "chat-A", senderId: "alice", text: "hi from alice", messageId: "a-1" }, { wait: true });
-    const b = await gw.echo({ chatId: "chat-B", senderId: "bob", text: "hi from bob", messageId: "b-1" }, { wait: true });
+    const a = await gw.echo(
+      { chatId: "chat-A", senderId: "alice", text: "hi from alice", messageId: "a-1" },
+      { wait: true },
+    );
+    const b = await gw.echo(
+      { chatId: "chat-B", senderId: "bob", text: "hi from bob", messageId: "b-1" },
+      { wait: true },
+    );
     expect(a.status).toBe(200);
     expect(b.status).toBe(200);
     expect(a.body.outcome).toMatchObject({ sessionKey: "main", stopReason: "end" });
     expect(b.body.outcome).toMatchObject({ sessionKey: "main", stopReason: "end" });
 
     const outbox = await gw.outbox();
-    expect(outbox.map((o) => ({ chatId: o.chatId, text: o.text, kind: o.kind, replyTo: o.replyToMessageId }))).toEqual([
+    expect(
+      outbox.map((o) => ({ chatId: o.chatId, text: o.text, kind: o.kind, replyTo: o.replyToMessageId })),
+    ).toEqual([
       { chatId: "chat-A", text: "echo: hi from alice", kind: "reply", replyTo: "a-1" },
       { chatId: "chat-B", text: "echo: hi from bob", kind: "reply", replyTo: "b-1" },
     ]);
@@ -65,7 +79,10 @@ describe("e2e: a transport plugin from plugins.load", () => {
     const sessionId = (await state.readStore()).main?.sessionId ?? "";
     const transcript = await readOrNull(state.transcriptPath(sessionId));
 
-    const answer = await gw.echo({ chatId: "chat-M", senderId: "mallory", text: "let me in", messageId: "m-1" }, { wait: true });
+    const answer = await gw.echo(
+      { chatId: "chat-M", senderId: "mallory", text: "let me in", messageId: "m-1" },
+      { wait: true },
+    );
     expect(answer.status).toBe(403);
     expect(answer.body.status).toBe("denied");
     expect(String(answer.body.reason)).toContain("allowFrom");

@@ -18,7 +18,8 @@ describe("e2e: the web chat page in Chromium", () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM} (apt install chromium, or set E2E_CHROMIUM)`);
+    if (!existsSync(CHROMIUM))
+      throw new Error(`no Chromium at ${CHROMIUM} (apt install chromium, or set E2E_CHROMIUM)`);
     state = await E2eState.create();
     gw = await state.startGateway();
     browser = await chromium.launch({
@@ -61,7 +62,9 @@ describe("e2e: the web chat page in Chromium", () => {
     await state.fake.waitForRequest(1);
     // The turn runs (the model has not answered yet): the busy indicator says so.
     await page.waitForSelector('#busy[data-turn="true"]', { state: "visible" });
-    await expect(page.locator('[data-role="user"] .text').allTextContents()).resolves.toEqual(["Hello from Chromium"]);
+    await expect(page.locator('[data-role="user"] .text').allTextContents()).resolves.toEqual([
+      "Hello from Chromium",
+    ]);
 
     state.fake.release();
     const final = page.locator('[data-role="assistant"][data-final="true"] .text');
@@ -76,7 +79,9 @@ describe("e2e: the web chat page in Chromium", () => {
 
     await page.reload();
     await page.waitForSelector('body[data-state="ready"]');
-    await expect(page.locator('[data-role="user"] .text').allTextContents()).resolves.toEqual(["Hello from Chromium"]);
+    await expect(page.locator('[data-role="user"] .text').allTextContents()).resolves.toEqual([
+      "Hello from Chromium",
+    ]);
     await expect(page.locator('[data-role="assistant"] .text').allTextContents()).resolves.toEqual([REPLY]);
     await expect(page.locator("#busy").isHidden()).resolves.toBe(true);
     await page.screenshot({ path: SCREENSHOT });

@@ -38,7 +38,7 @@ export interface FakeReply {
   /** Wait this long before sending the response headers. */
   delayMs?: number;
   /** Never finish until the client goes away or `fake.release()` is called (which lets it finish normally). */
-  hang?: "before-headers" | "after-first-chunk";
+  hang?: "before-headers" | "after-first-chunk" | "after-first-output";
   /** Destroy the connection after the first chunk (a server that died mid-answer). */
   destroy?: "after-first-chunk";
   /** Answer with this HTTP status and an OpenAI-style error body instead of a completion. */
@@ -277,6 +277,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     });
     const chunks = streamChunks(body, reply);
     let first = true;
+    let hungOnOutput = false;
     for (const chunk of chunks) {
       if (isGone(res)) return;
       // Wait until each chunk is handed to the socket, so the client sees deltas as separate reads.
@@ -288,6 +289,10 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
           return;
         }
         if (reply.hang === "after-first-chunk" && (await waitHang(res)) === "gone") return;
+      } else if (reply.hang === "after-first-output" && !hungOnOutput) {
+        // The first chunk that carries output (the first one only names the role).
+        hungOnOutput = true;
+        if ((await waitHang(res)) === "gone") return;
       }
     }
     if (!isGone(res)) res.end("data: [DONE]\n\n");
