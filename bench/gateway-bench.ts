@@ -11,13 +11,19 @@ import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
 import { systemClock } from "../src/core/clock.js";
 import { configSchema } from "../src/core/config-schema.js";
 import { silentLogger } from "../src/core/logger.js";
 import { Gateway } from "../src/gateway.js";
-import { definePlugin, type InboundMessage, PLUGIN_API_VERSION, type PluginContext, type TurnOutcome } from "../src/plugin-api/index.js";
+import {
+  definePlugin,
+  type InboundMessage,
+  PLUGIN_API_VERSION,
+  type PluginContext,
+  type TurnOutcome,
+} from "../src/plugin-api/index.js";
 import { startFakeOpenAI } from "../test/fakes/openai-server.js";
 import { type BenchRow, median, percentile } from "./bench-row.js";
 
@@ -53,7 +59,12 @@ async function seedStore(path: string, count: number): Promise<void> {
   const map: Record<string, unknown> = {};
   const now = Date.now();
   for (let i = 0; i < count; i++) {
-    map[`group:seed-${i}`] = { sessionId: `seed-${i}`, updatedAt: now - i * 1000, model: "fake-model", contextTokens: 1234 };
+    map[`group:seed-${i}`] = {
+      sessionId: `seed-${i}`,
+      updatedAt: now - i * 1000,
+      model: "fake-model",
+      contextTokens: 1234,
+    };
   }
   await mkdir(dirname(path), { recursive: true });
   await writeFile(path, `${JSON.stringify(map, null, 2)}\n`);
@@ -127,7 +138,11 @@ async function benchOverhead(): Promise<BenchRow[]> {
       const res = await fetch(`${fake.url}/chat/completions`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ model: "fake-model", stream: true, messages: [{ role: "user", content: "hi" }] }),
+        body: JSON.stringify({
+          model: "fake-model",
+          stream: true,
+          messages: [{ role: "user", content: "hi" }],
+        }),
       });
       await res.text();
       if (i >= 20) own.push(performance.now() - start);
@@ -170,7 +185,11 @@ async function benchThroughput(): Promise<BenchRow[]> {
         const res = await fetch(`${fake.url}/chat/completions`, {
           method: "POST",
           headers: { "content-type": "application/json" },
-          body: JSON.stringify({ model: "fake-model", stream: true, messages: [{ role: "user", content: "hi" }] }),
+          body: JSON.stringify({
+            model: "fake-model",
+            stream: true,
+            messages: [{ role: "user", content: "hi" }],
+          }),
         });
         await res.text();
       }
@@ -257,7 +276,9 @@ async function benchStartup(): Promise<BenchRow[]> {
         const start = performance.now();
         await new Promise<void>((resolve, reject) => {
           const child = spawn(process.execPath, args, { env, stdio: "ignore" });
-          child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`${args.join(" ")} exited ${code}`))));
+          child.on("exit", (code) =>
+            code === 0 ? resolve() : reject(new Error(`${args.join(" ")} exited ${code}`)),
+          );
         });
         times.push(performance.now() - start);
       }
@@ -283,7 +304,13 @@ async function benchStartup(): Promise<BenchRow[]> {
         unit: "MB",
         note: "OpenClaw: ~940 MB",
       },
-      { name: "clawdis --version (cold)", ours: version, baselineName: "node -e 0", baseline: nodeBaseline, unit: "ms" },
+      {
+        name: "clawdis --version (cold)",
+        ours: version,
+        baselineName: "node -e 0",
+        baseline: nodeBaseline,
+        unit: "ms",
+      },
       {
         name: "clawdis sessions --json, empty store (cold)",
         ours: sessions,

@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import { access, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { selectTools } from "./agent/tools/index.js";
-import type { ClawdisConfig } from "./core/config-schema.js";
 import { type Clock, systemClock } from "./core/clock.js";
+import type { ClawdisConfig } from "./core/config-schema.js";
 import { describeError } from "./core/errors.js";
 import type { Logger } from "./core/logger.js";
 import { type Env, stateDir as stateDirOf } from "./core/paths.js";
@@ -74,8 +74,15 @@ export class Gateway {
     this.clock = options.clock ?? systemClock;
     this.startedAt = this.clock.now();
     const logger = options.logger;
-    this.store = new SessionStore({ path: options.storePath, logger: logger.child("store"), clock: this.clock });
-    this.journal = new Journal({ dir: join(stateDirOf(options.env), "journal"), logger: logger.child("journal") });
+    this.store = new SessionStore({
+      path: options.storePath,
+      logger: logger.child("store"),
+      clock: this.clock,
+    });
+    this.journal = new Journal({
+      dir: join(stateDirOf(options.env), "journal"),
+      logger: logger.child("journal"),
+    });
     this.http = new HttpServer({ token: options.token, logger: logger.child("http") });
     this.modelProbe = new ModelProbe(
       options.config.inbound.reply.agent,
@@ -116,8 +123,9 @@ export class Gateway {
     return this.options.config;
   }
 
+  /** The session every direct chat lands in: `mainKey`, or `global` under `scope: "global"`. */
   get mainKey(): string {
-    return this.options.config.inbound.reply.session.mainKey;
+    return sessionKeyFor({ chatType: "direct", chatId: "" }, this.options.config.inbound.reply.session);
   }
 
   /** Opens the journal, starts plugins and the HTTP server, then finishes what the last run left open. */
@@ -131,7 +139,8 @@ export class Gateway {
       this.address = { port: address.port, host: bind };
     }
     this.modelProbe.refresh();
-    if (open.length > 0) this.options.logger.info("finishing messages accepted before the last stop", { count: open.length });
+    if (open.length > 0)
+      this.options.logger.info("finishing messages accepted before the last stop", { count: open.length });
     for (const record of open) {
       const item: WorkItem = {
         jid: record.jid,
@@ -292,7 +301,9 @@ export class Gateway {
       entry,
       storePath: this.store.path,
       contextWindow: this.options.config.inbound.reply.agent.contextTokens,
-      transports: this.host.states().map((s) => ({ id: s.id, state: s.state, ...(s.detail ? { detail: s.detail } : {}) })),
+      transports: this.host
+        .states()
+        .map((s) => ({ id: s.id, state: s.state, ...(s.detail ? { detail: s.detail } : {}) })),
       model: probe,
       busy: this.queue.isBusy(key),
       waiting: this.queue.waiting(key),
@@ -312,7 +323,11 @@ export class Gateway {
   }
 
   /** The context of one plugin instance; its routes and listeners are removed when `retired` aborts. */
-  private pluginContext(definition: PluginDefinition, config: unknown, retired: AbortSignal): BasePluginContext {
+  private pluginContext(
+    definition: PluginDefinition,
+    config: unknown,
+    retired: AbortSignal,
+  ): BasePluginContext {
     const logger = this.options.logger.child(definition.id);
     const cleanups: (() => void)[] = [];
     retired.addEventListener("abort", () => {

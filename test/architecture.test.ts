@@ -24,7 +24,9 @@ function sourceFiles(dir: string): string[] {
 function importsOf(file: string): string[] {
   const text = readFileSync(file, "utf8");
   const specs: string[] = [];
-  for (const match of text.matchAll(/(?:import|export)\s[^'"]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g)) {
+  for (const match of text.matchAll(
+    /(?:import|export)\s[^'"]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g,
+  )) {
     specs.push((match[1] ?? match[2])!);
   }
   return specs;

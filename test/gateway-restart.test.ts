@@ -43,7 +43,9 @@ describe("gateway: stop and restart lose nothing and answer nothing twice", () =
     const users = (await second.transcript()).filter((m) => m.message.role === "user");
     expect(users.map((m) => m.message.content)).toEqual(["are you there?"]);
     // The message id is remembered: the chat app re-sending it is a duplicate, not a new turn.
-    expect(await second.chat.inject({ text: "are you there?", messageId: "keep-me" })).toEqual({ status: "duplicate" });
+    expect(await second.chat.inject({ text: "are you there?", messageId: "keep-me" })).toEqual({
+      status: "duplicate",
+    });
 
     const third = await startTestGateway({ stateDir, fake });
     await third.close();

@@ -67,7 +67,10 @@ describe("gateway: turns with tools", () => {
   });
 
   it("offers no tools in group sessions unless configured", async () => {
-    t = await startTestGateway({ tools: builtinTools(), config: { inbound: { groupChat: { requireMention: false } } } });
+    t = await startTestGateway({
+      tools: builtinTools(),
+      config: { inbound: { groupChat: { requireMention: false } } },
+    });
     await done(await t.chat.inject({ text: "hi group", chatType: "group", chatId: "g" }));
     expect(t.fake.requests[0]!.body.tools).toBeUndefined();
   });
@@ -131,7 +134,9 @@ describe("gateway: turns with tools", () => {
     t.clock.advance(30_000);
     const outcome = await done(running);
     expect(outcome.stopReason).toBe("timeout");
-    expect(t.chat.textsTo("c-alice")[0]).toMatch(/^⚠️ The model did not answer in time .*first-token.*ready for your next message\.$/);
+    expect(t.chat.textsTo("c-alice")[0]).toMatch(
+      /^⚠️ The model did not answer in time .*first-token.*ready for your next message\.$/,
+    );
     await t.fake.waitForAbort(1);
     await done(await t.chat.inject({ text: "now?" }));
     expect(t.chat.textsTo("c-alice").at(-1)).toBe("echo: now?");
@@ -146,7 +151,9 @@ describe("gateway: the generation watchdog", () => {
 
   it("ends a model call that only sends keep-alive chunks after prefillSeconds", async () => {
     t = await startTestGateway({
-      config: { inbound: { reply: { session: { timeouts: { prefillSeconds: 50, firstTokenSeconds: 100 } } } } },
+      config: {
+        inbound: { reply: { session: { timeouts: { prefillSeconds: 50, firstTokenSeconds: 100 } } } },
+      },
     });
     t.fake.enqueue({ text: "late", hang: "after-first-chunk" });
     const running = await t.chat.inject({ text: "big prompt" });
@@ -160,7 +167,9 @@ describe("gateway: the generation watchdog", () => {
 
   it("ends a model call that started answering but does not finish within turnLlmSeconds", async () => {
     t = await startTestGateway({
-      config: { inbound: { reply: { session: { timeouts: { turnLlmSeconds: 20, noProgressSeconds: 1000 } } } } },
+      config: {
+        inbound: { reply: { session: { timeouts: { turnLlmSeconds: 20, noProgressSeconds: 1000 } } } },
+      },
     });
     t.fake.enqueue({ text: "a long answer that never ends", hang: "after-first-output" });
     const running = await t.chat.inject({ text: "talk" });

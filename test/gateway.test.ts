@@ -15,9 +15,16 @@ describe("gateway: sessions at work", () => {
 
   it("answers a direct message in the chat it came from and records it all", async () => {
     t = await startTestGateway();
-    t.fake.enqueue({ text: "Hello Alice!", usage: { prompt_tokens: 120, completion_tokens: 5, total_tokens: 125 } });
+    t.fake.enqueue({
+      text: "Hello Alice!",
+      usage: { prompt_tokens: 120, completion_tokens: 5, total_tokens: 125 },
+    });
     const outcome = await done(await t.chat.inject({ text: "hi there" }));
-    expect(outcome).toMatchObject({ stopReason: "end", sessionKey: "main", payloads: [{ text: "Hello Alice!" }] });
+    expect(outcome).toMatchObject({
+      stopReason: "end",
+      sessionKey: "main",
+      payloads: [{ text: "Hello Alice!" }],
+    });
     expect(t.chat.sent).toEqual([
       expect.objectContaining({ channel: "chat", chatId: "c-alice", text: "Hello Alice!", kind: "reply" }),
     ]);
@@ -26,7 +33,12 @@ describe("gateway: sessions at work", () => {
       ["user", "hi there"],
       ["assistant", "Hello Alice!"],
     ]);
-    expect(messages[0]!.meta).toMatchObject({ channel: "chat", chatId: "c-alice", senderId: "alice", messageId: "m1" });
+    expect(messages[0]!.meta).toMatchObject({
+      channel: "chat",
+      chatId: "c-alice",
+      senderId: "alice",
+      messageId: "m1",
+    });
     const entry = await t.gateway.store.get("main");
     expect(entry).toMatchObject({
       model: "fake-model",
@@ -44,7 +56,9 @@ describe("gateway: sessions at work", () => {
     t = await startTestGateway({ config: { inbound: { groupChat: { requireMention: false } } } });
     await done(await t.chat.inject({ text: "from alice" }));
     await done(await t.chat.inject({ text: "from bob", senderId: "bob", chatId: "c-bob" }));
-    await done(await t.chat.inject({ text: "in the group", chatType: "group", chatId: "-1001234", senderId: "bob" }));
+    await done(
+      await t.chat.inject({ text: "in the group", chatType: "group", chatId: "-1001234", senderId: "bob" }),
+    );
     expect(t.chat.textsTo("c-alice")).toEqual(["echo: from alice"]);
     expect(t.chat.textsTo("c-bob")).toEqual(["echo: from bob"]);
     expect(t.chat.textsTo("-1001234")).toEqual(["echo: in the group"]);
@@ -62,7 +76,9 @@ describe("gateway: sessions at work", () => {
 
   it("answers group messages only when mentioned (by flag or pattern)", async () => {
     t = await startTestGateway({ config: { inbound: { groupChat: { mentionPatterns: ["@clawd"] } } } });
-    const ignored = await done(await t.chat.inject({ text: "just chatting", chatType: "group", chatId: "g1" }));
+    const ignored = await done(
+      await t.chat.inject({ text: "just chatting", chatType: "group", chatId: "g1" }),
+    );
     expect(ignored.stopReason).toBe("filtered");
     await done(await t.chat.inject({ text: "hey @clawd", chatType: "group", chatId: "g1" }));
     await done(await t.chat.inject({ text: "you there?", chatType: "group", chatId: "g1", mentioned: true }));
@@ -98,7 +114,10 @@ describe("gateway: sessions at work", () => {
     await done(await t.chat.inject({ text: "/new  Keep This  Text" }));
     const third = (await t.gateway.store.get("main"))!.sessionId;
     expect(third).not.toBe(second);
-    expect((await t.transcript()).map((m) => m.message.content)).toEqual([" Keep This  Text", "echo:  Keep This  Text"]);
+    expect((await t.transcript()).map((m) => m.message.content)).toEqual([
+      " Keep This  Text",
+      "echo:  Keep This  Text",
+    ]);
     // The request held only the new session's message: nothing of the first session leaked in.
     const lastRequest = t.fake.requests.at(-1)!.body.messages.filter((m) => m.role !== "system");
     expect(lastRequest.map((m) => m.content)).toEqual([" Keep This  Text"]);

@@ -13,7 +13,13 @@ describe("buildContext", () => {
     ];
     const messages = buildContext({
       systemPrompt: "be brief",
-      compaction: { type: "compaction", id: "c", ts, notes: "they like tea", kept: [{ role: "user", content: "kept" }] },
+      compaction: {
+        type: "compaction",
+        id: "c",
+        ts,
+        notes: "they like tea",
+        kept: [{ role: "user", content: "kept" }],
+      },
       entries,
     });
     expect(messages.map((m) => `${m.role}:${m.content}`)).toEqual([

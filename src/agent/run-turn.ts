@@ -160,9 +160,12 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
     if (llm.toolCalls.length === 0) {
       const assistant: StoredChatMessage = { role: "assistant", content: llm.text };
       const finalMeta: MessageMeta = { ...meta, final: true };
-      await input.append([{ type: "message", id: newEntryId(), ts: ts(), message: assistant, meta: finalMeta }], {
-        final: true,
-      });
+      await input.append(
+        [{ type: "message", id: newEntryId(), ts: ts(), message: assistant, meta: finalMeta }],
+        {
+          final: true,
+        },
+      );
       return result("end", llm.text, round);
     }
 

@@ -8,7 +8,15 @@ import { type CliIO, EXIT } from "./io.js";
 
 interface AgentReply {
   payloads: { text: string }[];
-  meta: { durationMs: number; model: string | null; usage: unknown; stopReason: string; sessionKey?: string; sessionId?: string; error?: string };
+  meta: {
+    durationMs: number;
+    model: string | null;
+    usage: unknown;
+    stopReason: string;
+    sessionKey?: string;
+    sessionId?: string;
+    error?: string;
+  };
 }
 
 /**
@@ -38,7 +46,11 @@ export async function runAgent(
       }),
     });
     const body = (await res.json()) as AgentReply & { message?: string };
-    if (!res.ok) throw new ClawdisError("GATEWAY_UNREACHABLE", `the gateway answered ${res.status}: ${body.message ?? "error"}`);
+    if (!res.ok)
+      throw new ClawdisError(
+        "GATEWAY_UNREACHABLE",
+        `the gateway answered ${res.status}: ${body.message ?? "error"}`,
+      );
     reply = body;
   } else {
     reply = await runInProcess(opts.message, opts.session, io, deps);
@@ -49,7 +61,12 @@ export async function runAgent(
   return ok ? EXIT.ok : EXIT.failed;
 }
 
-async function runInProcess(message: string, session: string | undefined, io: CliIO, deps: GatewayDeps): Promise<AgentReply> {
+async function runInProcess(
+  message: string,
+  session: string | undefined,
+  io: CliIO,
+  deps: GatewayDeps,
+): Promise<AgentReply> {
   const { createGateway } = await import("./gateway.js");
   const { outcomeBody } = await import("../http/api.js");
   const gateway = await createGateway(io, deps, { listen: false });

@@ -26,7 +26,7 @@ export async function runChat(io: CliIO, terminalChat: TerminalChat): Promise<nu
     token: connection.token,
     input: process.stdin,
     output: process.stdout,
-    isTTY: Boolean(process.stdout.isTTY),
+    isTTY: Boolean(process.stdin.isTTY && process.stdout.isTTY),
     chatId: `terminal:${randomUUID()}`,
   });
 }

@@ -24,7 +24,11 @@ export interface GatewayConnection {
  * Finds the running gateway: the address file if its process is alive, else the configured bind:port; then
  * checks that it answers `GET /api/status` with the token. Undefined when no gateway answers.
  */
-export async function findGateway(config: ClawdisConfig, env: Env, timeoutMs = 1000): Promise<GatewayConnection | undefined> {
+export async function findGateway(
+  config: ClawdisConfig,
+  env: Env,
+  timeoutMs = 1000,
+): Promise<GatewayConnection | undefined> {
   const token = await readToken(gatewayTokenPath(env));
   if (!token) return undefined;
   const candidates: string[] = [];
@@ -34,7 +38,8 @@ export async function findGateway(config: ClawdisConfig, env: Env, timeoutMs = 1
   } catch {
     // No address file: fall back to the configured address.
   }
-  const host = config.gateway.bind === "0.0.0.0" || config.gateway.bind === "::" ? "127.0.0.1" : config.gateway.bind;
+  const host =
+    config.gateway.bind === "0.0.0.0" || config.gateway.bind === "::" ? "127.0.0.1" : config.gateway.bind;
   const configured = `http://${host.includes(":") ? `[${host}]` : host}:${config.gateway.port}`;
   if (!candidates.includes(configured)) candidates.push(configured);
   for (const url of candidates) {

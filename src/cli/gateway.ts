@@ -23,18 +23,25 @@ export interface GatewayDeps {
 }
 
 /** Builds (not starts) a gateway from the config in `io.env`: plugins loaded, store migrated, token ready. */
-export async function createGateway(io: CliIO, deps: GatewayDeps, options: { listen: boolean }): Promise<Gateway> {
+export async function createGateway(
+  io: CliIO,
+  deps: GatewayDeps,
+  options: { listen: boolean },
+): Promise<Gateway> {
   const loaded = loadConfig(io.env);
   const { config } = loaded;
   const logger = createLogger({ level: config.logging.level });
   await migrateLegacyStore(io.env, logger, loaded.storePath);
   if (config.inbound.allowFrom.includes("*")) {
-    logger.warn('inbound.allowFrom contains "*": anyone who can message this WhatsApp account can talk to the agent');
+    logger.warn(
+      'inbound.allowFrom contains "*": anyone who can message this WhatsApp account can talk to the agent',
+    );
   }
   const token = await readOrCreateToken(gatewayTokenPath(io.env));
   const plugins = options.listen ? [...(await deps.builtinPlugins())] : [];
   if (options.listen) {
-    for (const spec of config.plugins.load) plugins.push(await loadPluginModule(spec, dirname(loaded.path), io.env));
+    for (const spec of config.plugins.load)
+      plugins.push(await loadPluginModule(spec, dirname(loaded.path), io.env));
   }
   return new Gateway({
     config,
@@ -63,20 +70,30 @@ export async function runGateway(io: CliIO, deps: GatewayDeps): Promise<number> 
     await gateway.stop().catch(() => {});
     if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
       const { bind, port } = gateway.config.gateway;
-      throw new ClawdisError("IO", `${bind}:${port} is already in use: is another gateway running? (or set gateway.port)`);
+      throw new ClawdisError(
+        "IO",
+        `${bind}:${port} is already in use: is another gateway running? (or set gateway.port)`,
+      );
     }
     throw error;
   }
-  const url = address ? `http://${address.host.includes(":") ? `[${address.host}]` : address.host}:${address.port}` : "";
+  const url = address
+    ? `http://${address.host.includes(":") ? `[${address.host}]` : address.host}:${address.port}`
+    : "";
   const addressFile = gatewayAddressPath(io.env);
-  await writeFile(addressFile, `${JSON.stringify({ pid: process.pid, url, startedAt: gateway.startedAt })}\n`);
+  await writeFile(
+    addressFile,
+    `${JSON.stringify({ pid: process.pid, url, startedAt: gateway.startedAt })}\n`,
+  );
   logger.info(`listening on ${url}`, { store: gateway.store.path });
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once("SIGINT", () => resolve("SIGINT"));
     process.once("SIGTERM", () => resolve("SIGTERM"));
   });
   logger.info("stopping", { signal });
-  const deadline = new Promise<"late">((resolve) => setTimeout(() => resolve("late"), STOP_DEADLINE_MS).unref());
+  const deadline = new Promise<"late">((resolve) =>
+    setTimeout(() => resolve("late"), STOP_DEADLINE_MS).unref(),
+  );
   const result = await Promise.race([gateway.stop().then(() => "done" as const), deadline]).catch((error) => {
     logger.error("stop failed", { error: describeError(error) });
     return "failed" as const;

@@ -61,13 +61,17 @@ export function buildProgram(io: CliIO, deps: CliDeps, setExit: (code: number) =
     .command("status")
     .description("store path, session count, recent sessions, transport state")
     .option("--json", "print JSON only")
-    .action((opts: { json?: boolean }) => run(async () => (await import("./status.js")).runStatus(opts, io))());
+    .action((opts: { json?: boolean }) =>
+      run(async () => (await import("./status.js")).runStatus(opts, io))(),
+    );
 
   program
     .command("doctor")
     .description("check config, store and transcripts")
     .option("--fix", "repair what can be repaired, keeping backups")
-    .action((opts: { fix?: boolean }) => run(async () => (await import("./doctor.js")).runDoctor(opts, io))());
+    .action((opts: { fix?: boolean }) =>
+      run(async () => (await import("./doctor.js")).runDoctor(opts, io))(),
+    );
 
   return program;
 }

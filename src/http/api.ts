@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import type { ServerResponse } from "node:http";
+import { buildSessionsReport } from "../cli/sessions-report.js";
 import type { Gateway } from "../gateway.js";
 import type { GatewayEvent, HttpRequest, InboundMessage, TurnOutcome } from "../plugin-api/types.js";
 import { readTranscript } from "../sessions/transcript.js";
 import type { StoredChatMessage } from "../sessions/types.js";
 import type { HttpServer } from "./http-server.js";
 import { sendJson } from "./http-server.js";
-import { buildSessionsReport } from "../cli/sessions-report.js";
 import { startSse } from "./sse.js";
 
 /** The gateway's own API (docs/http-api.md). Every route needs the gateway token. */
@@ -69,14 +69,25 @@ async function historyBody(gateway: Gateway, key: string, limit: number): Promis
       role: m.role,
       text: m.content ?? "",
       ...(m.tool_calls
-        ? { toolCalls: m.tool_calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })) }
+        ? {
+            toolCalls: m.tool_calls.map((c) => ({
+              id: c.id,
+              name: c.function.name,
+              arguments: c.function.arguments,
+            })),
+          }
         : {}),
       ...(m.tool_call_id ? { toolCallId: m.tool_call_id } : {}),
       ...(typeof meta.channel === "string" ? { channel: meta.channel } : {}),
       ...(typeof meta.chatId === "string" ? { chatId: meta.chatId } : {}),
     });
   }
-  return { sessionKey: key, sessionId: entry.sessionId, messages: messages.slice(-limit), badLines: read.badLines.length };
+  return {
+    sessionKey: key,
+    sessionId: entry.sessionId,
+    messages: messages.slice(-limit),
+    badLines: read.badLines.length,
+  };
 }
 
 interface AgentBody {
@@ -97,7 +108,8 @@ function parseAgentBody(text: string): AgentBody | string {
   }
   if (typeof body !== "object" || body === null) return "the body must be a JSON object";
   const b = body as Record<string, unknown>;
-  if (typeof b.message !== "string" || b.message.trim().length === 0) return "message must be a non-empty string";
+  if (typeof b.message !== "string" || b.message.trim().length === 0)
+    return "message must be a non-empty string";
   for (const field of ["session", "channel", "chatId", "messageId", "senderName"]) {
     if (b[field] !== undefined && typeof b[field] !== "string") return `${field} must be a string`;
   }
@@ -121,7 +133,10 @@ export function outcomeBody(outcome: TurnOutcome): Record<string, unknown> {
 
 async function postAgent(gateway: Gateway, req: HttpRequest, res: ServerResponse): Promise<void> {
   if (gateway.isStopping()) {
-    sendJson(res, 503, { error: "stopping", message: "the gateway is stopping; try again after it restarts" });
+    sendJson(res, 503, {
+      error: "stopping",
+      message: "the gateway is stopping; try again after it restarts",
+    });
     return;
   }
   const body = parseAgentBody(await req.body());
@@ -178,7 +193,12 @@ async function postAgent(gateway: Gateway, req: HttpRequest, res: ServerResponse
       else if (event.type === "tool-call") {
         sse.send("tool-call", { callId: event.callId, name: event.name, arguments: event.arguments });
       } else if (event.type === "tool-result") {
-        sse.send("tool-result", { callId: event.callId, name: event.name, ok: event.ok, output: event.output });
+        sse.send("tool-result", {
+          callId: event.callId,
+          name: event.name,
+          ok: event.ok,
+          output: event.output,
+        });
       }
     };
     for (const event of buffered.splice(0)) forward(event);

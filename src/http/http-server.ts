@@ -123,7 +123,8 @@ export class HttpServer implements HttpRegistrar {
       if (route.auth && !authorized) {
         sendJson(res, 401, {
           error: "unauthorized",
-          message: "send the gateway token as 'Authorization: Bearer <token>' (it is in <state>/gateway.token)",
+          message:
+            "send the gateway token as 'Authorization: Bearer <token>' (it is in <state>/gateway.token)",
         });
         return;
       }
@@ -179,5 +180,10 @@ function readBody(req: IncomingMessage): Promise<string> {
 
 /** Whether a remote address is this machine (the web chat page embeds the token only for these). */
 export function isLoopback(address: string): boolean {
-  return address === "127.0.0.1" || address === "::1" || address === "::ffff:127.0.0.1" || address.startsWith("127.");
+  return (
+    address === "127.0.0.1" ||
+    address === "::1" ||
+    address === "::ffff:127.0.0.1" ||
+    address.startsWith("127.")
+  );
 }

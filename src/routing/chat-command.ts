@@ -30,7 +30,8 @@ export function parseChatCommand(text: string): ChatCommand {
     const value = (directive[2] ?? "").toLowerCase();
     const rest = directive[3] ?? "";
     if (name === "think") {
-      if ((THINKING as readonly string[]).includes(value)) return { kind: "think", level: value as ThinkingLevel, rest };
+      if ((THINKING as readonly string[]).includes(value))
+        return { kind: "think", level: value as ThinkingLevel, rest };
       return { kind: "invalid-directive", directive: "think", given: value };
     }
     if (value === "on" || value === "off") return { kind: "verbose", level: value, rest };

@@ -123,7 +123,9 @@ export class SessionRunner {
       this.deps.logger.error("turn failed unexpectedly", { sessionKey: key, error: describeError(error) });
       const text = `Something went wrong: ${describeError(error)}. The session is ready for your next message.`;
       await this.deliver(item, text, "notice").catch(() => {});
-      await this.deps.journal.end(item.jid, "failed-told", this.deps.clock.now(), describeError(error)).catch(() => {});
+      await this.deps.journal
+        .end(item.jid, "failed-told", this.deps.clock.now(), describeError(error))
+        .catch(() => {});
       item.resolve(this.outcomeFor(item, "error", [text], describeError(error), { sessionKey: key }));
     }
   }
@@ -183,14 +185,19 @@ export class SessionRunner {
       const m = e as MessageEntry;
       if (m.meta?.journalId !== jid) continue;
       if (m.message.role === "user") userStored = true;
-      if (m.message.role === "assistant" && !m.message.tool_calls?.length && m.meta?.final) reply = m.message.content ?? "";
+      if (m.message.role === "assistant" && !m.message.tool_calls?.length && m.meta?.final)
+        reply = m.message.content ?? "";
     }
     if (!userStored) return undefined;
     return { sessionId: entry.sessionId, userStored, ...(reply !== undefined ? { reply } : {}) };
   }
 
   /** Continues the key's session, or starts a new sessionId (first message, reset, idle, deleted transcript). */
-  private async chooseSession(key: string, reset: boolean, now: number): Promise<{ sessionId: string; notice?: string }> {
+  private async chooseSession(
+    key: string,
+    reset: boolean,
+    now: number,
+  ): Promise<{ sessionId: string; notice?: string }> {
     const { store, logger, config } = this.deps;
     let entry = await store.get(key);
     if (entry && !isValidSessionId(entry.sessionId)) {
@@ -279,7 +286,10 @@ export class SessionRunner {
       entries: resume.entries,
     });
     const entry = await this.deps.store.get(key);
-    const cwd = key === config.inbound.reply.session.mainKey ? this.deps.workspaceDir : join(this.deps.workspaceDir, safeDirName(key));
+    const cwd =
+      key === config.inbound.reply.session.mainKey
+        ? this.deps.workspaceDir
+        : join(this.deps.workspaceDir, safeDirName(key));
     await mkdir(cwd, { recursive: true });
 
     const joined: WorkItem[] = [];
@@ -300,15 +310,22 @@ export class SessionRunner {
         tools: this.deps.toolsFor(key),
         llm: run.llm,
         append: (entries, options) =>
-          appendTranscript(run.transcriptPath, entries, { header: run.header, fsync: options?.final === true }),
+          appendTranscript(run.transcriptPath, entries, {
+            header: run.header,
+            fsync: options?.final === true,
+          }),
         emit: (event) => {
           events.emit(event);
           if (verbose && event.type === "tool-call") {
-            void this.deliver(item, `⚙ ${event.name} ${truncate(event.arguments, 200)}`, "notice").catch(() => {});
+            void this.deliver(item, `⚙ ${event.name} ${truncate(event.arguments, 200)}`, "notice").catch(
+              () => {},
+            );
           }
         },
         takeJoined: async () => {
-          const taken = this.deps.takeJoinable(key, (other) => joinable(other, sender, config.inbound.reply.session.resetTriggers));
+          const taken = this.deps.takeJoinable(key, (other) =>
+            joinable(other, sender, config.inbound.reply.session.resetTriggers),
+          );
           const added: StoredChatMessage[] = [];
           for (const other of taken) {
             added.push(await this.storeUserMessage(other, other.text, run.transcriptPath, run.header));
@@ -327,7 +344,13 @@ export class SessionRunner {
     } finally {
       this.running.delete(key);
     }
-    events.emit({ type: "turn-end", sessionKey: key, turnId, stopReason: result.stopReason, ts: clock.now() });
+    events.emit({
+      type: "turn-end",
+      sessionKey: key,
+      turnId,
+      stopReason: result.stopReason,
+      ts: clock.now(),
+    });
     await this.recordTurn(key, item, result);
 
     if (result.stopReason === "end") {
@@ -339,10 +362,14 @@ export class SessionRunner {
       // Left open in the journal: the next start finishes it.
       const text = "The gateway is stopping; your message will be answered after it restarts.";
       await this.deliver(item, text, "notice").catch(() => {});
-      for (const w of [item, ...joined]) w.resolve(this.outcomeFor(w, "aborted", [text], "the gateway is stopping", run.ids));
+      for (const w of [item, ...joined])
+        w.resolve(this.outcomeFor(w, "aborted", [text], "the gateway is stopping", run.ids));
       return;
     }
-    const told = result.stopReason === "aborted" ? undefined : `⚠️ ${capitalize(result.error ?? result.stopReason)}. The session is ready for your next message.`;
+    const told =
+      result.stopReason === "aborted"
+        ? undefined
+        : `⚠️ ${capitalize(result.error ?? result.stopReason)}. The session is ready for your next message.`;
     if (told) await this.deliver(item, told, "notice");
     for (const w of [item, ...joined]) {
       await this.deps.journal.end(w.jid, "failed-told", clock.now(), result.error ?? result.stopReason);
@@ -365,7 +392,15 @@ export class SessionRunner {
     result: TurnResult | undefined,
   ): Promise<void> {
     const { clock, journal, events } = this.deps;
-    events.emit({ type: "message", sessionKey: key, role: "assistant", text, channel: item.message.channel, chatId: item.message.chatId, ts: clock.now() });
+    events.emit({
+      type: "message",
+      sessionKey: key,
+      role: "assistant",
+      text,
+      channel: item.message.channel,
+      chatId: item.message.chatId,
+      ts: clock.now(),
+    });
     await this.deliver(item, text, "reply", true);
     const outcomeExtra: Partial<TurnOutcome> = {
       ...ids,
@@ -414,7 +449,12 @@ export class SessionRunner {
    * Sends text to the chat the item came from, split to the transport's limit. With `journalParts`, each part
    * delivered is recorded and a restart skips it. Local (API) items get their reply through the outcome instead.
    */
-  private async deliver(item: WorkItem, text: string, kind: "reply" | "notice", journalParts = false): Promise<void> {
+  private async deliver(
+    item: WorkItem,
+    text: string,
+    kind: "reply" | "notice",
+    journalParts = false,
+  ): Promise<void> {
     if (item.local) return;
     const transport = this.deps.transport(item.message.channel);
     if (!transport) {

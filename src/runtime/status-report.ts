@@ -11,7 +11,14 @@ export interface StatusInput {
   storePath: string;
   contextWindow: number;
   transports: { id: string; state: string; detail?: string }[];
-  model: { configured: boolean; name?: string; baseUrl: string; reachable: boolean | null; checkedAt?: number; error?: string };
+  model: {
+    configured: boolean;
+    name?: string;
+    baseUrl: string;
+    reachable: boolean | null;
+    checkedAt?: number;
+    error?: string;
+  };
   busy: boolean;
   waiting: number;
 }
@@ -65,7 +72,9 @@ export function formatStatus(input: StatusInput): string {
   }
   lines.push(`Store: ${input.storePath}`);
   lines.push(`Thinking: ${e?.thinkingLevel ?? "off"} · Verbose: ${e?.verboseLevel ?? "off"}`);
-  lines.push(`Turn: ${input.busy ? "running" : "idle"}${input.waiting > 0 ? ` · ${input.waiting} waiting` : ""}`);
+  lines.push(
+    `Turn: ${input.busy ? "running" : "idle"}${input.waiting > 0 ? ` · ${input.waiting} waiting` : ""}`,
+  );
   return lines.join("\n");
 }
 

@@ -79,7 +79,8 @@ describe("Journal", () => {
     const { logger } = createMemoryLogger();
     const journal = new Journal({ dir, logger, compactEvery: 10 });
     await journal.openJournal();
-    for (let i = 0; i < 20; i++) await journal.end(await journal.accept(message(`m${i}`), i), "filtered", i, "test");
+    for (let i = 0; i < 20; i++)
+      await journal.end(await journal.accept(message(`m${i}`), i), "filtered", i, "test");
     const keep = await journal.accept(message("keep"), 100);
     await journal.close();
     const lines = (await readFile(join(dir, "inbound.jsonl"), "utf8")).trim().split("\n");
@@ -97,7 +98,10 @@ describe("Journal", () => {
     await first.openJournal();
     const jid = await first.accept(message("m1"), 1);
     await first.close();
-    await writeFile(join(dir, "inbound.jsonl"), `${await readFile(join(dir, "inbound.jsonl"), "utf8")}{"op":"end","ji`);
+    await writeFile(
+      join(dir, "inbound.jsonl"),
+      `${await readFile(join(dir, "inbound.jsonl"), "utf8")}{"op":"end","ji`,
+    );
     const second = new Journal({ dir, logger });
     expect((await second.openJournal()).map((r) => r.jid)).toEqual([jid]);
     expect(lines.some((l) => l.level === "warn" && l.message.includes("do not parse"))).toBe(true);
