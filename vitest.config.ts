@@ -7,5 +7,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // End-to-end tests run the compiled binary; this builds dist/ when it is missing (`npm test` builds first).
+    globalSetup: ["test/e2e/global-setup.ts"],
   },
 });

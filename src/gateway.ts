@@ -144,6 +144,7 @@ export class Gateway {
     for (const record of open) {
       const item: WorkItem = {
         jid: record.jid,
+        sessionKey: this.sessionKeyFor(record.message),
         message: record.message,
         text: record.message.text,
         local: !this.host.transports().has(record.message.channel),
@@ -212,7 +213,14 @@ export class Gateway {
     const done = new Promise<TurnOutcome>((r) => {
       resolve = r;
     });
-    const item: WorkItem = { jid, message, text: message.text, local: origin.local, resolve };
+    const item: WorkItem = {
+      jid,
+      sessionKey: this.sessionKeyFor(message),
+      message,
+      text: message.text,
+      local: origin.local,
+      resolve,
+    };
     if (this.stopping) {
       // Durably accepted: answered after the next start.
       resolve(this.runner.outcomeFor(item, "aborted", [], "the gateway is stopping"));
@@ -226,7 +234,7 @@ export class Gateway {
 
   /** Commands that never wait behind a running turn, then the session queue. */
   private async dispatch(item: WorkItem): Promise<void> {
-    const key = this.sessionKeyFor(item.message);
+    const key = item.sessionKey;
     const message = item.message;
     if (message.chatType === "group" && !item.message.automated && !this.mentioned(message)) {
       await this.journal.end(item.jid, "filtered", this.clock.now(), "not mentioned");
@@ -251,7 +259,7 @@ export class Gateway {
   }
 
   private enqueue(item: WorkItem): void {
-    this.queue.push(this.sessionKeyFor(item.message), item);
+    this.queue.push(item.sessionKey, item);
   }
 
   /** `/status`, `/stop`, `/think`, `/verbose`: answered at once. Returns false when the item goes to the queue. */

@@ -64,12 +64,21 @@ describe("renderTable", () => {
   });
 
   it("fills missing cells and flattens newlines and tabs", () => {
-    expect(renderTable(["A", "B"], [["x\ny"], ["1", "2\t3"]]).split("\n")).toEqual(["A    B", "x y", "1    2 3"]);
+    expect(renderTable(["A", "B"], [["x\ny"], ["1", "2\t3"]]).split("\n")).toEqual([
+      "A    B",
+      "x y",
+      "1    2 3",
+    ]);
   });
 });
 
 describe("renderTsv", () => {
   it("writes one tab-separated line per row", () => {
-    expect(renderTsv([["a", "b c"], ["d\te", ""]])).toBe("a\tb c\nd e\t");
+    expect(
+      renderTsv([
+        ["a", "b c"],
+        ["d\te", ""],
+      ]),
+    ).toBe("a\tb c\nd e\t");
   });
 });

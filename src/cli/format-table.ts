@@ -7,7 +7,8 @@ const DAY = 24 * HOUR;
 
 /** A short age: `45s`, `3m`, `2h`, `5d` (rounded down; negative ages, from clock skew, read as `0s`). */
 export function formatAge(ms: number): string {
-  if (!Number.isFinite(ms) || ms < MINUTE) return `${Math.max(0, Math.floor(Number.isFinite(ms) ? ms / SECOND : 0))}s`;
+  if (!Number.isFinite(ms) || ms < MINUTE)
+    return `${Math.max(0, Math.floor(Number.isFinite(ms) ? ms / SECOND : 0))}s`;
   if (ms < HOUR) return `${Math.floor(ms / MINUTE)}m`;
   if (ms < DAY) return `${Math.floor(ms / HOUR)}h`;
   return `${Math.floor(ms / DAY)}d`;
@@ -26,7 +27,11 @@ export function formatTokens(n: number): string {
  * Context in use against the window: `12.3k/128k (9%)` (percent rounded down, so a full window shows 100% only
  * when it is full); `12.3k` without a window; `-` without a count. `~` marks an estimate.
  */
-export function formatContext(used: number | undefined, window: number | undefined, estimated = false): string {
+export function formatContext(
+  used: number | undefined,
+  window: number | undefined,
+  estimated = false,
+): string {
   if (used === undefined || !Number.isFinite(used)) return "-";
   const mark = estimated ? "~" : "";
   if (window === undefined || !(window > 0)) return `${mark}${formatTokens(used)}`;

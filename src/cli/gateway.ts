@@ -86,9 +86,13 @@ export async function runGateway(io: CliIO, deps: GatewayDeps): Promise<number> 
     `${JSON.stringify({ pid: process.pid, url, startedAt: gateway.startedAt })}\n`,
   );
   logger.info(`listening on ${url}`, { store: gateway.store.path });
+  // `on`, not `once`: a library's exit hook (signal-exit, via proper-lockfile) re-raises a signal when it sees
+  // no other listener, which would kill the process before it stops. Removed once the gateway has stopped.
+  let onSignal: (signal: NodeJS.Signals) => void = () => {};
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once("SIGINT", () => resolve("SIGINT"));
-    process.once("SIGTERM", () => resolve("SIGTERM"));
+    onSignal = (received) => resolve(received);
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
   });
   logger.info("stopping", { signal });
   const deadline = new Promise<"late">((resolve) =>
@@ -99,6 +103,8 @@ export async function runGateway(io: CliIO, deps: GatewayDeps): Promise<number> 
     return "failed" as const;
   });
   await rm(addressFile, { force: true });
+  process.off("SIGINT", onSignal);
+  process.off("SIGTERM", onSignal);
   if (result === "late") logger.error(`did not stop within ${STOP_DEADLINE_MS / 1000} s; exiting anyway`);
   else logger.info("stopped");
   return result === "done" ? EXIT.ok : EXIT.failed;

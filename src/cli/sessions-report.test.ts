@@ -53,7 +53,13 @@ describe("buildSessionsReport", () => {
       ageMs: 60_000,
       model: "gpt",
     });
-    expect(Object.keys(report.sessions[2]!).slice(0, 5)).toEqual(["key", "kind", "sessionId", "updatedAt", "ageMs"]);
+    expect(Object.keys(report.sessions[2]!).slice(0, 5)).toEqual([
+      "key",
+      "kind",
+      "sessionId",
+      "updatedAt",
+      "ageMs",
+    ]);
     expect(report.sessions[0]?.ageMs).toBe(0);
   });
 

@@ -37,7 +37,13 @@ export interface SessionsReport {
 export function sessionRow(key: string, entry: SessionEntry, now: number): SessionRow {
   // The first five fields in this order, then every other field of the entry as stored; an entry's own `key`,
   // `kind` or `ageMs` field is shadowed by ours. (Object.assign is much cheaper than a rest spread on 10k rows.)
-  const row = { key, kind: sessionKind(key), sessionId: entry.sessionId, updatedAt: entry.updatedAt, ageMs: 0 };
+  const row = {
+    key,
+    kind: sessionKind(key),
+    sessionId: entry.sessionId,
+    updatedAt: entry.updatedAt,
+    ageMs: 0,
+  };
   Object.assign(row, entry);
   row.key = key;
   row.kind = sessionKind(key);

@@ -82,12 +82,15 @@ describe("clawdis sessions --json", () => {
     expect(report.sessions.map((s: { key: string }) => s.key)).toEqual(["main", "group:-1001234"]);
   });
 
-  it.each(["0", "abc", "-3", ""])("--active %j is bad usage: exit 2, message on stderr, nothing on stdout", async (value) => {
-    const io = fakeIO(env());
-    expect(await runSessions({ json: true, active: value }, io, clock)).toBe(2);
-    expect(io.out).toBe("");
-    expect(io.err).toContain("--active expects a positive number of minutes");
-  });
+  it.each(["0", "abc", "-3", ""])(
+    "--active %j is bad usage: exit 2, message on stderr, nothing on stdout",
+    async (value) => {
+      const io = fakeIO(env());
+      expect(await runSessions({ json: true, active: value }, io, clock)).toBe(2);
+      expect(io.out).toBe("");
+      expect(io.err).toContain("--active expects a positive number of minutes");
+    },
+  );
 
   it("--store reads that store (with ~ expanded) and ignores a broken config", async () => {
     await writeFile(join(state, "clawdis.json"), "{ inbound: { nonsense: true } }");
@@ -111,7 +114,10 @@ describe("clawdis sessions --json", () => {
 
   it("uses the configured store path", async () => {
     await writeFile(join(state, "elsewhere.json"), JSON.stringify({ x: { sessionId: "x", updatedAt: now } }));
-    await writeFile(join(state, "clawdis.json"), '{ inbound: { reply: { session: { store: "~/elsewhere.json" } } } }');
+    await writeFile(
+      join(state, "clawdis.json"),
+      '{ inbound: { reply: { session: { store: "~/elsewhere.json" } } } }',
+    );
     const io = fakeIO(env());
     expect(await runSessions({ json: true }, io, clock)).toBe(0);
     expect(JSON.parse(io.out).path).toBe(join(state, "elsewhere.json"));
@@ -175,7 +181,10 @@ describe("clawdis sessions (human)", () => {
   });
 
   it("uses the configured context window", async () => {
-    await writeFile(join(state, "clawdis.json"), "{ inbound: { reply: { agent: { contextTokens: 32000 } } } }");
+    await writeFile(
+      join(state, "clawdis.json"),
+      "{ inbound: { reply: { agent: { contextTokens: 32000 } } } }",
+    );
     const io = fakeIO(env(), true);
     expect(await runSessions({}, io, clock)).toBe(0);
     expect(io.out).toContain("12.3k/32k (38%)");

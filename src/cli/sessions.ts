@@ -23,7 +23,11 @@ export interface SessionsOptions {
  * (only consulted, best effort, for the context window in the table). Imports nothing heavy: the config
  * loader (zod, json5) is loaded only when the config is actually read.
  */
-export async function runSessions(opts: SessionsOptions, io: CliIO, clock: Clock = systemClock): Promise<number> {
+export async function runSessions(
+  opts: SessionsOptions,
+  io: CliIO,
+  clock: Clock = systemClock,
+): Promise<number> {
   const active = parseActiveMinutes(opts.active);
   if (active instanceof Error) {
     io.stderr(`clawdis sessions: ${active.message}\n`);

@@ -34,7 +34,10 @@ function fakeIO(env: Env): CliIO & { out: string; err: string } {
 const env = () => ({ CLAWDIS_STATE_DIR: state, HOME: state });
 
 /** A stand-in gateway on 127.0.0.1: records the request headers, answers `status` with `body`. */
-async function startGateway(status: number, body: unknown): Promise<{ port: number; seen: IncomingHttpHeaders[] }> {
+async function startGateway(
+  status: number,
+  body: unknown,
+): Promise<{ port: number; seen: IncomingHttpHeaders[] }> {
   const seen: IncomingHttpHeaders[] = [];
   const server = createServer((req, res) => {
     seen.push(req.headers);

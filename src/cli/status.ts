@@ -40,7 +40,11 @@ export interface StatusReport {
  * gateway says about its transports. Exit 0; 1 when the store does not parse (everything else is still shown);
  * a config that does not load throws (exit 2).
  */
-export async function runStatus(opts: { json?: boolean }, io: CliIO, clock: Clock = systemClock): Promise<number> {
+export async function runStatus(
+  opts: { json?: boolean },
+  io: CliIO,
+  clock: Clock = systemClock,
+): Promise<number> {
   const loaded = loadConfig(io.env);
   const [store, gateway] = await Promise.all([
     readStoreSummary(loaded.storePath),
@@ -112,7 +116,11 @@ export async function probeGateway(config: ClawdisConfig, env: Env): Promise<Gat
   try {
     body = JSON.parse(text);
   } catch {
-    return { running: true, url, error: "it answered something that is not JSON; is another program on this port?" };
+    return {
+      running: true,
+      url,
+      error: "it answered something that is not JSON; is another program on this port?",
+    };
   }
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     return { running: true, url, error: "it answered JSON that is not an object" };
@@ -132,7 +140,11 @@ function humanStatus(report: StatusReport): string {
   if (report.recent.length > 0) {
     lines.push("recent:");
     const rows = report.recent.map((r) => [r.key, formatAge(r.ageMs), r.kind]);
-    lines.push(...renderTable(["KEY", "AGE", "KIND"], rows).split("\n").map((line) => `  ${line}`));
+    lines.push(
+      ...renderTable(["KEY", "AGE", "KIND"], rows)
+        .split("\n")
+        .map((line) => `  ${line}`),
+    );
   }
   const gateway = report.gateway;
   if (!gateway.running) {
@@ -151,8 +163,16 @@ function humanStatus(report: StatusReport): string {
     lines.push("transports: none");
   } else {
     lines.push("transports:");
-    const rows = transports.map((t) => [String(t.id), String(t.state), typeof t.detail === "string" ? t.detail : ""]);
-    lines.push(...renderTable(["ID", "STATE", "DETAIL"], rows).split("\n").map((line) => `  ${line}`));
+    const rows = transports.map((t) => [
+      String(t.id),
+      String(t.state),
+      typeof t.detail === "string" ? t.detail : "",
+    ]);
+    lines.push(
+      ...renderTable(["ID", "STATE", "DETAIL"], rows)
+        .split("\n")
+        .map((line) => `  ${line}`),
+    );
   }
   return lines.join("\n");
 }

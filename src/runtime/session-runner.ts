@@ -29,6 +29,10 @@ export interface WorkItem {
   local: boolean;
   /** Left open by the previous run: resume from its furthest stage. */
   restored?: OpenRecord;
+  /** The session key the message routes to. */
+  sessionKey: string;
+  /** Notices sent before the reply (e.g. "a new session began"); local items get them in their payloads. */
+  notices?: string[];
   resolve(outcome: TurnOutcome): void;
 }
 
@@ -97,7 +101,7 @@ export class SessionRunner {
     return {
       sessionKey: extra.sessionKey ?? "",
       sessionId: extra.sessionId ?? "",
-      payloads: payloads.map((text) => ({ text })),
+      payloads: [...(item.notices ?? []), ...payloads].map((text) => ({ text })),
       stopReason,
       durationMs: this.deps.clock.now() - item.message.receivedAt,
       ...(error ? { error } : {}),
@@ -148,7 +152,7 @@ export class SessionRunner {
     const header = makeHeader(sessionId, key, new Date(now));
     const transcriptPath = store.transcriptPath(sessionId);
     if (!progress?.userStored) await this.storeUserMessage(item, text, transcriptPath, header);
-    if (notice) await this.deliver(item, notice, "notice");
+    if (notice) await this.notify(item, notice);
 
     if (progress?.reply !== undefined) {
       await this.finishReply(key, item, [], progress.reply, ids, undefined);
@@ -443,6 +447,16 @@ export class SessionRunner {
       }
       return next;
     });
+  }
+
+  /**
+   * A note before the reply ("a new session began"): published as a `notice` event, sent to the chat, and for
+   * local (API) items put in front of the reply in the outcome's payloads.
+   */
+  private async notify(item: WorkItem, text: string): Promise<void> {
+    this.deps.events.emit({ type: "notice", sessionKey: item.sessionKey, text, ts: this.deps.clock.now() });
+    if (item.local) (item.notices ??= []).push(text);
+    else await this.deliver(item, text, "notice");
   }
 
   /**

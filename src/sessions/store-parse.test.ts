@@ -6,8 +6,13 @@ describe("serializeStore", () => {
     empty: {},
     simple: { main: { sessionId: "a", updatedAt: 1 } },
     nested: {
-      main: { sessionId: "a", updatedAt: 1, origin: { channel: "telegram", chatId: "-1" }, list: [1, [2, {}], []] },
-      "group:x": { sessionId: "b", updatedAt: 2, empty: {}, none: null, text: "line\nbreak \"quoted\" é 😀" },
+      main: {
+        sessionId: "a",
+        updatedAt: 1,
+        origin: { channel: "telegram", chatId: "-1" },
+        list: [1, [2, {}], []],
+      },
+      "group:x": { sessionId: "b", updatedAt: 2, empty: {}, none: null, text: 'line\nbreak "quoted" é 😀' },
     },
     oddKeys: { 'we"ird\nkey': { sessionId: "c", updatedAt: 3 }, "": { sessionId: "d", updatedAt: 4 } },
     undefinedFields: { main: { sessionId: "a", updatedAt: 1, gone: undefined } },

@@ -46,7 +46,13 @@ describe("readFirstLine", () => {
 });
 
 describe("parseHeaderLine", () => {
-  const header = { type: "session", version: 1, id: "abc", sessionKey: "main", createdAt: "2026-01-01T00:00:00Z" };
+  const header = {
+    type: "session",
+    version: 1,
+    id: "abc",
+    sessionKey: "main",
+    createdAt: "2026-01-01T00:00:00Z",
+  };
   it("accepts a version-1 header", () => {
     expect(parseHeaderLine(JSON.stringify(header))).toEqual({ sessionId: "abc", sessionKey: "main" });
   });
