@@ -101,28 +101,42 @@ export function usableEntries(raw: Record<string, Record<string, unknown>>): {
   return { map, problems };
 }
 
+/** The file text the gateway writes: pretty-printed with two spaces, and a trailing newline. */
+export function serializeStore(raw: Record<string, unknown>): string {
+  return `${JSON.stringify(raw, null, 2)}\n`;
+}
+
+/** Per entry object: the key it was serialized under and its encoded line `  "key": {…}`. */
+export type LineCache = WeakMap<object, { key: string; line: Buffer }>;
+
+const OPEN = Buffer.from("{\n");
+const COMMA = Buffer.from(",\n");
+const CLOSE = Buffer.from("\n}\n");
+const EMPTY = Buffer.from("{}\n");
+
 /**
- * The file text the gateway writes: exactly `JSON.stringify(raw, null, 2)` plus a trailing newline.
- * With `chunks`, the text of each entry object is remembered there and reused while the object is the same, so
- * rewriting a big store after changing one entry stringifies one entry. Only pass a cache for entry objects
- * that are never changed in place (the store replaces entries, it never edits them).
+ * `serializeStore(raw)` as bytes, built from cached lines: the line of an entry object is encoded once and
+ * reused while the same object sits under the same key, so rewriting a store of 10,000 entries after changing
+ * one encodes one entry and copies the rest. Only for entry objects that are never changed in place (the store
+ * replaces entries, it never edits them).
  */
-export function serializeStore(raw: Record<string, unknown>, chunks?: WeakMap<object, string>): string {
-  const keys = Object.keys(raw);
-  const parts: string[] = [];
-  for (const key of keys) {
+export function serializeStoreBytes(raw: Record<string, unknown>, cache: LineCache): Buffer {
+  const parts: Buffer[] = [];
+  for (const key of Object.keys(raw)) {
     const value = raw[key];
-    if (value === undefined || typeof value === "function" || typeof value === "symbol") continue;
-    const cacheable = chunks !== undefined && typeof value === "object" && value !== null;
-    let chunk = cacheable ? chunks.get(value) : undefined;
-    if (chunk === undefined) {
-      // Nested lines move two spaces right, as JSON.stringify does for a value one level down.
+    const cacheable = typeof value === "object" && value !== null;
+    const hit = cacheable ? cache.get(value) : undefined;
+    let line = hit?.key === key ? hit.line : undefined;
+    if (line === undefined) {
       const json = JSON.stringify(value, null, 2) as string | undefined;
-      if (json === undefined) continue; // as JSON.stringify does with a value that has no JSON form
-      chunk = json.replace(/\n/g, "\n  ");
-      if (cacheable) chunks.set(value, chunk);
+      if (json === undefined) continue; // no JSON form (undefined, a function): left out, as JSON.stringify does
+      // Nested lines move two spaces right, as JSON.stringify does for a value one level down.
+      line = Buffer.from(`  ${JSON.stringify(key)}: ${json.replace(/\n/g, "\n  ")}`);
+      if (cacheable) cache.set(value, { key, line });
     }
-    parts.push(`  ${JSON.stringify(key)}: ${chunk}`);
+    parts.push(parts.length === 0 ? OPEN : COMMA, line);
   }
-  return parts.length === 0 ? "{}\n" : `{\n${parts.join(",\n")}\n}\n`;
+  if (parts.length === 0) return Buffer.from(EMPTY);
+  parts.push(CLOSE);
+  return Buffer.concat(parts);
 }

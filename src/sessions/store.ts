@@ -5,7 +5,7 @@ import { ClawdisError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import { quoteId, transcriptPathFor, whyInvalid } from "./session-id.js";
 import { type HeldLock, withFileLock } from "./store-lock.js";
-import { parseStoreText, serializeStore, setOwn, usableEntries } from "./store-parse.js";
+import { type LineCache, parseStoreText, serializeStoreBytes, setOwn, usableEntries } from "./store-parse.js";
 import { type FileVersion, readStoreBytes, sameVersion, statStoreFile } from "./store-read.js";
 import { rebuildFromTranscripts } from "./store-rebuild.js";
 import { writeFileAtomic } from "./store-write.js";
@@ -45,8 +45,8 @@ export class SessionStore {
   private cache: { version: FileVersion; bytes: Buffer; raw: RawStore; map?: SessionMap } | undefined;
   /** The last content known to be good (parsed or written by us); used when the file turns out bad. */
   private lastGood: RawStore | undefined;
-  /** Serialized text per entry object, so that rewriting 10,000 entries stringifies only the changed one. */
-  private readonly chunks = new WeakMap<object, string>();
+  /** Encoded line per entry object, so that rewriting 10,000 entries encodes only the changed one. */
+  private readonly lines: LineCache = new WeakMap();
   /** Serializes this instance's locked sections, so they do not spend their lock retries on each other. */
   private queue: Promise<unknown> = Promise.resolve();
   private readonly warned = new Set<string>();
@@ -231,7 +231,7 @@ export class SessionStore {
   }
 
   private async write(raw: RawStore, lock: HeldLock): Promise<void> {
-    const bytes = Buffer.from(serializeStore(raw, this.chunks), "utf8");
+    const bytes = serializeStoreBytes(raw, this.lines);
     const version = await writeFileAtomic(this.path, bytes, () => lock.assertHeld());
     this.remember(version, bytes, raw);
   }
