@@ -455,8 +455,12 @@ export class SessionRunner {
    */
   private async notify(item: WorkItem, text: string): Promise<void> {
     this.deps.events.emit({ type: "notice", sessionKey: item.sessionKey, text, ts: this.deps.clock.now() });
-    if (item.local) (item.notices ??= []).push(text);
-    else await this.deliver(item, text, "notice");
+    if (item.local) {
+      item.notices ??= [];
+      item.notices.push(text);
+    } else {
+      await this.deliver(item, text, "notice");
+    }
   }
 
   /**
