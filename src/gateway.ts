@@ -1,5 +1,3 @@
-import { randomUUID } from "node:crypto";
-import { access, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { selectTools } from "./agent/tools/index.js";
 import { type Clock, systemClock } from "./core/clock.js";
@@ -369,22 +367,4 @@ export class Gateway {
       },
     };
   }
-
-  /** Creates the tool working directory of a session. */
-  static async ensureDir(path: string): Promise<void> {
-    await mkdir(path, { recursive: true });
-  }
-}
-
-export async function fileExists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-export function newMessageId(): string {
-  return randomUUID();
 }

@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import type { ServerResponse } from "node:http";
-import type {
-  HttpHandler,
-  HttpRequest,
-  InboundMessage,
-  PluginContext,
-  ReceiveResult,
-  TurnOutcome,
+import {
+  type HttpHandler,
+  type HttpRequest,
+  type InboundMessage,
+  outcomeBody,
+  type PluginContext,
+  type ReceiveResult,
 } from "../../src/plugin-api/index.js";
 import { parseHookBody } from "./parse-hook-body.js";
 import { bearerToken, resolveHook, tokensEqual } from "./resolve-hook.js";
@@ -39,22 +39,6 @@ function reply(
 function header(req: HttpRequest, name: string): string | undefined {
   const value = req.headers[name];
   return Array.isArray(value) ? value[0] : value;
-}
-
-/** The body of a `?wait=1` answer: the same shape as the one of `POST /api/agent` (docs/http-api.md). */
-export function outcomeBody(outcome: TurnOutcome): unknown {
-  return {
-    payloads: outcome.payloads,
-    meta: {
-      durationMs: outcome.durationMs,
-      model: outcome.model ?? null,
-      usage: outcome.usage ?? null,
-      stopReason: outcome.stopReason,
-      sessionKey: outcome.sessionKey,
-      sessionId: outcome.sessionId,
-      ...(outcome.error ? { error: outcome.error } : {}),
-    },
-  };
 }
 
 /**

@@ -1,23 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { loadConfig } from "../core/config.js";
 import { ClawdisError } from "../core/errors.js";
+import type { OutcomeBody } from "../plugin-api/outcome-body.js";
 import type { TurnOutcome } from "../plugin-api/types.js";
 import type { GatewayDeps } from "./gateway.js";
 import { findGateway } from "./gateway-client.js";
 import { type CliIO, EXIT } from "./io.js";
 
-interface AgentReply {
-  payloads: { text: string }[];
-  meta: {
-    durationMs: number;
-    model: string | null;
-    usage: unknown;
-    stopReason: string;
-    sessionKey?: string;
-    sessionId?: string;
-    error?: string;
-  };
-}
+type AgentReply = OutcomeBody;
 
 /**
  * `clawdis agent -m <text> [--session <key>] [--json]`: one turn, through the running gateway when there is one,
@@ -68,7 +58,7 @@ async function runInProcess(
   deps: GatewayDeps,
 ): Promise<AgentReply> {
   const { createGateway } = await import("./gateway.js");
-  const { outcomeBody } = await import("../http/api.js");
+  const { outcomeBody } = await import("../plugin-api/outcome-body.js");
   const gateway = await createGateway(io, deps, { listen: false });
   await gateway.start();
   try {
@@ -88,7 +78,7 @@ async function runInProcess(
     );
     if (result.status !== "accepted") throw new ClawdisError("IO", `message not accepted: ${result.status}`);
     const outcome: TurnOutcome = await result.done;
-    return outcomeBody(outcome) as unknown as AgentReply;
+    return outcomeBody(outcome);
   } finally {
     await gateway.stop();
   }

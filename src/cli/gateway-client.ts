@@ -2,9 +2,16 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ClawdisConfig } from "../core/config-schema.js";
 import { type Env, gatewayTokenPath, stateDir } from "../core/paths.js";
-import { readToken } from "../runtime/gateway-token.js";
 
-/** Where a running gateway listens: `<state>/gateway.json`, written at start, removed at stop. */
+/**
+ * How local clients (`clawdis agent`, `chat`, `status`) find the running gateway: the address it wrote to
+ * `<state>/gateway.json` when it started listening (if that process is alive), else `gateway.bind:gateway.port`.
+ */
+
+/** How long a client waits for the gateway before saying it is not running. */
+export const GATEWAY_PROBE_TIMEOUT_MS = 1000;
+
+/** `<state>/gateway.json`, written once the gateway listens, removed when it stops. */
 export interface GatewayAddressFile {
   pid: number;
   url: string;
@@ -15,48 +22,106 @@ export function gatewayAddressPath(env: Env): string {
   return join(stateDir(env), "gateway.json");
 }
 
+export interface TransportState {
+  id: string;
+  state: string;
+  detail?: string;
+  [field: string]: unknown;
+}
+
+/** What the running gateway said (`GET /api/status`), or that none answered at `url`. */
+export type GatewayState =
+  | { running: false; url: string }
+  | { running: true; url: string; transports?: TransportState[]; error?: string; [field: string]: unknown };
+
 export interface GatewayConnection {
   url: string;
   token: string;
 }
 
-/**
- * Finds the running gateway: the address file if its process is alive, else the configured bind:port; then
- * checks that it answers `GET /api/status` with the token. Undefined when no gateway answers.
- */
-export async function findGateway(
-  config: ClawdisConfig,
-  env: Env,
-  timeoutMs = 1000,
-): Promise<GatewayConnection | undefined> {
-  const token = await readToken(gatewayTokenPath(env));
-  if (!token) return undefined;
-  const candidates: string[] = [];
+/** The URL a local client uses for `gateway.bind:gateway.port` (a wildcard bind is reached over loopback). */
+export function gatewayUrl(config: ClawdisConfig): string {
+  const bind = config.gateway.bind;
+  const host = bind === "0.0.0.0" ? "127.0.0.1" : bind === "::" ? "::1" : bind;
+  return `http://${host.includes(":") ? `[${host}]` : host}:${config.gateway.port}`;
+}
+
+/** Where to look, in order: the address file of a live gateway, then the configured address. */
+async function candidateUrls(config: ClawdisConfig, env: Env): Promise<string[]> {
+  const urls: string[] = [];
   try {
     const file = JSON.parse(await readFile(gatewayAddressPath(env), "utf8")) as GatewayAddressFile;
-    if (typeof file.url === "string" && isAlive(file.pid)) candidates.push(file.url);
+    if (typeof file.url === "string" && isAlive(file.pid)) urls.push(file.url);
   } catch {
-    // No address file: fall back to the configured address.
+    // No address file (no gateway, or one that predates it): the configured address below.
   }
-  const host =
-    config.gateway.bind === "0.0.0.0" || config.gateway.bind === "::" ? "127.0.0.1" : config.gateway.bind;
-  const configured = `http://${host.includes(":") ? `[${host}]` : host}:${config.gateway.port}`;
-  if (!candidates.includes(configured)) candidates.push(configured);
-  for (const url of candidates) {
+  const configured = gatewayUrl(config);
+  if (!urls.includes(configured)) urls.push(configured);
+  return urls;
+}
+
+/**
+ * Asks the gateway for `/api/status` with the token of `<state>/gateway.token`, waiting at most `timeoutMs` per
+ * address. No answer (refused, timeout): not running. An answer that is not 200: running, with `error` saying
+ * what it answered.
+ */
+export async function probeGateway(
+  config: ClawdisConfig,
+  env: Env,
+  timeoutMs = GATEWAY_PROBE_TIMEOUT_MS,
+): Promise<GatewayState> {
+  const tokenPath = gatewayTokenPath(env);
+  const token = await readFile(tokenPath, "utf8").then(
+    (text) => text.trim() || undefined,
+    () => undefined,
+  );
+  const urls = await candidateUrls(config, env);
+  for (const url of urls) {
+    let response: Response;
     try {
-      const res = await fetch(`${url}/api/status`, {
-        headers: { authorization: `Bearer ${token}` },
+      response = await fetch(`${url}/api/status`, {
+        headers: token ? { authorization: `Bearer ${token}` } : {},
         signal: AbortSignal.timeout(timeoutMs),
       });
-      if (res.ok) {
-        await res.arrayBuffer();
-        return { url, token };
-      }
     } catch {
-      // Not this one.
+      continue;
     }
+    const text = await response.text().catch(() => "");
+    if (!response.ok) {
+      const why =
+        response.status === 401
+          ? token
+            ? `it refused the token in ${tokenPath} (HTTP 401); was the token file replaced after the gateway started?`
+            : `it wants a token and ${tokenPath} does not exist (HTTP 401)`
+          : `it answered HTTP ${response.status}`;
+      return { running: true, url, error: why };
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return {
+        running: true,
+        url,
+        error: "it answered something that is not JSON; is another program on this port?",
+      };
+    }
+    if (typeof body !== "object" || body === null || Array.isArray(body)) {
+      return { running: true, url, error: "it answered JSON that is not an object" };
+    }
+    // The gateway's own answer, under our `running` and `url` (which a body cannot override).
+    const { running: _running, url: _url, ...rest } = body as Record<string, unknown>;
+    return { running: true, url, ...rest };
   }
-  return undefined;
+  return { running: false, url: urls[urls.length - 1]! };
+}
+
+/** The running gateway and its token, or undefined when none answers properly. */
+export async function findGateway(config: ClawdisConfig, env: Env): Promise<GatewayConnection | undefined> {
+  const state = await probeGateway(config, env);
+  if (!state.running || state.error) return undefined;
+  const token = (await readFile(gatewayTokenPath(env), "utf8")).trim();
+  return { url: state.url, token };
 }
 
 function isAlive(pid: number): boolean {

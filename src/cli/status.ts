@@ -1,29 +1,12 @@
-import { readFile } from "node:fs/promises";
 import { type Clock, systemClock } from "../core/clock.js";
 import { loadConfig } from "../core/config.js";
-import type { ClawdisConfig } from "../core/config-schema.js";
 import { describeError } from "../core/errors.js";
-import { type Env, gatewayTokenPath } from "../core/paths.js";
 import { readStoreFile } from "../sessions/store-read.js";
 import type { SessionMap } from "../sessions/types.js";
 import { formatAge, renderTable } from "./format-table.js";
+import { type GatewayState, probeGateway } from "./gateway-client.js";
 import { type CliIO, EXIT } from "./io.js";
 import { buildSessionsReport, type SessionKind } from "./sessions-report.js";
-
-/** How long `clawdis status` waits for the gateway before saying it is not running. */
-export const GATEWAY_PROBE_TIMEOUT_MS = 1000;
-
-export interface TransportState {
-  id: string;
-  state: string;
-  detail?: string;
-  [field: string]: unknown;
-}
-
-/** What the running gateway said (`GET /api/status`), or that none answered at `url`. */
-export type GatewayState =
-  | { running: false; url: string }
-  | { running: true; url: string; transports?: TransportState[]; error?: string; [field: string]: unknown };
 
 export interface StatusReport {
   path: string;
@@ -72,62 +55,6 @@ async function readStoreSummary(path: string): Promise<{ map?: SessionMap; error
   } catch (error) {
     return { error: `cannot be read: ${describeError(error)}` };
   }
-}
-
-/** The URL a local client uses for `gateway.bind:gateway.port` (a wildcard bind is reached over loopback). */
-export function gatewayUrl(config: ClawdisConfig): string {
-  const bind = config.gateway.bind;
-  const host = bind === "0.0.0.0" ? "127.0.0.1" : bind === "::" ? "::1" : bind;
-  return `http://${host.includes(":") ? `[${host}]` : host}:${config.gateway.port}`;
-}
-
-/**
- * Asks the gateway at `gateway.bind:gateway.port` for `/api/status` with the token of `<state>/gateway.token`,
- * waiting at most GATEWAY_PROBE_TIMEOUT_MS. No answer (refused, timeout): not running. An answer that is not
- * 200: running, with `error` saying what it answered.
- */
-export async function probeGateway(config: ClawdisConfig, env: Env): Promise<GatewayState> {
-  const url = gatewayUrl(config);
-  const tokenPath = gatewayTokenPath(env);
-  const token = await readFile(tokenPath, "utf8").then(
-    (text) => text.trim() || undefined,
-    () => undefined,
-  );
-  let response: Response;
-  try {
-    response = await fetch(`${url}/api/status`, {
-      headers: token ? { authorization: `Bearer ${token}` } : {},
-      signal: AbortSignal.timeout(GATEWAY_PROBE_TIMEOUT_MS),
-    });
-  } catch {
-    return { running: false, url };
-  }
-  const text = await response.text().catch(() => "");
-  if (!response.ok) {
-    const why =
-      response.status === 401
-        ? token
-          ? `it refused the token in ${tokenPath} (HTTP 401); was the token file replaced after the gateway started?`
-          : `it wants a token and ${tokenPath} does not exist (HTTP 401)`
-        : `it answered HTTP ${response.status}`;
-    return { running: true, url, error: why };
-  }
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return {
-      running: true,
-      url,
-      error: "it answered something that is not JSON; is another program on this port?",
-    };
-  }
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    return { running: true, url, error: "it answered JSON that is not an object" };
-  }
-  // The gateway's own answer, under our `running` and `url` (which a body cannot override).
-  const { running: _running, url: _url, ...rest } = body as Record<string, unknown>;
-  return { running: true, url, ...rest };
 }
 
 function humanStatus(report: StatusReport): string {

@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import { buildSessionsReport } from "../cli/sessions-report.js";
 import type { Gateway } from "../gateway.js";
-import type { GatewayEvent, HttpRequest, InboundMessage, TurnOutcome } from "../plugin-api/types.js";
+import { outcomeBody } from "../plugin-api/outcome-body.js";
+import type { GatewayEvent, HttpRequest, InboundMessage } from "../plugin-api/types.js";
 import { readTranscript } from "../sessions/transcript.js";
 import type { StoredChatMessage } from "../sessions/types.js";
 import type { HttpServer } from "./http-server.js";
@@ -114,21 +115,6 @@ function parseAgentBody(text: string): AgentBody | string {
     if (b[field] !== undefined && typeof b[field] !== "string") return `${field} must be a string`;
   }
   return b as unknown as AgentBody;
-}
-
-export function outcomeBody(outcome: TurnOutcome): Record<string, unknown> {
-  return {
-    payloads: outcome.payloads,
-    meta: {
-      durationMs: outcome.durationMs,
-      model: outcome.model ?? null,
-      usage: outcome.usage ?? null,
-      stopReason: outcome.stopReason,
-      sessionKey: outcome.sessionKey,
-      sessionId: outcome.sessionId,
-      ...(outcome.error ? { error: outcome.error } : {}),
-    },
-  };
 }
 
 async function postAgent(gateway: Gateway, req: HttpRequest, res: ServerResponse): Promise<void> {

@@ -4,6 +4,7 @@
  */
 import type { PluginDefinition } from "./types.js";
 
+export { type OutcomeBody, outcomeBody } from "./outcome-body.js";
 export * from "./types.js";
 
 /** Declares a plugin. Identity at runtime; it exists for the types and as the marker the loader checks. */

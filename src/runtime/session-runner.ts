@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { access, mkdir } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { buildContext } from "../agent/build-context.js";
 import type { LlmClient } from "../agent/llm-client.js";
@@ -8,6 +8,7 @@ import type { Clock } from "../core/clock.js";
 import type { ClawdisConfig } from "../core/config-schema.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
+import { pathExists } from "../core/path-exists.js";
 import type { InboundMessage, ToolDefinition, Transport, TurnOutcome } from "../plugin-api/types.js";
 import { parseChatCommand } from "../routing/chat-command.js";
 import { splitText } from "../routing/split-text.js";
@@ -211,7 +212,9 @@ export class SessionRunner {
       });
       entry = { ...entry, sessionId: "" };
     }
-    const transcriptExists = entry?.sessionId ? await exists(store.transcriptPath(entry.sessionId)) : false;
+    const transcriptExists = entry?.sessionId
+      ? await pathExists(store.transcriptPath(entry.sessionId))
+      : false;
     const idleMinutes = config.inbound.reply.session.idleMinutes;
     const decision = decideSession({ entry, transcriptExists, now, idleMinutes, reset });
     if (decision.action === "continue") return { sessionId: decision.sessionId };
@@ -520,13 +523,4 @@ function truncate(text: string, max: number): string {
 
 function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -1,4 +1,3 @@
-import type { TransportHealth } from "../plugin-api/types.js";
 import type { SessionEntry } from "../sessions/types.js";
 
 /** What `/status` shows; gathered by the gateway without a model call and without waiting for a turn. */
@@ -77,5 +76,3 @@ export function formatStatus(input: StatusInput): string {
   );
   return lines.join("\n");
 }
-
-export type { TransportHealth };

@@ -1,8 +1,9 @@
-import { access, rename } from "node:fs/promises";
+import { rename } from "node:fs/promises";
 import { dirname } from "node:path";
 import { type Clock, systemClock } from "../core/clock.js";
 import { ClawdisError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
+import { pathExists } from "../core/path-exists.js";
 import { quoteId, transcriptPathFor, whyInvalid } from "./session-id.js";
 import { type HeldLock, withFileLock } from "./store-lock.js";
 import { type LineCache, parseStoreText, serializeStoreBytes, setOwn, usableEntries } from "./store-parse.js";
@@ -217,7 +218,7 @@ export class SessionStore {
   private async setAside(): Promise<string> {
     const stamp = new Date(this.clock.now()).toISOString().replace(/[:.]/g, "-");
     let target = `${this.path}.bad-${stamp}`;
-    for (let n = 1; await exists(target); n++) target = `${this.path}.bad-${stamp}-${n}`;
+    for (let n = 1; await pathExists(target); n++) target = `${this.path}.bad-${stamp}-${n}`;
     try {
       await rename(this.path, target);
     } catch (error) {
@@ -240,13 +241,4 @@ export class SessionStore {
 /** A deep copy through JSON: what the file holds for this value. */
 function jsonCopy<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
