@@ -203,6 +203,28 @@ describe("SessionStore basics", () => {
     expect(written.oddTime).toEqual(original.oddTime);
   });
 
+  it("group-commits concurrent updates in order; one that fails does not fail the others", async () => {
+    const { store } = makeStore();
+    const updates = Array.from({ length: 200 }, (_, i) =>
+      store.update(`k${i % 100}`, (current) => ({
+        sessionId: `s-${i}`,
+        updatedAt: 1,
+        seen: [...((current?.seen as number[] | undefined) ?? []), i],
+      })),
+    );
+    const bad = store.update("bad", () => ({ sessionId: "../../x", updatedAt: 1 }));
+    const results = await Promise.all(updates);
+    await expect(bad).rejects.toMatchObject({ code: "SESSION_ID_INVALID" });
+    expect(results[150]).toMatchObject({ sessionId: "s-150", seen: [50, 150] });
+    const onDisk = JSON.parse(await readFile(path, "utf8")) as Record<
+      string,
+      { sessionId: string; seen: number[] }
+    >;
+    expect(Object.keys(onDisk)).toHaveLength(100);
+    expect(onDisk.k7).toMatchObject({ sessionId: "s-107", seen: [7, 107] });
+    expect(onDisk.bad).toBeUndefined();
+  });
+
   it("gives transcript paths inside the store directory only", () => {
     const { store } = makeStore();
     expect(store.transcriptPath("abc")).toBe(join(dir, "sessions", "abc.jsonl"));

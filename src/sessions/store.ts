@@ -19,6 +19,13 @@ export interface SessionStoreOptions {
   clock?: Clock;
 }
 
+interface PendingUpdate {
+  key: string;
+  fn: (current: SessionEntry | undefined) => SessionEntry | undefined;
+  resolve: (entry: SessionEntry | undefined) => void;
+  reject: (error: unknown) => void;
+}
+
 /** The file's object as parsed: every key, usable or not (see store-parse.ts). */
 type RawStore = Record<string, Record<string, unknown>>;
 
@@ -50,6 +57,9 @@ export class SessionStore {
   private readonly lines: LineCache = new WeakMap();
   /** Serializes this instance's locked sections, so they do not spend their lock retries on each other. */
   private queue: Promise<unknown> = Promise.resolve();
+  /** Updates waiting for the next group commit (see scheduleBatch). */
+  private pending: PendingUpdate[] = [];
+  private batchScheduled = false;
   private readonly warned = new Set<string>();
 
   constructor(options: SessionStoreOptions) {
@@ -101,34 +111,78 @@ export class SessionStore {
     key: string,
     fn: (current: SessionEntry | undefined) => SessionEntry | undefined,
   ): Promise<SessionEntry | undefined> {
-    return this.exclusive(async (lock) => {
-      const raw = await this.readFresh(lock);
-      const existing = Object.hasOwn(raw, key) ? raw[key] : undefined;
-      const current = existing ? usableEntries({ [key]: existing }).map[key] : undefined;
-      const next = fn(current ? jsonCopy(current) : undefined);
-      if (next === undefined) {
-        if (current === undefined) return undefined;
-        delete raw[key];
-        await this.write(raw, lock);
-        return undefined;
-      }
-      const why = whyInvalid(next.sessionId);
-      if (why !== undefined) {
-        throw new ClawdisError(
-          "SESSION_ID_INVALID",
-          `refused to store session ${quoteId(key)}: session id ${quoteId(next.sessionId)} is invalid (${why}); nothing was written to ${this.path}`,
-        );
-      }
-      const keep =
-        typeof next.updatedAt === "number" &&
-        Number.isFinite(next.updatedAt) &&
-        next.updatedAt !== current?.updatedAt;
-      // Stored as its JSON form, shared with no caller: exactly what a re-read of the file would give.
-      const stored: SessionEntry = jsonCopy({ ...next, updatedAt: keep ? next.updatedAt : this.clock.now() });
-      setOwn<Record<string, unknown>>(raw, key, stored);
-      await this.write(raw, lock);
-      return jsonCopy(stored);
+    return new Promise((resolve, reject) => {
+      this.pending.push({ key, fn, resolve, reject });
+      this.scheduleBatch();
     });
+  }
+
+  /**
+   * Group commit: the updates queued in this process while the previous locked section ran are applied together,
+   * in order, under one lock, one re-read and one atomic write. Each keeps its own result (an update that throws
+   * fails alone). Under load this turns N lock + read + write cycles into one.
+   */
+  private scheduleBatch(): void {
+    if (this.batchScheduled) return;
+    this.batchScheduled = true;
+    void this.exclusive(async (lock) => {
+      this.batchScheduled = false;
+      const batch = this.pending.splice(0);
+      const settle: (() => void)[] = [];
+      try {
+        const raw = await this.readFresh(lock);
+        let changed = false;
+        for (const u of batch) {
+          try {
+            const result = this.applyUpdate(raw, u.key, u.fn);
+            changed ||= result.changed;
+            settle.push(() => u.resolve(result.value));
+          } catch (error) {
+            settle.push(() => u.reject(error));
+          }
+        }
+        if (changed) await this.write(raw, lock);
+      } catch (error) {
+        for (const u of batch) u.reject(error);
+        return;
+      }
+      for (const done of settle) done();
+    }).catch((error: unknown) => {
+      // The lock itself could not be taken: everything queued fails with that error.
+      for (const u of this.pending.splice(0)) u.reject(error);
+      this.logger.error("session store update failed", { path: this.path, error: describeError(error) });
+    });
+  }
+
+  /** One update applied to `raw` (changed in place). Throws SESSION_ID_INVALID, or whatever `fn` throws. */
+  private applyUpdate(
+    raw: RawStore,
+    key: string,
+    fn: (current: SessionEntry | undefined) => SessionEntry | undefined,
+  ): { value: SessionEntry | undefined; changed: boolean } {
+    const existing = Object.hasOwn(raw, key) ? raw[key] : undefined;
+    const current = existing ? usableEntries({ [key]: existing }).map[key] : undefined;
+    const next = fn(current ? jsonCopy(current) : undefined);
+    if (next === undefined) {
+      if (current === undefined) return { value: undefined, changed: false };
+      delete raw[key];
+      return { value: undefined, changed: true };
+    }
+    const why = whyInvalid(next.sessionId);
+    if (why !== undefined) {
+      throw new ClawdisError(
+        "SESSION_ID_INVALID",
+        `refused to store session ${quoteId(key)}: session id ${quoteId(next.sessionId)} is invalid (${why}); nothing was written to ${this.path}`,
+      );
+    }
+    const keep =
+      typeof next.updatedAt === "number" &&
+      Number.isFinite(next.updatedAt) &&
+      next.updatedAt !== current?.updatedAt;
+    // Stored as its JSON form, shared with no caller: exactly what a re-read of the file would give.
+    const stored: SessionEntry = jsonCopy({ ...next, updatedAt: keep ? next.updatedAt : this.clock.now() });
+    setOwn<Record<string, unknown>>(raw, key, stored);
+    return { value: jsonCopy(stored), changed: true };
   }
 
   /** `<dir>/<sessionId>.jsonl`; throws SESSION_ID_INVALID for an id that must not become a file name. */
