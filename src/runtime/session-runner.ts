@@ -8,34 +8,19 @@ import type { Clock } from "../core/clock.js";
 import type { ClawdisConfig } from "../core/config-schema.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import { pathExists } from "../core/path-exists.js";
-import type { InboundMessage, ToolDefinition, Transport, TurnOutcome } from "../plugin-api/types.js";
+import type { ToolDefinition, Transport, TurnOutcome } from "../plugin-api/types.js";
 import { parseChatCommand } from "../routing/chat-command.js";
-import { splitText } from "../routing/split-text.js";
-import type { Journal, OpenRecord } from "../sessions/journal.js";
-import { decideSession, freshEntry, matchResetTrigger, touchInteraction } from "../sessions/lifecycle.js";
-import { isValidSessionId, newSessionId } from "../sessions/session-id.js";
+import type { Journal } from "../sessions/journal.js";
+import { matchResetTrigger, touchInteraction } from "../sessions/lifecycle.js";
 import type { SessionStore } from "../sessions/store.js";
 import { appendTranscript, makeHeader, newEntryId, readTranscriptForResume } from "../sessions/transcript.js";
 import type { MessageEntry, SessionEntry, StoredChatMessage, TranscriptHeader } from "../sessions/types.js";
+import { chooseSession, restoredProgress } from "./choose-session.js";
+import { deliverText } from "./deliver-text.js";
 import type { EventBus } from "./event-bus.js";
+import type { WorkItem } from "./work-item.js";
 
-/** One accepted message on its way through a session. */
-export interface WorkItem {
-  jid: string;
-  message: InboundMessage;
-  /** The text to act on (a directive prefix already applied and removed). */
-  text: string;
-  /** From the gateway's own API: the reply travels in the outcome, not through a transport. */
-  local: boolean;
-  /** Left open by the previous run: resume from its furthest stage. */
-  restored?: OpenRecord;
-  /** The session key the message routes to. */
-  sessionKey: string;
-  /** Notices sent before the reply (e.g. "a new session began"); local items get them in their payloads. */
-  notices?: string[];
-  resolve(outcome: TurnOutcome): void;
-}
+export type { WorkItem } from "./work-item.js";
 
 export interface SessionRunnerDeps {
   config: ClawdisConfig;
@@ -60,8 +45,6 @@ export const DEFAULT_SYSTEM_PROMPT =
 
 export const NO_MODEL_REPLY =
   "No model is configured: set inbound.reply.agent.model (and baseUrl/apiKey, or OPENAI_BASE_URL/OPENAI_API_KEY) in clawdis.json, then restart the gateway.";
-
-const SEND_TIMEOUT_MS = 30_000;
 
 interface RunningTurn {
   controller: AbortController;
@@ -112,7 +95,7 @@ export class SessionRunner {
 
   /** Answers a command at once (no model), ends its journal record as replied. */
   async answer(item: WorkItem, text: string, extra: Partial<TurnOutcome> = {}): Promise<void> {
-    await this.deliver(item, text, "notice");
+    await this.send(item, text, "notice");
     await this.deps.journal.end(item.jid, "replied", this.deps.clock.now());
     item.resolve(this.outcomeFor(item, "command", [text], undefined, extra));
   }
@@ -127,7 +110,7 @@ export class SessionRunner {
     } catch (error) {
       this.deps.logger.error("turn failed unexpectedly", { sessionKey: key, error: describeError(error) });
       const text = `Something went wrong: ${describeError(error)}. The session is ready for your next message.`;
-      await this.deliver(item, text, "notice").catch(() => {});
+      await this.send(item, text, "notice").catch(() => {});
       await this.deps.journal
         .end(item.jid, "failed-told", this.deps.clock.now(), describeError(error))
         .catch(() => {});
@@ -139,10 +122,15 @@ export class SessionRunner {
     const { clock, store, journal, config } = this.deps;
     const now = clock.now();
     const reset = matchResetTrigger(item.text, config.inbound.reply.session.resetTriggers);
-    const progress = item.restored ? await this.restoredProgress(key, item.jid) : undefined;
+    const progress = item.restored ? await restoredProgress(store, key, item.jid) : undefined;
     const { sessionId, notice } = progress
       ? { sessionId: progress.sessionId, notice: undefined }
-      : await this.chooseSession(key, reset.matched, now);
+      : await chooseSession(
+          { store, logger: this.deps.logger, idleMinutes: config.inbound.reply.session.idleMinutes },
+          key,
+          reset.matched,
+          now,
+        );
     const ids = { sessionKey: key, sessionId };
 
     if (reset.matched && reset.rest.trim().length === 0 && !progress) {
@@ -163,71 +151,12 @@ export class SessionRunner {
     const model = this.deps.modelName();
     if (!llm || !model) {
       await this.recordTurn(key, item, undefined);
-      await this.deliver(item, NO_MODEL_REPLY, "notice");
+      await this.send(item, NO_MODEL_REPLY, "notice");
       await journal.end(item.jid, "failed-told", clock.now(), "no model configured");
       item.resolve(this.outcomeFor(item, "error", [NO_MODEL_REPLY], "no model configured", ids));
       return;
     }
     await this.runModelTurn(key, item, { llm, model, transcriptPath, header, ids });
-  }
-
-  /**
-   * How far a message left open by the previous run got, read from the key's current transcript (entries carry
-   * `meta.journalId`): whether the person's message is stored, and the final reply if it was written.
-   * Undefined when the transcript holds nothing of it: the message is then handled afresh.
-   */
-  private async restoredProgress(
-    key: string,
-    jid: string,
-  ): Promise<{ sessionId: string; userStored: boolean; reply?: string } | undefined> {
-    const entry = await this.deps.store.get(key);
-    if (!entry || !isValidSessionId(entry.sessionId)) return undefined;
-    const resume = await readTranscriptForResume(this.deps.store.transcriptPath(entry.sessionId));
-    let userStored = false;
-    let reply: string | undefined;
-    for (const e of resume.entries) {
-      if (e.type !== "message") continue;
-      const m = e as MessageEntry;
-      if (m.meta?.journalId !== jid) continue;
-      if (m.message.role === "user") userStored = true;
-      if (m.message.role === "assistant" && !m.message.tool_calls?.length && m.meta?.final)
-        reply = m.message.content ?? "";
-    }
-    if (!userStored) return undefined;
-    return { sessionId: entry.sessionId, userStored, ...(reply !== undefined ? { reply } : {}) };
-  }
-
-  /** Continues the key's session, or starts a new sessionId (first message, reset, idle, deleted transcript). */
-  private async chooseSession(
-    key: string,
-    reset: boolean,
-    now: number,
-  ): Promise<{ sessionId: string; notice?: string }> {
-    const { store, logger, config } = this.deps;
-    let entry = await store.get(key);
-    if (entry && !isValidSessionId(entry.sessionId)) {
-      logger.error("the sessionId in sessions.json is not a safe file name; starting a new session", {
-        sessionKey: key,
-        sessionId: JSON.stringify(entry.sessionId),
-      });
-      entry = { ...entry, sessionId: "" };
-    }
-    const transcriptExists = entry?.sessionId
-      ? await pathExists(store.transcriptPath(entry.sessionId))
-      : false;
-    const idleMinutes = config.inbound.reply.session.idleMinutes;
-    const decision = decideSession({ entry, transcriptExists, now, idleMinutes, reset });
-    if (decision.action === "continue") return { sessionId: decision.sessionId };
-    const sessionId = newSessionId();
-    await store.update(key, (previous) => freshEntry(previous, sessionId, now));
-    logger.info("new session", { sessionKey: key, sessionId, reason: decision.reason });
-    if (decision.reason === "idle") {
-      return {
-        sessionId,
-        notice: `(A new session began: nothing was said here for over ${idleMinutes} minutes.)`,
-      };
-    }
-    return { sessionId };
   }
 
   private async storeUserMessage(
@@ -324,7 +253,7 @@ export class SessionRunner {
         emit: (event) => {
           events.emit(event);
           if (verbose && event.type === "tool-call") {
-            void this.deliver(item, `⚙ ${event.name} ${truncate(event.arguments, 200)}`, "notice").catch(
+            void this.send(item, `⚙ ${event.name} ${truncate(event.arguments, 200)}`, "notice").catch(
               () => {},
             );
           }
@@ -368,7 +297,7 @@ export class SessionRunner {
     if (result.stopReason === "aborted" && abortReason === "shutdown") {
       // Left open in the journal: the next start finishes it.
       const text = "The gateway is stopping; your message will be answered after it restarts.";
-      await this.deliver(item, text, "notice").catch(() => {});
+      await this.send(item, text, "notice").catch(() => {});
       for (const w of [item, ...joined])
         w.resolve(this.outcomeFor(w, "aborted", [text], "the gateway is stopping", run.ids));
       return;
@@ -377,7 +306,7 @@ export class SessionRunner {
       result.stopReason === "aborted"
         ? undefined
         : `⚠️ ${capitalize(result.error ?? result.stopReason)}. The session is ready for your next message.`;
-    if (told) await this.deliver(item, told, "notice");
+    if (told) await this.send(item, told, "notice");
     for (const w of [item, ...joined]) {
       await this.deps.journal.end(w.jid, "failed-told", clock.now(), result.error ?? result.stopReason);
       w.resolve(
@@ -408,7 +337,7 @@ export class SessionRunner {
       chatId: item.message.chatId,
       ts: clock.now(),
     });
-    await this.deliver(item, text, "reply", true);
+    await this.send(item, text, "reply", true);
     const outcomeExtra: Partial<TurnOutcome> = {
       ...ids,
       ...(result ? { model: result.model } : {}),
@@ -456,51 +385,17 @@ export class SessionRunner {
    * A note before the reply ("a new session began"): published as a `notice` event, sent to the chat, and for
    * local (API) items put in front of the reply in the outcome's payloads.
    */
+  private send(item: WorkItem, text: string, kind: "reply" | "notice", journalParts = false): Promise<void> {
+    return deliverText(this.deps, item, text, kind, journalParts);
+  }
+
   private async notify(item: WorkItem, text: string): Promise<void> {
     this.deps.events.emit({ type: "notice", sessionKey: item.sessionKey, text, ts: this.deps.clock.now() });
     if (item.local) {
       item.notices ??= [];
       item.notices.push(text);
     } else {
-      await this.deliver(item, text, "notice");
-    }
-  }
-
-  /**
-   * Sends text to the chat the item came from, split to the transport's limit. With `journalParts`, each part
-   * delivered is recorded and a restart skips it. Local (API) items get their reply through the outcome instead.
-   */
-  private async deliver(
-    item: WorkItem,
-    text: string,
-    kind: "reply" | "notice",
-    journalParts = false,
-  ): Promise<void> {
-    if (item.local) return;
-    const transport = this.deps.transport(item.message.channel);
-    if (!transport) {
-      this.deps.logger.warn("no running transport to deliver to; the reply is in the transcript", {
-        channel: item.message.channel,
-        chatId: item.message.chatId,
-      });
-      return;
-    }
-    const parts = splitText(text, transport.capabilities.maxTextLength);
-    // A single part needs no record of its own: the journal's `end` follows it.
-    const recordParts = journalParts && parts.length > 1;
-    for (const [index, part] of parts.entries()) {
-      if (recordParts && item.restored?.delivered.includes(index)) continue;
-      await transport.send(
-        {
-          channel: item.message.channel,
-          chatId: item.message.chatId,
-          text: part,
-          replyToMessageId: item.message.messageId,
-          kind,
-        },
-        AbortSignal.timeout(SEND_TIMEOUT_MS),
-      );
-      if (recordParts) await this.deps.journal.markDelivered(item.jid, index, this.deps.clock.now());
+      await this.send(item, text, "notice");
     }
   }
 }

@@ -1,0 +1,19 @@
+import type { InboundMessage, TurnOutcome } from "../plugin-api/types.js";
+import type { OpenRecord } from "../sessions/journal.js";
+
+/** One accepted message on its way through a session. */
+export interface WorkItem {
+  jid: string;
+  message: InboundMessage;
+  /** The text to act on (a directive prefix already applied and removed). */
+  text: string;
+  /** From the gateway's own API: the reply travels in the outcome, not through a transport. */
+  local: boolean;
+  /** Left open by the previous run: resume from its furthest stage. */
+  restored?: OpenRecord;
+  /** The session key the message routes to. */
+  sessionKey: string;
+  /** Notices sent before the reply (e.g. "a new session began"); local items get them in their payloads. */
+  notices?: string[];
+  resolve(outcome: TurnOutcome): void;
+}
