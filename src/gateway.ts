@@ -2,7 +2,6 @@ import { join } from "node:path";
 import { selectTools } from "./agent/tools/index.js";
 import { type Clock, systemClock } from "./core/clock.js";
 import type { ClawdisConfig } from "./core/config-schema.js";
-import { describeError } from "./core/errors.js";
 import type { Logger } from "./core/logger.js";
 import { type Env, stateDir as stateDirOf } from "./core/paths.js";
 import { type BasePluginContext, PluginHost } from "./host/plugin-host.js";
@@ -224,9 +223,7 @@ export class Gateway {
       resolve(this.runner.outcomeFor(item, "aborted", [], "the gateway is stopping"));
       return { status: "accepted", journalId: jid, done };
     }
-    void this.dispatch(item).catch((error) => {
-      this.options.logger.error("message handling failed", { error: describeError(error) });
-    });
+    void this.dispatch(item).catch((error) => this.runner.fail(item, error));
     return { status: "accepted", journalId: jid, done };
   }
 

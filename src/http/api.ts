@@ -173,7 +173,10 @@ async function postAgent(gateway: Gateway, req: HttpRequest, res: ServerResponse
     let turnId: string | undefined;
     forward = (event) => {
       // Only the turn this message started (or joined) is streamed.
-      if (event.type === "turn-start" && turnId === undefined) turnId = event.turnId;
+      if (event.type === "turn-start" && event.journalId === result.journalId) turnId = event.turnId;
+      if (event.type === "message" && event.journalId === result.journalId && event.turnId)
+        turnId = event.turnId;
+      if (turnId === undefined) return;
       if ("turnId" in event && event.turnId !== turnId) return;
       if (event.type === "delta") sse.send("delta", { text: event.text });
       else if (event.type === "tool-call") {

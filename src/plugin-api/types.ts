@@ -135,9 +135,14 @@ export type GatewayEvent =
       text: string;
       channel?: string;
       chatId?: string;
+      /** The journal record of a person's message. */
+      journalId?: string;
+      /** Set when the message joined a running turn. */
+      turnId?: string;
       ts: number;
     }
-  | { type: "turn-start"; sessionKey: string; turnId: string; ts: number }
+  /** `journalId`: the message whose turn this is. */
+  | { type: "turn-start"; sessionKey: string; turnId: string; journalId: string; ts: number }
   | { type: "delta"; sessionKey: string; turnId: string; text: string }
   | { type: "tool-call"; sessionKey: string; turnId: string; callId: string; name: string; arguments: string }
   | {

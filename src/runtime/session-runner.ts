@@ -108,14 +108,21 @@ export class SessionRunner {
     try {
       await this.handle(key, item);
     } catch (error) {
-      this.deps.logger.error("turn failed unexpectedly", { sessionKey: key, error: describeError(error) });
-      const text = `Something went wrong: ${describeError(error)}. The session is ready for your next message.`;
-      await this.send(item, text, "notice").catch(() => {});
-      await this.deps.journal
-        .end(item.jid, "failed-told", this.deps.clock.now(), describeError(error))
-        .catch(() => {});
-      item.resolve(this.outcomeFor(item, "error", [text], describeError(error), { sessionKey: key }));
+      await this.fail(item, error);
     }
+  }
+
+  /** An unexpected failure (a bug, a disk error): logged, the person is told, the record ends, never thrown. */
+  async fail(item: WorkItem, error: unknown): Promise<void> {
+    const why = describeError(error);
+    this.deps.logger.error("message handling failed unexpectedly", {
+      sessionKey: item.sessionKey,
+      error: why,
+    });
+    const text = `Something went wrong: ${why}. The session is ready for your next message.`;
+    await this.send(item, text, "notice").catch(() => {});
+    await this.deps.journal.end(item.jid, "failed-told", this.deps.clock.now(), why).catch(() => {});
+    item.resolve(this.outcomeFor(item, "error", [text], why, { sessionKey: item.sessionKey }));
   }
 
   private async handle(key: string, item: WorkItem): Promise<void> {
@@ -164,6 +171,7 @@ export class SessionRunner {
     text: string,
     transcriptPath: string,
     header: TranscriptHeader,
+    joinedTurnId?: string,
   ): Promise<StoredChatMessage> {
     const m = item.message;
     const message: StoredChatMessage = { role: "user", content: text };
@@ -191,6 +199,8 @@ export class SessionRunner {
       text,
       channel: m.channel,
       chatId: m.chatId,
+      journalId: item.jid,
+      ...(joinedTurnId ? { turnId: joinedTurnId } : {}),
       ts: this.deps.clock.now(),
     });
     return message;
@@ -233,7 +243,7 @@ export class SessionRunner {
     const controller = new AbortController();
     const turnId = randomUUID();
     this.running.set(key, { controller, turnId });
-    events.emit({ type: "turn-start", sessionKey: key, turnId, ts: clock.now() });
+    events.emit({ type: "turn-start", sessionKey: key, turnId, journalId: item.jid, ts: clock.now() });
     const verbose = entry?.verboseLevel === "on";
     const thinking = entry?.thinkingLevel;
     let result: TurnResult;
@@ -264,7 +274,9 @@ export class SessionRunner {
           );
           const added: StoredChatMessage[] = [];
           for (const other of taken) {
-            added.push(await this.storeUserMessage(other, other.text, run.transcriptPath, run.header));
+            added.push(
+              await this.storeUserMessage(other, other.text, run.transcriptPath, run.header, turnId),
+            );
             joined.push(other);
           }
           return added;
