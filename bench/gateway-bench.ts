@@ -123,12 +123,15 @@ async function benchOverhead(): Promise<BenchRow[]> {
     const { gateway, context } = await inProcessGateway(stateDir, fake.url);
     const overheads: number[] = [];
     let sentAt = 0;
-    fake.events.on("request", () => overheads.push(performance.now() - sentAt));
+    const onRequest = () => overheads.push(performance.now() - sentAt);
+    fake.events.on("request", onRequest);
     const runs = 300;
     for (let i = 0; i < runs + 20; i++) {
       sentAt = performance.now();
       await accepted(context, message(`g${i % 50}`, "group"));
     }
+    // Stop listening before the baseline's own requests reach the fake.
+    fake.events.off("request", onRequest);
     overheads.splice(0, 20); // warm-up
     await gateway.stop();
     // The fake model server's own latency: one tiny streamed completion, request to last byte.
