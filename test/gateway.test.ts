@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { definePlugin, PLUGIN_API_VERSION } from "../src/plugin-api/index.js";
 import type { ReceiveResult, TurnOutcome } from "../src/plugin-api/types.js";
 import { startTestGateway, type TestGateway } from "./helpers/gateway-harness.js";
 
@@ -175,6 +176,8 @@ describe("gateway: sessions at work", () => {
     t = await startTestGateway();
     const think = await done(await t.chat.inject({ text: "/think high" }));
     expect(think.payloads).toEqual([{ text: "Thinking level set to high." }]);
+    expect(think).toMatchObject({ stopReason: "command", sessionKey: "main" });
+    expect(think.sessionId).toBe((await t.gateway.store.get("main"))!.sessionId);
     const verbose = await done(await t.chat.inject({ text: "/verbose on" }));
     expect(verbose.payloads).toEqual([{ text: "Verbose set to on." }]);
     expect(await t.gateway.store.get("main")).toMatchObject({ thinkingLevel: "high", verboseLevel: "on" });
@@ -208,5 +211,33 @@ describe("gateway: sessions at work", () => {
     t.fake.enqueue({ text: "one two three four five six seven eight nine ten" });
     await done(await t.chat.inject({ text: "count" }));
     expect(t.chat.textsTo("c-alice")).toEqual(["one two three four", "five six seven eight", "nine ten"]);
+  });
+});
+
+describe("gateway: plugin failures", () => {
+  let t: TestGateway;
+  afterEach(async () => {
+    await t?.close();
+  });
+
+  it("a plugin that throws at start does not take the gateway down, and /status shows it down", async () => {
+    const broken = definePlugin({
+      apiVersion: PLUGIN_API_VERSION,
+      id: "broken",
+      create: () => ({
+        start: async () => {
+          throw new Error("cannot reach the chat service");
+        },
+      }),
+    });
+    t = await startTestGateway({ plugins: [broken] });
+    const status = await done(await t.chat.inject({ text: "/status" }));
+    expect(status.payloads[0]!.text).toMatch(/Transports: .*chat ok.*broken down/);
+    expect(t.gateway.host.states().find((s) => s.id === "broken")).toMatchObject({
+      state: "down",
+      lastError: expect.stringContaining("cannot reach the chat service"),
+    });
+    await done(await t.chat.inject({ text: "still there?" }));
+    expect(t.chat.textsTo("c-alice").at(-1)).toBe("echo: still there?");
   });
 });

@@ -83,7 +83,7 @@ export class SessionRunner {
     extra: Partial<TurnOutcome> = {},
   ): TurnOutcome {
     return {
-      sessionKey: extra.sessionKey ?? "",
+      sessionKey: extra.sessionKey ?? item.sessionKey,
       sessionId: extra.sessionId ?? "",
       payloads: [...(item.notices ?? []), ...payloads].map((text) => ({ text })),
       stopReason,
@@ -95,6 +95,10 @@ export class SessionRunner {
 
   /** Answers a command at once (no model), ends its journal record as replied. */
   async answer(item: WorkItem, text: string, extra: Partial<TurnOutcome> = {}): Promise<void> {
+    if (extra.sessionId === undefined) {
+      const sessionId = (await this.deps.store.get(item.sessionKey))?.sessionId;
+      if (sessionId) extra = { ...extra, sessionId };
+    }
     await this.send(item, text, "notice");
     await this.deps.journal.end(item.jid, "replied", this.deps.clock.now());
     item.resolve(this.outcomeFor(item, "command", [text], undefined, extra));
