@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { formatAge, formatContext, formatTokens, renderTable, renderTsv } from "./format-table.js";
+import { formatAge, formatTokens } from "../core/format.js";
+import { formatContext, renderTable, renderTsv } from "./format-table.js";
 
 describe("formatAge", () => {
   it.each([

@@ -1,27 +1,5 @@
 /** Small text helpers for human-readable CLI output. Pure functions, table-tested. */
-
-const SECOND = 1000;
-const MINUTE = 60 * SECOND;
-const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
-
-/** A short age: `45s`, `3m`, `2h`, `5d` (rounded down; negative ages, from clock skew, read as `0s`). */
-export function formatAge(ms: number): string {
-  if (!Number.isFinite(ms) || ms < MINUTE)
-    return `${Math.max(0, Math.floor(Number.isFinite(ms) ? ms / SECOND : 0))}s`;
-  if (ms < HOUR) return `${Math.floor(ms / MINUTE)}m`;
-  if (ms < DAY) return `${Math.floor(ms / HOUR)}h`;
-  return `${Math.floor(ms / DAY)}d`;
-}
-
-/** A token count: `950`, `1.5k`, `12.3k`, `128k`, `1.2M` (one decimal below 100 of the unit, none above). */
-export function formatTokens(n: number): string {
-  const scaled = (value: number, unit: string) =>
-    `${value < 100 ? Number(value.toFixed(1)).toString() : Math.round(value).toString()}${unit}`;
-  if (n < 1000) return String(Math.round(n));
-  if (n < 1_000_000) return scaled(n / 1000, "k");
-  return scaled(n / 1_000_000, "M");
-}
+import { formatTokens } from "../core/format.js";
 
 /**
  * Context in use against the window: `12.3k/128k (9%)` (percent rounded down, so a full window shows 100% only

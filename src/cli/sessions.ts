@@ -2,11 +2,12 @@ import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { type Clock, systemClock } from "../core/clock.js";
 import { ClawdisError } from "../core/errors.js";
+import { formatAge } from "../core/format.js";
 import { expandHome } from "../core/paths.js";
 import { quoteId } from "../sessions/session-id.js";
 import { readStoreFile } from "../sessions/store-read.js";
 import type { SessionMap } from "../sessions/types.js";
-import { formatAge, formatContext, renderTable, renderTsv } from "./format-table.js";
+import { formatContext, renderTable, renderTsv } from "./format-table.js";
 import { type CliIO, EXIT } from "./io.js";
 import { buildSessionsReport, parseActiveMinutes, type SessionsReport } from "./sessions-report.js";
 

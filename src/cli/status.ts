@@ -1,9 +1,10 @@
 import { type Clock, systemClock } from "../core/clock.js";
 import { loadConfig } from "../core/config.js";
 import { describeError } from "../core/errors.js";
+import { formatAge } from "../core/format.js";
 import { readStoreFile } from "../sessions/store-read.js";
 import type { SessionMap } from "../sessions/types.js";
-import { formatAge, renderTable } from "./format-table.js";
+import { renderTable } from "./format-table.js";
 import { type GatewayState, probeGateway } from "./gateway-client.js";
 import { type CliIO, EXIT } from "./io.js";
 import { buildSessionsReport, type SessionKind } from "./sessions-report.js";

@@ -1,5 +1,6 @@
 import type { Clock } from "../core/clock.js";
 import { ClawdisError, describeError } from "../core/errors.js";
+import { formatDuration } from "../core/format.js";
 import type { Logger } from "../core/logger.js";
 import type {
   PluginContext,
@@ -9,7 +10,6 @@ import type {
   Transport,
   TransportHealth,
 } from "../plugin-api/index.js";
-import { formatDuration } from "./format-duration.js";
 import { validatePluginConfig } from "./plugin-config.js";
 import { validatePluginDefinition, validatePluginInstance } from "./plugin-definition.js";
 import { DEFAULT_RESTART_POLICY, type RestartPolicy, restartDelay } from "./restart-delay.js";

@@ -1,3 +1,4 @@
+import { formatAge, formatTokens } from "../core/format.js";
 import type { SessionEntry } from "../sessions/types.js";
 
 /** What `/status` shows; gathered by the gateway without a model call and without waiting for a turn. */
@@ -22,25 +23,10 @@ export interface StatusInput {
   waiting: number;
 }
 
-export function formatDuration(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m`;
-  const h = Math.floor(m / 60);
-  if (h < 48) return `${h}h${m % 60 ? ` ${m % 60}m` : ""}`;
-  return `${Math.floor(h / 24)}d`;
-}
-
-function formatTokens(n: number): string {
-  if (n >= 1000) return `${(n / 1000).toFixed(n >= 100_000 ? 0 : 1)}k`;
-  return String(n);
-}
-
 /** `/status`: one line per topic. Pure. */
 export function formatStatus(input: StatusInput): string {
   const lines: string[] = [];
-  lines.push(`clawdis ${input.version} · gateway up ${formatDuration(input.now - input.startedAt)}`);
+  lines.push(`clawdis ${input.version} · gateway up ${formatAge(input.now - input.startedAt)}`);
   const transports = input.transports.map((t) => `${t.id} ${t.state}${t.detail ? ` (${t.detail})` : ""}`);
   lines.push(`Transports: ${transports.length > 0 ? transports.join(" · ") : "none"}`);
   const m = input.model;
@@ -53,7 +39,7 @@ export function formatStatus(input: StatusInput): string {
         : m.reachable
           ? "reachable"
           : `unreachable${m.error ? `: ${m.error}` : ""}`;
-    const age = m.checkedAt ? ` (checked ${formatDuration(input.now - m.checkedAt)} ago)` : "";
+    const age = m.checkedAt ? ` (checked ${formatAge(input.now - m.checkedAt)} ago)` : "";
     lines.push(`Model: ${m.name} at ${m.baseUrl} — ${reach}${age}`);
   }
   const e = input.entry;
@@ -66,7 +52,7 @@ export function formatStatus(input: StatusInput): string {
     lines.push(
       `Context: ${formatTokens(used)}/${formatTokens(input.contextWindow)} tokens (${pct}%)${est} · compactions ${e.compactionCount ?? 0}`,
     );
-    const age = formatDuration(input.now - (e.createdAt ?? e.updatedAt));
+    const age = formatAge(input.now - (e.createdAt ?? e.updatedAt));
     lines.push(`Session: ${input.sessionKey} · id ${e.sessionId} · age ${age}`);
   }
   lines.push(`Store: ${input.storePath}`);
