@@ -96,6 +96,16 @@ async function inProcessGateway(stateDir: string, baseUrl: string) {
   return { gateway, context: bench.context() };
 }
 
+/** One tiny streamed completion straight to the fake model server, request to last byte. */
+async function fakeRoundTrip(url: string): Promise<void> {
+  const res = await fetch(`${url}/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "fake-model", stream: true, messages: [{ role: "user", content: "hi" }] }),
+  });
+  await res.text();
+}
+
 let nextId = 0;
 function message(chatId: string, chatType: "direct" | "group"): InboundMessage {
   nextId++;
@@ -138,16 +148,7 @@ async function benchOverhead(): Promise<BenchRow[]> {
     const own: number[] = [];
     for (let i = 0; i < 220; i++) {
       const start = performance.now();
-      const res = await fetch(`${fake.url}/chat/completions`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({
-          model: "fake-model",
-          stream: true,
-          messages: [{ role: "user", content: "hi" }],
-        }),
-      });
-      await res.text();
+      await fakeRoundTrip(fake.url);
       if (i >= 20) own.push(performance.now() - start);
     }
     return [
@@ -185,16 +186,7 @@ async function benchThroughput(): Promise<BenchRow[]> {
     const worker = async () => {
       while (sent < total) {
         sent++;
-        const res = await fetch(`${fake.url}/chat/completions`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({
-            model: "fake-model",
-            stream: true,
-            messages: [{ role: "user", content: "hi" }],
-          }),
-        });
-        await res.text();
+        await fakeRoundTrip(fake.url);
       }
     };
     await Promise.all(Array.from({ length: 100 }, worker));

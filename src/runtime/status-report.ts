@@ -1,5 +1,6 @@
 import { formatAge, formatTokens } from "../core/format.js";
 import type { SessionEntry } from "../sessions/types.js";
+import type { ModelSnapshot } from "./model-probe.js";
 
 /** What `/status` shows; gathered by the gateway without a model call and without waiting for a turn. */
 export interface StatusInput {
@@ -11,14 +12,7 @@ export interface StatusInput {
   storePath: string;
   contextWindow: number;
   transports: { id: string; state: string; detail?: string }[];
-  model: {
-    configured: boolean;
-    name?: string;
-    baseUrl: string;
-    reachable: boolean | null;
-    checkedAt?: number;
-    error?: string;
-  };
+  model: ModelSnapshot;
   busy: boolean;
   waiting: number;
 }
