@@ -91,4 +91,23 @@ describe("gateway: stop and restart lose nothing and answer nothing twice", () =
     expect(fake.requests).toHaveLength(1);
     expect((await second.transcript()).map((m) => m.message.content)).toEqual(["what is 6x7?", "42"]);
   });
+
+  it("a reply the chat app did not take is kept and delivered after the next start, without a new model call", async () => {
+    const first = await startTestGateway({ stateDir, fake });
+    first.chat.failSends = "chat service unreachable";
+    const outcome = await done(await first.chat.inject({ text: "remember the milk" }));
+    expect(outcome.stopReason).toBe("error");
+    expect(outcome.error).toContain("chat service unreachable");
+    await first.close();
+
+    const second = await startTestGateway({ stateDir, fake });
+    await second.chat.waitForSent(1);
+    await second.close();
+    expect(second.chat.textsTo("c-alice")).toEqual(["echo: remember the milk"]);
+    expect(fake.requests).toHaveLength(1);
+    expect((await second.transcript()).map((m) => m.message.content)).toEqual([
+      "remember the milk",
+      "echo: remember the milk",
+    ]);
+  });
 });

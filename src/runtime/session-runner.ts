@@ -353,12 +353,25 @@ export class SessionRunner {
       chatId: item.message.chatId,
       ts: clock.now(),
     });
-    await this.send(item, text, "reply", true);
     const outcomeExtra: Partial<TurnOutcome> = {
       ...ids,
       ...(result ? { model: result.model } : {}),
       ...(result?.usage ? { usage: result.usage } : {}),
     };
+    try {
+      await this.send(item, text, "reply", true);
+    } catch (error) {
+      // The reply is in the transcript (meta.final) and the record stays open: the next start delivers it.
+      const why = `the reply could not be delivered (${describeError(error)}); it is kept and sent after the next start`;
+      this.deps.logger.error(why, {
+        sessionKey: key,
+        channel: item.message.channel,
+        chatId: item.message.chatId,
+      });
+      for (const w of joined) await journal.end(w.jid, "replied", clock.now(), `answered with ${item.jid}`);
+      for (const w of [item, ...joined]) w.resolve(this.outcomeFor(w, "error", [text], why, outcomeExtra));
+      return;
+    }
     for (const w of [item, ...joined]) {
       await journal.end(w.jid, "replied", clock.now());
       w.resolve(this.outcomeFor(w, "end", [text], undefined, outcomeExtra));

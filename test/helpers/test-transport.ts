@@ -17,6 +17,8 @@ export class TestTransport {
   readonly allowed = new Set<string>(["alice", "bob"]);
   /** Read on every send, so a test may change it after start. */
   maxTextLength = 4000;
+  /** While set, every send fails with this message (the chat app is unreachable). */
+  failSends: string | undefined;
   context: PluginContext | undefined;
   readonly plugin: PluginDefinition;
   private readonly emitter = new EventEmitter();
@@ -41,6 +43,7 @@ export class TestTransport {
                 ? { allowed: true as const }
                 : { allowed: false as const, reason: "not in the test allowlist" },
             send: async (message: OutboundMessage) => {
+              if (self.failSends) throw new Error(self.failSends);
               self.sent.push(message);
               self.emitter.emit("sent", self.sent.length);
               return { messageId: `out-${self.sent.length}` };
