@@ -42,6 +42,8 @@ export interface GatewayOptions {
   clock?: Clock;
   /** Whether to open the HTTP server (false for `clawdis agent` in-process). */
   listen: boolean;
+  /** One in-process turn (`clawdis agent` without a gateway): no journal replay, no endpoint probe. */
+  oneShot?: boolean;
   /** SDK retries of model calls (default 2; tests pass 0). */
   llmMaxRetries?: number;
   /** Registers the gateway's own `/api/*` routes on the server. */
@@ -125,7 +127,10 @@ export class Gateway {
     return sessionKeyFor({ chatType: "direct", chatId: "" }, this.options.config.inbound.reply.session);
   }
 
-  /** Opens the journal, starts plugins and the HTTP server, then finishes what the last run left open. */
+  /**
+   * Opens the journal, starts plugins and the HTTP server, then finishes what the last run left open (only when
+   * not a one-shot run: `clawdis agent` in-process leaves that to the gateway).
+   */
   async start(): Promise<{ port: number; host: string } | undefined> {
     const open = await this.journal.openJournal();
     if (this.options.listen) this.options.registerApi?.(this, this.http);
@@ -135,6 +140,9 @@ export class Gateway {
       const address = await this.http.listen(port, bind);
       this.address = { port: address.port, host: bind };
     }
+    // A one-shot in-process run (`clawdis agent` without a gateway) has no transports to deliver to: it leaves
+    // what the journal holds open for the next real gateway, and does not probe the endpoint.
+    if (this.options.oneShot) return undefined;
     this.modelProbe.refresh();
     if (open.length > 0)
       this.options.logger.info("finishing messages accepted before the last stop", { count: open.length });

@@ -110,4 +110,23 @@ describe("gateway: stop and restart lose nothing and answer nothing twice", () =
       "echo: remember the milk",
     ]);
   });
+
+  it("a one-shot in-process run (clawdis agent) leaves open messages to the next real gateway", async () => {
+    const first = await startTestGateway({ stateDir, fake });
+    fake.enqueue({ hang: "before-headers" });
+    const running = await first.chat.inject({ text: "for the gateway" });
+    await fake.waitForRequest(1);
+    await first.close();
+    await done(running);
+
+    const oneShot = await startTestGateway({ stateDir, fake, oneShot: true });
+    await oneShot.close();
+    expect(oneShot.chat.sent).toEqual([]);
+    expect(fake.requests).toHaveLength(1);
+
+    const gateway = await startTestGateway({ stateDir, fake });
+    await gateway.chat.waitForSent(1);
+    await gateway.close();
+    expect(gateway.chat.textsTo("c-alice")).toEqual(["echo: for the gateway"]);
+  });
 });

@@ -55,6 +55,7 @@ export async function createGateway(
     version: deps.version,
     token,
     listen: options.listen,
+    oneShot: !options.listen,
     registerApi,
   });
 }

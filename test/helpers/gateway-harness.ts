@@ -40,6 +40,7 @@ export async function startTestGateway(
     /** Reuse a state dir (a restart); it is then not removed by `close`. */
     stateDir?: string;
     fake?: FakeOpenAI;
+    oneShot?: boolean;
   } = {},
 ): Promise<TestGateway> {
   const ownsState = options.stateDir === undefined;
@@ -82,6 +83,7 @@ export async function startTestGateway(
     token: "test-token-0123456789",
     clock,
     listen: options.listen ?? false,
+    ...(options.oneShot ? { oneShot: true } : {}),
     registerApi,
     llmMaxRetries: 0,
   });
