@@ -44,7 +44,11 @@ function matchRoute(route: Route, parts: string[]): Record<string, string> | und
     const part = parts[i]!;
     if (seg.startsWith(":")) {
       if (part.length === 0) return undefined;
-      params[seg.slice(1)] = decodeURIComponent(part);
+      try {
+        params[seg.slice(1)] = decodeURIComponent(part);
+      } catch {
+        return undefined; // A malformed %-escape matches no route.
+      }
     } else if (seg !== part) return undefined;
   }
   return params;
@@ -83,7 +87,11 @@ export class HttpServer implements HttpRegistrar {
 
   async listen(port: number, host: string): Promise<AddressInfo> {
     const server = createServer((req, res) => {
-      void this.handle(req, res);
+      this.handle(req, res).catch((error) => {
+        this.options.logger.error("http request failed", { error: describeError(error) });
+        if (!res.headersSent) sendJson(res, 500, { error: "internal" });
+        else res.end();
+      });
     });
     this.server = server;
     await new Promise<void>((resolve, reject) => {
@@ -176,14 +184,4 @@ function readBody(req: IncomingMessage): Promise<string> {
     req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
   });
-}
-
-/** Whether a remote address is this machine (the web chat page embeds the token only for these). */
-export function isLoopback(address: string): boolean {
-  return (
-    address === "127.0.0.1" ||
-    address === "::1" ||
-    address === "::ffff:127.0.0.1" ||
-    address.startsWith("127.")
-  );
 }

@@ -1,0 +1,52 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createMemoryLogger } from "../core/logger.js";
+import { HttpServer, sendJson } from "./http-server.js";
+
+describe("HttpServer", () => {
+  let server: HttpServer;
+  let base: string;
+  beforeEach(async () => {
+    server = new HttpServer({ token: "secret-token-123456", logger: createMemoryLogger().logger });
+    server.route("GET", "/api/thing/:name", (req, res) =>
+      sendJson(res, 200, { name: req.params.name, auth: req.authorized }),
+    );
+    server.route("GET", "/public", (_req, res) => sendJson(res, 200, { ok: true }), { auth: false });
+    server.route("POST", "/echo", async (req, res) => sendJson(res, 200, { body: await req.body() }));
+    const address = await server.listen(0, "127.0.0.1");
+    base = `http://127.0.0.1:${address.port}`;
+  });
+  afterEach(async () => {
+    await server.close();
+  });
+
+  it("requires the token (header or query) unless the route is public", async () => {
+    expect((await fetch(`${base}/api/thing/x`)).status).toBe(401);
+    expect((await fetch(`${base}/api/thing/x`, { headers: { authorization: "Bearer wrong" } })).status).toBe(
+      401,
+    );
+    const ok = await fetch(`${base}/api/thing/a%20b`, {
+      headers: { authorization: "Bearer secret-token-123456" },
+    });
+    expect(await ok.json()).toEqual({ name: "a b", auth: true });
+    expect((await fetch(`${base}/api/thing/x?token=secret-token-123456`)).status).toBe(200);
+    expect((await fetch(`${base}/public`)).status).toBe(200);
+  });
+
+  it("answers 404 for unknown paths, 405 for a wrong method, and survives a malformed escape", async () => {
+    expect((await fetch(`${base}/nope`)).status).toBe(404);
+    const wrong = await fetch(`${base}/public`, { method: "POST" });
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get("allow")).toBe("GET");
+    expect((await fetch(`${base}/api/thing/%E0%A4%A?token=secret-token-123456`)).status).toBe(404);
+    expect((await fetch(`${base}/public`)).status).toBe(200);
+  });
+
+  it("reads request bodies, and removes a route when asked", async () => {
+    const res = await fetch(`${base}/echo?token=secret-token-123456`, { method: "POST", body: "hello" });
+    expect(await res.json()).toEqual({ body: "hello" });
+    const remove = server.route("GET", "/temp", (_req, r) => sendJson(r, 200, {}), { auth: false });
+    expect((await fetch(`${base}/temp`)).status).toBe(200);
+    remove();
+    expect((await fetch(`${base}/temp`)).status).toBe(404);
+  });
+});
