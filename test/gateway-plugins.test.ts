@@ -1,17 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import webhookPlugin from "../plugins/webhook/index.js";
-import {
-  definePlugin,
-  PLUGIN_API_VERSION,
-  type ReceiveResult,
-  type TurnOutcome,
-} from "../src/plugin-api/index.js";
-import { startTestGateway, type TestGateway } from "./helpers/gateway-harness.js";
-
-function done(result: ReceiveResult): Promise<TurnOutcome> {
-  if (result.status !== "accepted") throw new Error(`not accepted: ${result.status}`);
-  return result.done;
-}
+import { definePlugin, PLUGIN_API_VERSION } from "../src/plugin-api/index.js";
+import { done, startTestGateway, type TestGateway } from "./helpers/gateway-harness.js";
 
 describe("gateway: what plugins add", () => {
   let t: TestGateway;

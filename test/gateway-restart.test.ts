@@ -2,15 +2,9 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ReceiveResult, TurnOutcome } from "../src/plugin-api/types.js";
 import { appendTranscript, makeHeader, newEntryId } from "../src/sessions/transcript.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
-import { startTestGateway } from "./helpers/gateway-harness.js";
-
-function done(result: ReceiveResult): Promise<TurnOutcome> {
-  if (result.status !== "accepted") throw new Error(`not accepted: ${result.status}`);
-  return result.done;
-}
+import { done, startTestGateway } from "./helpers/gateway-harness.js";
 
 describe("gateway: stop and restart lose nothing and answer nothing twice", () => {
   let stateDir: string;

@@ -1,12 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { builtinTools } from "../src/agent/tools/index.js";
-import type { ReceiveResult, ToolDefinition, TurnOutcome } from "../src/plugin-api/types.js";
-import { startTestGateway, type TestGateway } from "./helpers/gateway-harness.js";
-
-function done(result: ReceiveResult): Promise<TurnOutcome> {
-  if (result.status !== "accepted") throw new Error(`not accepted: ${result.status}`);
-  return result.done;
-}
+import type { ToolDefinition } from "../src/plugin-api/types.js";
+import { done, startTestGateway, type TestGateway } from "./helpers/gateway-harness.js";
 
 function gate(): { promise: Promise<void>; open: () => void } {
   let open!: () => void;

@@ -1,12 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { definePlugin, PLUGIN_API_VERSION } from "../src/plugin-api/index.js";
-import type { ReceiveResult, TurnOutcome } from "../src/plugin-api/types.js";
-import { startTestGateway, type TestGateway } from "./helpers/gateway-harness.js";
-
-function done(result: ReceiveResult): Promise<TurnOutcome> {
-  if (result.status !== "accepted") throw new Error(`not accepted: ${result.status}`);
-  return result.done;
-}
+import { done, startTestGateway, type TestGateway } from "./helpers/gateway-harness.js";
 
 describe("gateway: sessions at work", () => {
   let t: TestGateway;

@@ -6,7 +6,12 @@ import { type ClawdisConfig, configSchema } from "../../src/core/config-schema.j
 import { createMemoryLogger, type LogLine } from "../../src/core/logger.js";
 import { Gateway } from "../../src/gateway.js";
 import { registerApi } from "../../src/http/api.js";
-import type { PluginDefinition, ToolDefinition } from "../../src/plugin-api/types.js";
+import type {
+  PluginDefinition,
+  ReceiveResult,
+  ToolDefinition,
+  TurnOutcome,
+} from "../../src/plugin-api/types.js";
 import { readTranscript } from "../../src/sessions/transcript.js";
 import type { MessageEntry } from "../../src/sessions/types.js";
 import { type FakeOpenAI, startFakeOpenAI } from "../fakes/openai-server.js";
@@ -107,4 +112,10 @@ export async function startTestGateway(
       if (ownsState) await rm(stateDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The outcome of an accepted message's turn; fails the test when the message was not accepted. */
+export function done(result: ReceiveResult): Promise<TurnOutcome> {
+  if (result.status !== "accepted") throw new Error(`not accepted: ${result.status}`);
+  return result.done;
 }
