@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeHeader, readTranscript } from "../sessions/transcript.js";
 import { runDoctor } from "./doctor.js";
-import type { CliIO } from "./io.js";
+import { recordingIO } from "./io.js";
 
 let state: string;
 let sessions: string;
@@ -20,20 +20,9 @@ afterEach(async () => {
 });
 
 async function doctor(fix = false): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const io: CliIO = {
-    env: { CLAWDIS_STATE_DIR: state, HOME: state },
-    stdout: (t) => {
-      out += t;
-    },
-    stderr: (t) => {
-      err += t;
-    },
-    isTTY: false,
-  };
+  const io = recordingIO({ CLAWDIS_STATE_DIR: state, HOME: state });
   const code = await runDoctor({ fix }, io);
-  return { code, out, err };
+  return { code, out: io.out, err: io.err };
 }
 
 const T0 = Date.UTC(2026, 0, 1);

@@ -20,3 +20,20 @@ export function processIO(): CliIO {
 
 /** Exit codes everywhere: 0 done, 1 failed, 2 bad usage or bad config. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+
+/** A CliIO that records what a command printed (tests, and callers that want the output as text). */
+export function recordingIO(env: Env, isTTY = false): CliIO & { out: string; err: string } {
+  const io = {
+    env,
+    isTTY,
+    out: "",
+    err: "",
+    stdout: (text: string) => {
+      io.out += text;
+    },
+    stderr: (text: string) => {
+      io.err += text;
+    },
+  };
+  return io;
+}

@@ -4,8 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../core/clock.js";
 import { isClawdisError } from "../core/errors.js";
-import type { Env } from "../core/paths.js";
-import type { CliIO } from "./io.js";
+import { recordingIO } from "./io.js";
 import { type CliDeps, runCli } from "./program.js";
 import { runSessions } from "./sessions.js";
 
@@ -15,21 +14,7 @@ const clock = new ManualClock(Date.UTC(2026, 5, 1, 12));
 const now = clock.now();
 const MIN = 60_000;
 
-function fakeIO(env: Env, isTTY = false): CliIO & { out: string; err: string } {
-  const io = {
-    env,
-    isTTY,
-    out: "",
-    err: "",
-    stdout: (text: string) => {
-      io.out += text;
-    },
-    stderr: (text: string) => {
-      io.err += text;
-    },
-  };
-  return io;
-}
+const fakeIO = recordingIO;
 
 const store = {
   main: {

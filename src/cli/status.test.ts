@@ -5,8 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../core/clock.js";
-import type { Env } from "../core/paths.js";
-import type { CliIO } from "./io.js";
+import { recordingIO } from "./io.js";
 import { runStatus } from "./status.js";
 
 let state: string;
@@ -15,21 +14,7 @@ const clock = new ManualClock(Date.UTC(2026, 5, 1, 12));
 const now = clock.now();
 const MIN = 60_000;
 
-function fakeIO(env: Env): CliIO & { out: string; err: string } {
-  const io = {
-    env,
-    isTTY: false,
-    out: "",
-    err: "",
-    stdout: (text: string) => {
-      io.out += text;
-    },
-    stderr: (text: string) => {
-      io.err += text;
-    },
-  };
-  return io;
-}
+const fakeIO = recordingIO;
 
 const env = () => ({ CLAWDIS_STATE_DIR: state, HOME: state });
 
