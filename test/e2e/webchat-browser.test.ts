@@ -1,11 +1,9 @@
-import { existsSync } from "node:fs";
-import { type Browser, chromium } from "playwright-core";
+import { join } from "node:path";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchBrowser } from "./browser.js";
 import { cleanupAll, E2eState, type GatewayProcess } from "./harness.js";
 
-/** The system Chromium (installed with apt; this suite never downloads a browser). */
-const CHROMIUM = process.env.E2E_CHROMIUM ?? "/usr/bin/chromium";
-const SCREENSHOT = "/tmp/webchat.png";
 const REPLY = "Streaming works: one, two, three, four, five, six, seven, eight, nine, ten.";
 
 /**
@@ -18,14 +16,9 @@ describe("e2e: the web chat page in Chromium", () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(`no Chromium at ${CHROMIUM} (apt install chromium, or set E2E_CHROMIUM)`);
     state = await E2eState.create();
     gw = await state.startGateway();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-    });
+    browser = await launchBrowser();
   });
   afterAll(async () => {
     await browser?.close();
@@ -84,7 +77,7 @@ describe("e2e: the web chat page in Chromium", () => {
     ]);
     await expect(page.locator('[data-role="assistant"] .text').allTextContents()).resolves.toEqual([REPLY]);
     await expect(page.locator("#busy").isHidden()).resolves.toBe(true);
-    await page.screenshot({ path: SCREENSHOT });
+    await page.screenshot({ path: join(state.dir, "webchat.png") });
     expect(problems).toEqual([]);
   });
 });
