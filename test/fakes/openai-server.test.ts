@@ -1,5 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type FakeOpenAI, splitInto, startFakeOpenAI } from "./openai-server.js";
+import {
+  type ChatRequestBody,
+  type FakeOpenAI,
+  markerReply,
+  splitInto,
+  startFakeOpenAI,
+} from "./openai-server.js";
 
 type Chunk = {
   choices: {
@@ -176,6 +182,81 @@ describe("startFakeOpenAI", () => {
     await expect(reader.read()).rejects.toThrow();
     expect(await aborted).toBe(fake.requests[0]);
     await expect(fake.waitForAbort(1)).resolves.toBe(fake.requests[0]);
+  });
+});
+
+describe("chunkDelayMs", () => {
+  it("spaces the streamed chunks, and stops waiting when the client goes away", async () => {
+    const fake = await startFakeOpenAI();
+    try {
+      fake.enqueue(
+        { text: "abcd", chunks: 4, chunkDelayMs: 40 },
+        { text: "abcd", chunks: 4, chunkDelayMs: 60_000 },
+      );
+      const started = Date.now();
+      const { chunks, done } = await readSse(await post(fake, { ...userSays("x"), stream: true }));
+      expect(done).toBe(true);
+      expect(chunks.map((c) => c.choices[0]?.delta.content ?? "").join("")).toBe("abcd");
+      // 6 chunks (role, 4 deltas, finish) with 5 pauses of 40 ms between them.
+      expect(Date.now() - started).toBeGreaterThanOrEqual(5 * 40 - 5);
+
+      const controller = new AbortController();
+      const response = await post(fake, { ...userSays("x"), stream: true }, controller.signal);
+      const reader = response.body!.getReader();
+      await reader.read();
+      controller.abort();
+      await expect(fake.waitForAbort(2)).resolves.toBe(fake.requests[1]);
+    } finally {
+      await fake.close();
+    }
+  });
+});
+
+describe("markerReply", () => {
+  const bash = [{ type: "function", function: { name: "bash" } }];
+  const body = (messages: ChatRequestBody["messages"], tools = bash): ChatRequestBody => ({
+    model: "m",
+    messages,
+    tools,
+  });
+
+  it("echoes every user message since the last final answer", () => {
+    const reply = markerReply(
+      body([
+        { role: "system", content: "sys" },
+        { role: "user", content: "old" },
+        { role: "assistant", content: "echo: old" },
+        { role: "user", content: "a" },
+        { role: "user", content: [{ type: "text", text: "b" }] },
+      ]),
+    );
+    expect(reply).toEqual({ text: "echo: a | b" });
+  });
+
+  it("asks for one bash call when offered, then answers after the tool result", () => {
+    const ask = markerReply(body([{ role: "user", content: "run [[bash:echo hi]] please" }]));
+    expect(ask.toolCalls).toEqual([{ name: "bash", arguments: { command: "echo hi" } }]);
+    expect(ask.text).toBeUndefined();
+    const after = markerReply(
+      body([
+        { role: "user", content: "run [[bash:echo hi]] please" },
+        { role: "assistant", content: null, tool_calls: [{}] },
+        { role: "tool", content: "hi", tool_call_id: "c1" },
+      ]),
+    );
+    expect(after).toEqual({ text: "echo: run [[bash:echo hi]] please" });
+    const unoffered = markerReply(body([{ role: "user", content: "[[bash:id]]" }], []));
+    expect(unoffered).toEqual({ text: "echo: [[bash:id]]" });
+  });
+
+  it("streams slowly for [[slow:N]] and holds the answer for [[hang]]", () => {
+    expect(markerReply(body([{ role: "user", content: "x [[slow:25]]" }]))).toMatchObject({
+      chunkDelayMs: 25,
+      chunks: 4,
+    });
+    expect(markerReply(body([{ role: "user", content: "x [[hang]]" }]))).toMatchObject({
+      hang: "before-headers",
+    });
   });
 });
 

@@ -37,6 +37,8 @@ export interface FakeReply {
   chunks?: number;
   /** Wait this long before sending the response headers. */
   delayMs?: number;
+  /** Wait this long after each streamed chunk but the last (a slow model; ends early when the client goes away). */
+  chunkDelayMs?: number;
   /** Never finish until the client goes away or `fake.release()` is called (which lets it finish normally). */
   hang?: "before-headers" | "after-first-chunk" | "after-first-output";
   /** Destroy the connection after the first chunk (a server that died mid-answer). */
@@ -102,6 +104,48 @@ export interface FakeOpenAI {
 export function echoReply(body: ChatRequestBody): FakeReply {
   const lastUser = [...body.messages].reverse().find((m) => m.role === "user");
   return { text: `echo: ${contentText(lastUser?.content)}` };
+}
+
+/** `[[bash:CMD]]` in a user message: `markerReply` asks for one `bash` call running CMD. */
+export const BASH_MARKER = /\[\[bash:([^\]]*)\]\]/;
+/** `[[slow:N]]` in a user message: `markerReply` streams its answer N ms per chunk. */
+export const SLOW_MARKER = /\[\[slow:(\d+)\]\]/;
+/** `[[hang]]` in a user message: `markerReply` holds the answer until the client goes away or `release()`. */
+export const HANG_MARKER = "[[hang]]";
+
+/**
+ * A default handler for load and fault tests (`fake.setDefault(markerReply)`). It answers every user message
+ * since the last final answer (an assistant message without tool calls): `echo: <text> | <text> …`, so a turn
+ * that took in joined messages, or a replayed one, names each message it answers. Markers in those messages:
+ * `[[bash:CMD]]` in a user message after the last tool result asks for one `bash` call running CMD first (only
+ * when the request offers `bash`); `[[slow:N]]` streams the answer in 4 chunks N ms apart; `[[hang]]` holds it
+ * (see `hang: "before-headers"`).
+ */
+export function markerReply(body: ChatRequestBody): FakeReply {
+  const messages = body.messages ?? [];
+  let answered = -1;
+  let lastTurnStep = -1;
+  messages.forEach((m, i) => {
+    if (m.role === "assistant" && !(m.tool_calls && m.tool_calls.length > 0)) answered = i;
+    if (m.role === "assistant" || m.role === "tool") lastTurnStep = i;
+  });
+  const pending = messages.slice(answered + 1).filter((m) => m.role === "user");
+  const fresh = messages.slice(lastTurnStep + 1).filter((m) => m.role === "user");
+  const texts = pending.map((m) => contentText(m.content));
+  const all = texts.join("\n");
+  const offersBash = (body.tools ?? []).some((t) => t.function.name === "bash");
+  const command = fresh
+    .map((m) => BASH_MARKER.exec(contentText(m.content))?.[1])
+    .find((c) => c !== undefined);
+  const slow = Math.max(0, ...texts.map((t) => Number(SLOW_MARKER.exec(t)?.[1] ?? 0)));
+  const timing: FakeReply = {
+    ...(slow > 0 ? { chunkDelayMs: slow, chunks: 4 } : {}),
+    ...(all.includes(HANG_MARKER) ? { hang: "before-headers" as const } : {}),
+  };
+  if (command !== undefined && offersBash) {
+    return { ...timing, toolCalls: [{ name: "bash", arguments: { command } }] };
+  }
+  return { ...timing, text: `echo: ${texts.join(" | ")}` };
 }
 
 function contentText(content: unknown): string {
@@ -187,6 +231,19 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
         server.close((error) => (error ? reject(error) : resolve()));
       }),
   };
+
+  /** Resolves after `ms`, or earlier when the client went away. */
+  function pause(res: ServerResponse, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        res.off("close", done);
+        resolve();
+      }
+      res.on("close", done);
+    });
+  }
 
   /** Resolves when the hang ends: "released", or "gone" when the client went away. */
   function waitHang(res: ServerResponse): Promise<"released" | "gone"> {
@@ -278,10 +335,11 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     const chunks = streamChunks(body, reply);
     let first = true;
     let hungOnOutput = false;
-    for (const chunk of chunks) {
+    for (const [index, chunk] of chunks.entries()) {
       if (isGone(res)) return;
       // Wait until each chunk is handed to the socket, so the client sees deltas as separate reads.
       await new Promise<void>((resolve) => res.write(`data: ${JSON.stringify(chunk)}\n\n`, () => resolve()));
+      if (reply.chunkDelayMs && index < chunks.length - 1) await pause(res, reply.chunkDelayMs);
       if (first) {
         first = false;
         if (reply.destroy === "after-first-chunk") {
