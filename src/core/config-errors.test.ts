@@ -136,4 +136,19 @@ describe("formatConfigIssues", () => {
       "port: unknown key (app.json line 2) — it belongs at server.port",
     ]);
   });
+
+  it("reports a key written twice, at its last line, among the other problems in file order", () => {
+    const text = '{\n  server: {\n    port: 0,\n  },\n  mode: "fast",\n  mode: "slow",\n  mode: "fast",\n}';
+    expect(problems(text)).toEqual([
+      "server.port: expected an integer >= 1, got 0 (app.json line 3)",
+      "mode: duplicate key (app.json line 7; also lines 5, 6) — only the last one would count: keep one",
+    ]);
+  });
+
+  it("reports duplicates alone when the schema has no issue", () => {
+    const text = "{ server: {\n port: 1,\n port: 2 } }";
+    expect(formatConfigIssues([], JSON5.parse(text), text, "app.json", schema)).toEqual([
+      "server.port: duplicate key (app.json line 3; also line 2) — only the last one would count: keep one",
+    ]);
+  });
 });

@@ -121,7 +121,11 @@ interface ProblemLine {
   text: string;
 }
 
-/** Formats every zod issue into lines like `a.b: expected …, got … (file line N)`, sorted by line. */
+/**
+ * Formats every zod issue into lines like `a.b: expected …, got … (file line N)`, and every key written twice in
+ * one object (`a.b: duplicate key (file line 9; also line 3) …`, located at its last occurrence, the one JSON5
+ * keeps), sorted by line. Pass no issues to report only the duplicates.
+ */
 export function formatConfigIssues(
   issues: readonly z.core.$ZodIssue[],
   input: unknown,
@@ -136,6 +140,17 @@ export function formatConfigIssues(
     return { line, suffix: line === undefined ? ` (${file})` : ` (${file} line ${line})` };
   };
   const problems: ProblemLine[] = [];
+
+  for (const duplicate of locator.duplicates()) {
+    const lines = duplicate.locations.map((location) => location.line);
+    const last = lines[lines.length - 1] as number;
+    const others = lines.slice(0, -1);
+    const also = `also line${others.length > 1 ? "s" : ""} ${others.join(", ")}`;
+    problems.push({
+      line: last,
+      text: `${formatPath(duplicate.path)}: duplicate key (${file} line ${last}; ${also}) — only the last one would count: keep one`,
+    });
+  }
 
   for (const issue of issues) {
     const path = issue.path as Json5Path;

@@ -223,6 +223,33 @@ describe("parseConfigText", () => {
   });
 });
 
+describe("parseConfigText: duplicate keys", () => {
+  it("stops on a key written twice even when every value is valid, naming the key and both lines", () => {
+    const text = "{\n  gateway: {\n    port: 8080,\n    bind: '127.0.0.1',\n    port: 9090,\n  },\n}";
+    const error = thrown(() => parseConfigText(text, "/x/clawdis.json"));
+    expect(error.code).toBe("CONFIG_INVALID");
+    expect(error.exitCode).toBe(2);
+    expect(error.message.split("\n")).toEqual([
+      "invalid config /x/clawdis.json:",
+      "  gateway.port: duplicate key (clawdis.json line 5; also line 3) — only the last one would count: keep one",
+    ]);
+  });
+
+  it("lists a duplicate among schema problems in file order", () => {
+    const text = "{\n  logging: { level: 'loud' },\n  gateway: { port: 1 },\n  gateway: { port: 2 },\n}";
+    const lines = thrown(() => parseConfigText(text, "clawdis.json")).message.split("\n");
+    expect(lines.slice(1)).toEqual([
+      '  logging.level: expected one of "debug", "info", "warn", "error", got "loud" (clawdis.json line 2)',
+      "  gateway: duplicate key (clawdis.json line 4; also line 3) — only the last one would count: keep one",
+    ]);
+  });
+
+  it("accepts the same key in different objects", () => {
+    const text = "{ gateway: { port: 1 }, webhooks: { a: { session: 'x' }, b: { session: 'y' } } }";
+    expect(parseConfigText(text, "clawdis.json").gateway.port).toBe(1);
+  });
+});
+
 describe("resolveConfigRelativePath", () => {
   it.each([
     ["~", "/home/u"],

@@ -4,7 +4,7 @@ import JSON5 from "json5";
 import { formatConfigIssues, formatJson5SyntaxError } from "./config-errors.js";
 import { type ClawdisConfig, configSchema, defaultConfig } from "./config-schema.js";
 import { ClawdisError, describeError } from "./errors.js";
-import { isBlankJson5 } from "./json5-locate.js";
+import { isBlankJson5, locateJson5 } from "./json5-locate.js";
 import { configPath, defaultStorePath, defaultWorkspaceDir, type Env, expandHome } from "./paths.js";
 
 /**
@@ -16,6 +16,7 @@ import { configPath, defaultStorePath, defaultWorkspaceDir, type Env, expandHome
  * - A file that does not parse or does not validate throws ClawdisError CONFIG_SYNTAX / CONFIG_INVALID
  *   (exit code 2) naming the key path, what was expected, what was found and the line. It is never replaced
  *   by defaults, in whole or in part.
+ * - A key written twice in one object is CONFIG_INVALID too (JSON5 would keep the last value without a word).
  */
 
 export type { AgentConfig, ClawdisConfig, SessionConfig } from "./config-schema.js";
@@ -45,7 +46,7 @@ export function resolveConfigRelativePath(value: string, configFile: string, env
 /**
  * Parses and validates config text. `fileLabel` names the file in messages: the whole label heads the
  * message, its base name appears in each line ("(clawdis.json line 7)").
- * @throws ClawdisError CONFIG_SYNTAX (not JSON5) or CONFIG_INVALID (does not match the schema).
+ * @throws ClawdisError CONFIG_SYNTAX (not JSON5) or CONFIG_INVALID (does not match the schema, or a duplicate key).
  */
 export function parseConfigText(text: string, fileLabel: string): ClawdisConfig {
   let raw: unknown;
@@ -61,10 +62,12 @@ export function parseConfigText(text: string, fileLabel: string): ClawdisConfig 
     }
   }
   const result = configSchema.safeParse(raw);
-  if (result.success) return result.data;
-  const lines = formatConfigIssues(result.error.issues, raw, text, fileLabel, configSchema);
+  const hasDuplicates = locateJson5(text).duplicates().length > 0;
+  if (result.success && !hasDuplicates) return result.data;
+  const issues = result.success ? [] : result.error.issues;
+  const lines = formatConfigIssues(issues, raw, text, fileLabel, configSchema);
   const message = [`invalid config ${fileLabel}:`, ...lines.map((line) => `  ${line}`)].join("\n");
-  throw new ClawdisError("CONFIG_INVALID", message, { cause: result.error });
+  throw new ClawdisError("CONFIG_INVALID", message, result.success ? {} : { cause: result.error });
 }
 
 /**

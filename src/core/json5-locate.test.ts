@@ -85,6 +85,53 @@ describe("locateJson5", () => {
   });
 });
 
+describe("locateJson5().duplicates()", () => {
+  /** Each row: a JSON5 text and the duplicated paths with the lines of every occurrence. */
+  const rows: { name: string; text: string; want: { path: Json5Path; lines: number[] }[] }[] = [
+    { name: "no duplicates", text: "{ a: 1, b: { a: 2 } }", want: [] },
+    { name: "top-level key twice", text: "{ a: 1,\n b: 2,\n a: 3 }", want: [{ path: ["a"], lines: [1, 3] }] },
+    {
+      name: "three times, quoted and unquoted alike",
+      text: "{ a: 1,\n \"a\": 2,\n 'a': 3 }",
+      want: [{ path: ["a"], lines: [1, 2, 3] }],
+    },
+    {
+      name: "nested key twice",
+      text: "{ gateway: {\n port: 1,\n bind: 'x',\n port: 2 } }",
+      want: [{ path: ["gateway", "port"], lines: [2, 4] }],
+    },
+    {
+      name: "escaped spelling of the same key",
+      text: '{ ab: 1,\n "\\u0061b": 2 }',
+      want: [{ path: ["ab"], lines: [1, 2] }],
+    },
+    { name: "same key in sibling objects is no duplicate", text: "{ a: { x: 1 }, b: { x: 2 } }", want: [] },
+    {
+      name: "same key in two array elements is no duplicate",
+      text: "{ l: [ { x: 1 },\n { x: 2 } ] }",
+      want: [],
+    },
+    {
+      name: "a duplicated object reports only its own key",
+      text: "{ a: { x: 1 },\n a: { x: 2 } }",
+      want: [{ path: ["a"], lines: [1, 2] }],
+    },
+    {
+      name: "duplicate inside an array element",
+      text: "{ l: [ {},\n { k: 1,\n k: 2 } ] }",
+      want: [{ path: ["l", 1, "k"], lines: [2, 3] }],
+    },
+    { name: "a key inside a comment is not counted", text: "{ a: 1, /* a: 2 */ }", want: [] },
+  ];
+  it.each(rows)("$name", ({ text, want }) => {
+    expect(() => JSON5.parse(text)).not.toThrow();
+    const found = locateJson5(text)
+      .duplicates()
+      .map((d) => ({ path: d.path, lines: d.locations.map((l) => l.line) }));
+    expect(found).toEqual(want);
+  });
+});
+
 describe("isBlankJson5", () => {
   it.each([
     ["", true],

@@ -7,7 +7,8 @@
  * - Strings (single or double quoted, with escapes and line continuations), comments (`//`, `/* *\/`), unquoted
  *   keys (with `\uXXXX` escapes), trailing commas and a leading BOM are understood.
  * - Never throws: on text that is not valid JSON5 it returns what it found before the damage.
- * - A duplicated key is located at its LAST occurrence, the one JSON5.parse keeps.
+ * - A duplicated key is located at its LAST occurrence, the one JSON5.parse keeps; `duplicates()` lists every key
+ *   written more than once in the same object, with all its locations.
  * - Lines are 1-based and end at `\n`, `\r\n` or a lone `\r`; columns are 1-based UTF-16 offsets in the line.
  */
 
@@ -25,6 +26,15 @@ export interface Json5Locator {
   nearest(path: Json5Path): { path: Json5Path; location: Json5Location } | undefined;
   /** Every located path (object keys and array elements). */
   paths(): Json5Path[];
+  /** Keys written more than once in the same object, in the order their second occurrence appears. */
+  duplicates(): Json5Duplicate[];
+}
+
+/** A key written more than once in one object: JSON5.parse silently keeps the last value. */
+export interface Json5Duplicate {
+  path: Json5Path;
+  /** Every occurrence, in file order (at least two). */
+  locations: Json5Location[];
 }
 
 type TokenKind = "punct" | "string" | "word";
@@ -194,6 +204,7 @@ export function isBlankJson5(text: string): boolean {
 export function locateJson5(text: string): Json5Locator {
   const { tokens } = lex(text);
   const found = new Map<string, { path: Json5Path; location: Json5Location }>();
+  const duplicated = new Map<string, Json5Duplicate>();
   let pos = 0;
 
   const record = (path: Json5Path, token: Token): void => {
@@ -217,6 +228,8 @@ export function locateJson5(text: string): Json5Locator {
   };
 
   const parseObject = (path: Json5Path): void => {
+    // Keys of this object instance only: the same key in two sibling objects is no duplicate.
+    const seen = new Map<string, Json5Location>();
     while (pos < tokens.length) {
       const keyToken = tokens[pos] as Token;
       if (keyToken.kind === "punct") {
@@ -226,6 +239,16 @@ export function locateJson5(text: string): Json5Locator {
       }
       pos++;
       const keyPath = [...path, keyToken.value];
+      const location = { line: keyToken.line, column: keyToken.column };
+      const earlier = seen.get(keyToken.value);
+      if (earlier !== undefined) {
+        const key = pathKey(keyPath);
+        const entry = duplicated.get(key) ?? { path: keyPath, locations: [earlier] };
+        entry.locations.push(location);
+        duplicated.set(key, entry);
+      } else {
+        seen.set(keyToken.value, location);
+      }
       record(keyPath, keyToken);
       if (tokens[pos]?.value !== ":" || tokens[pos]?.kind !== "punct") continue;
       pos++;
@@ -273,6 +296,9 @@ export function locateJson5(text: string): Json5Locator {
     },
     paths() {
       return [...found.values()].map((entry) => entry.path);
+    },
+    duplicates() {
+      return [...duplicated.values()];
     },
   };
 }
