@@ -66,6 +66,8 @@ export class Gateway {
   private readonly queue: SessionQueue<WorkItem>;
   private readonly runner: SessionRunner;
   private stopping = false;
+  /** Items waiting to be tried again after a passing failure (cleared at stop: their records stay open). */
+  private readonly retries = new Set<unknown>();
   private stopped: Promise<void> | undefined;
   private address: { port: number; host: string } | undefined;
 
@@ -101,10 +103,11 @@ export class Gateway {
       workspaceDir: options.workspaceDir,
       llm: () => this.modelProbe.client(),
       modelName: () => this.modelProbe.modelName(),
-      toolsFor: (key) => this.toolsFor(key),
+      toolsFor: (key, message) => this.toolsFor(key, message),
       transport: (channel) => this.host.transports().get(channel),
       takeJoinable: (key, predicate) => this.queue.takeJoinable(key, predicate),
       isStopping: () => this.stopping,
+      retryLater: (item, delayMs) => this.retryLater(item, delayMs),
     });
     this.queue = new SessionQueue((key, item) => this.runner.process(key, item));
     const entries: Record<string, { enabled: boolean; config?: unknown }> = {};
@@ -132,7 +135,8 @@ export class Gateway {
    * not a one-shot run: `clawdis agent` in-process leaves that to the gateway).
    */
   async start(): Promise<{ port: number; host: string } | undefined> {
-    const open = await this.journal.openJournal();
+    // A one-shot run leaves the journal file as it is (no compaction): the next gateway reads it whole.
+    const open = await this.journal.openJournal({ compact: !this.options.oneShot });
     if (this.options.listen) this.options.registerApi?.(this, this.http);
     await this.host.start();
     if (this.options.listen) {
@@ -170,6 +174,8 @@ export class Gateway {
     this.stopping = true;
     this.stopped = (async () => {
       this.runner.abortAll("shutdown");
+      for (const timer of this.retries) this.clock.clearTimeout(timer);
+      this.retries.clear();
       await this.queue.drain();
       await this.host.stop();
       await this.http.close();
@@ -265,6 +271,15 @@ export class Gateway {
     this.queue.push(item.sessionKey, item);
   }
 
+  private retryLater(item: WorkItem, delayMs: number): void {
+    if (this.stopping) return;
+    const timer = this.clock.setTimeout(() => {
+      this.retries.delete(timer);
+      if (!this.stopping) this.enqueue(item);
+    }, delayMs);
+    this.retries.add(timer);
+  }
+
   /** `/status`, `/stop`, `/think`, `/verbose`: answered at once. Returns false when the item goes to the queue. */
   private async handleImmediate(key: string, item: WorkItem, command: ChatCommand): Promise<boolean> {
     switch (command.kind) {
@@ -325,12 +340,18 @@ export class Gateway {
     return this.queue.isBusy(key);
   }
 
-  private toolsFor(key: string): ToolDefinition[] {
+  /**
+   * Tools are for people's own messages: the primary (or global) session gets `tools.main`, groups
+   * `tools.groups`, any other key none. Automated input (webhooks) gets only what its source grants
+   * (`allowedTools`, from `webhooks.<name>.tools`), whatever session it goes to.
+   */
+  toolsFor(key: string, message: InboundMessage): ToolDefinition[] {
     const all = [...this.options.builtinTools, ...this.host.tools()];
-    const allowed = key.startsWith("group:")
-      ? this.options.config.inbound.reply.agent.tools.groups
-      : this.options.config.inbound.reply.agent.tools.main;
-    return selectTools(all, allowed);
+    const tools = this.options.config.inbound.reply.agent.tools;
+    if (message.automated) return selectTools(all, message.allowedTools ?? []);
+    if (key === this.mainKey || key === "global") return selectTools(all, tools.main);
+    if (key.startsWith("group:")) return selectTools(all, tools.groups);
+    return [];
   }
 
   /** The context of one plugin instance; its routes and listeners are removed when `retired` aborts. */

@@ -99,6 +99,7 @@ export function hookHandler(
       text: body.text,
       receivedAt: Date.now(),
       automated: true,
+      allowedTools: hook.tools,
       sessionKey: hook.sessionKey,
     };
 

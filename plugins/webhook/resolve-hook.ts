@@ -9,6 +9,8 @@ export interface ResolvedHook {
   sessionKey: string;
   /** The bearer token the hook's caller must send. */
   token: string;
+  /** The tools the agent may use on this hook's input (`webhooks.<name>.tools`; default none). */
+  tools: string[];
 }
 
 /**
@@ -31,6 +33,7 @@ export function resolveHook(
     name,
     sessionKey: hook.session ?? (session.scope === "global" ? "global" : session.mainKey),
     token: hook.token ?? gatewayToken,
+    tools: hook.tools ?? [],
   };
 }
 

@@ -1,17 +1,26 @@
 import { randomUUID } from "node:crypto";
 import { loadConfig } from "../core/config.js";
 import { ClawdisError } from "../core/errors.js";
+import { createLogger } from "../core/logger.js";
+import { stateDir } from "../core/paths.js";
 import type { OutcomeBody } from "../plugin-api/outcome-body.js";
 import type { TurnOutcome } from "../plugin-api/types.js";
+import { describeHolder, ownForAgent } from "../runtime/own-state-dir.js";
 import type { GatewayDeps } from "./gateway.js";
-import { findGateway } from "./gateway-client.js";
+import { connectGateway, type GatewayConnection } from "./gateway-client.js";
 import { type CliIO, EXIT } from "./io.js";
 
 type AgentReply = OutcomeBody;
 
+/** How long `clawdis agent` waits for a gateway that owns the state directory but does not answer yet. */
+export const AGENT_WAIT_MS = 120_000;
+
 /**
- * `clawdis agent -m <text> [--session <key>] [--json]`: one turn, through the running gateway when there is one,
- * else in-process (the store's lock serializes its writes with any other process).
+ * `clawdis agent -m <text> [--session <key>] [--json]`: one turn. Through the running gateway when one answers;
+ * when a gateway owns the state directory but does not answer (starting, stalled), it waits for it; in-process
+ * only when it can take the state directory itself (so a gateway starting meanwhile waits for this turn, and
+ * nothing is answered twice or written beside a running gateway). A gateway that answers but refuses the token
+ * is an error, never a reason to run in-process.
  */
 export async function runAgent(
   opts: { message?: string; session?: string; json?: boolean },
@@ -22,38 +31,80 @@ export async function runAgent(
     throw new ClawdisError("USAGE", "agent needs a message: clawdis agent -m <text>");
   }
   const { config } = loadConfig(io.env);
-  const connection = await findGateway(config, io.env);
-  let reply: AgentReply;
-  if (connection) {
-    const res = await fetch(`${connection.url}/api/agent`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${connection.token}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        message: opts.message,
-        channel: "cli",
-        messageId: randomUUID(),
-        ...(opts.session ? { session: opts.session } : {}),
-      }),
-    });
-    const body = (await res.json()) as AgentReply & { message?: string };
-    if (!res.ok)
+  const dir = stateDir(io.env);
+  const logger = createLogger({ level: config.logging.level });
+  const until = Date.now() + AGENT_WAIT_MS;
+  let reply: AgentReply | undefined;
+  let toldWaiting = false;
+  // One messageId for every try: if a try reached the gateway after all, the next one is a duplicate, not a second turn.
+  const messageId = randomUUID();
+  while (reply === undefined) {
+    const connection = await connectGateway(config, io.env, toldWaiting ? 3000 : undefined);
+    if (connection) {
+      reply = await viaGateway(connection, opts.message, opts.session, messageId);
+      break;
+    }
+    const owned = await ownForAgent(
+      dir,
+      { now: Date.now, sleep: (ms) => new Promise((r) => setTimeout(r, ms)), logger },
+      Math.max(0, until - Date.now()),
+    );
+    if ("lock" in owned) {
+      try {
+        reply = await runInProcess(opts.message, opts.session, messageId, io, deps);
+      } finally {
+        await owned.lock.release();
+      }
+      break;
+    }
+    if (Date.now() >= until) {
       throw new ClawdisError(
         "GATEWAY_UNREACHABLE",
-        `the gateway answered ${res.status}: ${body.message ?? "error"}`,
+        `${describeHolder(owned.gateway)} owns ${dir} but has not answered for ${AGENT_WAIT_MS / 1000} s; check it with \`clawdis status\``,
       );
-    reply = body;
-  } else {
-    reply = await runInProcess(opts.message, opts.session, io, deps);
+    }
+    if (!toldWaiting) {
+      logger.info(`waiting for ${describeHolder(owned.gateway)} to answer`);
+      toldWaiting = true;
+    }
+    await new Promise((r) => setTimeout(r, 200));
   }
+  if (reply === undefined) throw new Error("unreachable: no reply");
   if (opts.json) io.stdout(`${JSON.stringify(reply)}\n`);
   else for (const p of reply.payloads) io.stdout(`${p.text}\n`);
   const ok = reply.meta.stopReason === "end" || reply.meta.stopReason === "command";
   return ok ? EXIT.ok : EXIT.failed;
 }
 
+async function viaGateway(
+  connection: GatewayConnection,
+  message: string,
+  session: string | undefined,
+  messageId: string,
+): Promise<AgentReply> {
+  const res = await fetch(`${connection.url}/api/agent`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${connection.token}`, "content-type": "application/json" },
+    body: JSON.stringify({
+      message,
+      channel: "cli",
+      messageId,
+      ...(session ? { session } : {}),
+    }),
+  });
+  const body = (await res.json()) as AgentReply & { message?: string };
+  if (!res.ok)
+    throw new ClawdisError(
+      "GATEWAY_UNREACHABLE",
+      `the gateway answered ${res.status}: ${body.message ?? "error"}`,
+    );
+  return body;
+}
+
 async function runInProcess(
   message: string,
   session: string | undefined,
+  messageId: string,
   io: CliIO,
   deps: GatewayDeps,
 ): Promise<AgentReply> {
@@ -69,7 +120,7 @@ async function runInProcess(
         chatType: "direct",
         senderId: "local",
         senderName: "owner",
-        messageId: randomUUID(),
+        messageId,
         text: message,
         receivedAt: Date.now(),
         ...(session ? { sessionKey: session } : {}),

@@ -1,7 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ClawdisConfig } from "../core/config-schema.js";
+import { ClawdisError } from "../core/errors.js";
 import { type Env, gatewayTokenPath, stateDir } from "../core/paths.js";
+import { stateOwnerOf } from "../runtime/state-lock.js";
 
 /**
  * How local clients (`clawdis agent`, `chat`, `status`) find the running gateway: the address it wrote to
@@ -46,12 +48,17 @@ export function gatewayUrl(config: ClawdisConfig): string {
   return `http://${host.includes(":") ? `[${host}]` : host}:${config.gateway.port}`;
 }
 
-/** Where to look, in order: the address file of a live gateway, then the configured address. */
+/**
+ * Where to look, in order: the URL in the state directory's lock when a live gateway owns it, the address file
+ * of a live gateway, then the configured address.
+ */
 async function candidateUrls(config: ClawdisConfig, env: Env): Promise<string[]> {
   const urls: string[] = [];
+  const owner = await stateOwnerOf(stateDir(env)).catch(() => undefined);
+  if (owner?.kind === "gateway" && owner.url) urls.push(owner.url);
   try {
     const file = JSON.parse(await readFile(gatewayAddressPath(env), "utf8")) as GatewayAddressFile;
-    if (typeof file.url === "string" && isAlive(file.pid)) urls.push(file.url);
+    if (typeof file.url === "string" && isAlive(file.pid) && !urls.includes(file.url)) urls.push(file.url);
   } catch {
     // No address file (no gateway, or one that predates it): the configured address below.
   }
@@ -117,9 +124,31 @@ export async function probeGateway(
 }
 
 /** The running gateway and its token, or undefined when none answers properly. */
-export async function findGateway(config: ClawdisConfig, env: Env): Promise<GatewayConnection | undefined> {
-  const state = await probeGateway(config, env);
+export async function findGateway(
+  config: ClawdisConfig,
+  env: Env,
+  timeoutMs = GATEWAY_PROBE_TIMEOUT_MS,
+): Promise<GatewayConnection | undefined> {
+  const state = await probeGateway(config, env, timeoutMs);
   if (!state.running || state.error) return undefined;
+  const token = (await readFile(gatewayTokenPath(env), "utf8")).trim();
+  return { url: state.url, token };
+}
+
+/**
+ * The running gateway and its token; undefined when none answers. A gateway that answers but refuses (a wrong
+ * token, something else on the port) is an error saying so, never "not running".
+ */
+export async function connectGateway(
+  config: ClawdisConfig,
+  env: Env,
+  timeoutMs = GATEWAY_PROBE_TIMEOUT_MS,
+): Promise<GatewayConnection | undefined> {
+  const state = await probeGateway(config, env, timeoutMs);
+  if (!state.running) return undefined;
+  if (state.error) {
+    throw new ClawdisError("GATEWAY_UNREACHABLE", `a gateway answers at ${state.url} but ${state.error}`);
+  }
   const token = (await readFile(gatewayTokenPath(env), "utf8")).trim();
   return { url: state.url, token };
 }

@@ -1,15 +1,17 @@
 import { rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { builtinTools } from "../agent/tools/index.js";
-import { loadConfig } from "../core/config.js";
+import { type LoadedConfig, loadConfig } from "../core/config.js";
 import { ClawdisError, describeError } from "../core/errors.js";
 import { createLogger } from "../core/logger.js";
-import { gatewayTokenPath } from "../core/paths.js";
+import { gatewayTokenPath, stateDir } from "../core/paths.js";
 import { Gateway } from "../gateway.js";
 import { loadPluginModule } from "../host/plugin-loader.js";
 import { registerApi } from "../http/api.js";
 import type { PluginDefinition } from "../plugin-api/types.js";
 import { readOrCreateToken } from "../runtime/gateway-token.js";
+import { ownForGateway } from "../runtime/own-state-dir.js";
+import type { StateLock } from "../runtime/state-lock.js";
 import { migrateLegacyStore } from "../sessions/legacy-store.js";
 import { gatewayAddressPath } from "./gateway-client.js";
 import { type CliIO, EXIT } from "./io.js";
@@ -26,9 +28,9 @@ export interface GatewayDeps {
 export async function createGateway(
   io: CliIO,
   deps: GatewayDeps,
-  options: { listen: boolean },
+  options: { listen: boolean; loaded?: LoadedConfig },
 ): Promise<Gateway> {
-  const loaded = loadConfig(io.env);
+  const loaded = options.loaded ?? loadConfig(io.env);
   const { config } = loaded;
   const logger = createLogger({ level: config.logging.level });
   await migrateLegacyStore(io.env, logger, loaded.storePath);
@@ -60,10 +62,67 @@ export async function createGateway(
   });
 }
 
-/** `clawdis gateway`: runs until SIGINT/SIGTERM, then stops within 30 s. */
+/**
+ * `clawdis gateway`: takes the state directory (refused when another gateway owns it; waits while a one-shot
+ * `clawdis agent` finishes), then runs until SIGINT/SIGTERM and stops within 30 s. Signals are caught from the
+ * very start, so one that arrives while starting still ends in a graceful stop; a stop that misses its deadline
+ * exits the process anyway (it never lingers holding the port).
+ */
 export async function runGateway(io: CliIO, deps: GatewayDeps): Promise<number> {
-  const gateway = await createGateway(io, deps, { listen: true });
+  // `on`, not `once`: a library's exit hook (signal-exit, via proper-lockfile) re-raises a signal when it sees
+  // no other listener, which would kill the process before it stops. Removed once the gateway has stopped.
+  let received: NodeJS.Signals | undefined;
+  let wake: (signal: NodeJS.Signals) => void = () => {};
+  const onSignal = (signal: NodeJS.Signals) => {
+    received ??= signal;
+    wake(signal);
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  try {
+    return await runGatewayUntilSignal(io, deps, {
+      received: () => received,
+      next: () =>
+        new Promise<NodeJS.Signals>((resolve) => {
+          if (received) resolve(received);
+          else wake = resolve;
+        }),
+    });
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+async function runGatewayUntilSignal(
+  io: CliIO,
+  deps: GatewayDeps,
+  signals: { received(): NodeJS.Signals | undefined; next(): Promise<NodeJS.Signals> },
+): Promise<number> {
+  const loaded = loadConfig(io.env);
+  const bootLogger = createLogger({ level: loaded.config.logging.level });
+  const lock = await ownForGateway(stateDir(io.env), loaded.config.gateway.port, {
+    now: Date.now,
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    logger: bootLogger,
+  });
+  try {
+    return await serve(io, deps, loaded, lock, signals);
+  } finally {
+    await lock.release();
+  }
+}
+
+async function serve(
+  io: CliIO,
+  deps: GatewayDeps,
+  loaded: LoadedConfig,
+  lock: StateLock,
+  signals: { received(): NodeJS.Signals | undefined; next(): Promise<NodeJS.Signals> },
+): Promise<number> {
+  const gateway = await createGateway(io, deps, { listen: true, loaded });
   const logger = gateway.options.logger;
+  let lost: string | undefined;
   let address: { port: number; host: string } | undefined;
   try {
     address = await gateway.start();
@@ -73,7 +132,7 @@ export async function runGateway(io: CliIO, deps: GatewayDeps): Promise<number> 
       const { bind, port } = gateway.config.gateway;
       throw new ClawdisError(
         "IO",
-        `${bind}:${port} is already in use: is another gateway running? (or set gateway.port)`,
+        `${bind}:${port} is already in use by another program (no other gateway runs on this state directory); set gateway.port`,
       );
     }
     throw error;
@@ -81,20 +140,22 @@ export async function runGateway(io: CliIO, deps: GatewayDeps): Promise<number> 
   const url = address
     ? `http://${address.host.includes(":") ? `[${address.host}]` : address.host}:${address.port}`
     : "";
+  await lock.update({ url, ...(address ? { port: address.port } : {}) });
   const addressFile = gatewayAddressPath(io.env);
   await writeFile(
     addressFile,
     `${JSON.stringify({ pid: process.pid, url, startedAt: gateway.startedAt })}\n`,
+    { mode: 0o600 },
   );
   logger.info(`listening on ${url}`, { store: gateway.store.path });
-  // `on`, not `once`: a library's exit hook (signal-exit, via proper-lockfile) re-raises a signal when it sees
-  // no other listener, which would kill the process before it stops. Removed once the gateway has stopped.
-  let onSignal: (signal: NodeJS.Signals) => void = () => {};
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    onSignal = (received) => resolve(received);
-    process.on("SIGINT", onSignal);
-    process.on("SIGTERM", onSignal);
-  });
+  const lostLock = new Promise<NodeJS.Signals>((resolve) =>
+    lock.watch((why) => {
+      lost = why;
+      logger.error(`stopping: this gateway no longer owns its state directory (${why})`);
+      resolve("SIGTERM");
+    }),
+  );
+  const signal = signals.received() ?? (await Promise.race([signals.next(), lostLock]));
   logger.info("stopping", { signal });
   const deadline = new Promise<"late">((resolve) =>
     setTimeout(() => resolve("late"), STOP_DEADLINE_MS).unref(),
@@ -104,9 +165,12 @@ export async function runGateway(io: CliIO, deps: GatewayDeps): Promise<number> 
     return "failed" as const;
   });
   await rm(addressFile, { force: true });
-  process.off("SIGINT", onSignal);
-  process.off("SIGTERM", onSignal);
-  if (result === "late") logger.error(`did not stop within ${STOP_DEADLINE_MS / 1000} s; exiting anyway`);
-  else logger.info("stopped");
-  return result === "done" ? EXIT.ok : EXIT.failed;
+  if (result === "late") {
+    logger.error(`did not stop within ${STOP_DEADLINE_MS / 1000} s; exiting anyway`);
+    await lock.release();
+    // Whatever still hangs (a stuck turn, a plugin) must not keep the process alive holding the port.
+    process.exit(EXIT.failed);
+  }
+  logger.info("stopped");
+  return result === "done" && !lost ? EXIT.ok : EXIT.failed;
 }

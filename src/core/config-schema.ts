@@ -108,6 +108,8 @@ export const webhookSchema = z.strictObject({
   session: z.string().min(1).optional(),
   /** Bearer token for this hook; default the gateway token. */
   token: z.string().min(8).optional(),
+  /** Tools the agent may use on this hook's input (names, or "*"); default none: hook input is untrusted. */
+  tools: z.array(z.string().min(1)).default([]),
 });
 
 export const pluginEntrySchema = z.strictObject({

@@ -39,6 +39,11 @@ export interface InboundMessage {
   receivedAt: number;
   /** Automated input (webhooks): never joins a running turn, always waits for its own. */
   automated?: boolean;
+  /**
+   * Automated input only: the tools the agent may use on it (names, or "*"), as the plugin's config grants
+   * them. Absent: none. Messages from people get the tools of their session (`inbound.reply.agent.tools`).
+   */
+  allowedTools?: string[];
   /** Route to this session key instead of the computed one (webhooks, `clawdis agent --session`). */
   sessionKey?: string;
 }

@@ -8,7 +8,7 @@ import type { Clock } from "../core/clock.js";
 import type { ClawdisConfig } from "../core/config-schema.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import type { ToolDefinition, Transport, TurnOutcome } from "../plugin-api/types.js";
+import type { InboundMessage, ToolDefinition, Transport, TurnOutcome } from "../plugin-api/types.js";
 import { parseChatCommand } from "../routing/chat-command.js";
 import type { Journal } from "../sessions/journal.js";
 import { matchResetTrigger, touchInteraction } from "../sessions/lifecycle.js";
@@ -18,6 +18,7 @@ import type { MessageEntry, SessionEntry, StoredChatMessage, TranscriptHeader } 
 import { chooseSession, restoredProgress } from "./choose-session.js";
 import { deliverText } from "./deliver-text.js";
 import type { EventBus } from "./event-bus.js";
+import { isTransientError, retryDelayMs } from "./transient-error.js";
 import type { WorkItem } from "./work-item.js";
 
 export type { WorkItem } from "./work-item.js";
@@ -32,10 +33,12 @@ export interface SessionRunnerDeps {
   workspaceDir: string;
   llm(): LlmClient | undefined;
   modelName(): string | undefined;
-  toolsFor(key: string): ToolDefinition[];
+  toolsFor(key: string, message: InboundMessage): ToolDefinition[];
   transport(channel: string): Transport | undefined;
   takeJoinable(key: string, predicate: (item: WorkItem) => boolean): WorkItem[];
   isStopping(): boolean;
+  /** Runs `item` again after `delayMs` (its journal record stays open; progress is read from the transcript). */
+  retryLater(item: WorkItem, delayMs: number): void;
 }
 
 export const DEFAULT_SYSTEM_PROMPT =
@@ -45,6 +48,9 @@ export const DEFAULT_SYSTEM_PROMPT =
 
 export const NO_MODEL_REPLY =
   "No model is configured: set inbound.reply.agent.model (and baseUrl/apiKey, or OPENAI_BASE_URL/OPENAI_API_KEY) in clawdis.json, then restart the gateway.";
+
+/** How often the store update after a turn is tried before it is given up (the reply is out by then). */
+const RECORD_TURN_ATTEMPTS = 5;
 
 interface RunningTurn {
   controller: AbortController;
@@ -112,8 +118,42 @@ export class SessionRunner {
     try {
       await this.handle(key, item);
     } catch (error) {
-      await this.fail(item, error);
+      if (isTransientError(error)) this.keepForRetry(item, error);
+      else await this.fail(item, error);
     }
+  }
+
+  /**
+   * A failure that passes by itself (a full disk, a store lock held elsewhere): the record stays open and the
+   * item runs again after a growing delay, resuming from what the transcript shows it got to; a restart finishes
+   * it too. Whoever waits for the outcome is told at the first failure that the message is kept.
+   */
+  private keepForRetry(item: WorkItem, error: unknown): void {
+    const attempt = (item.attempt ?? 0) + 1;
+    const delayMs = retryDelayMs(attempt);
+    const why = describeError(error);
+    this.deps.logger.warn("message kept after a passing failure; trying again", {
+      sessionKey: item.sessionKey,
+      journalId: item.jid,
+      attempt,
+      retryInMs: delayMs,
+      error: why,
+    });
+    if (attempt === 1) {
+      const text = `Your message is kept and will be answered once this clears: ${why}.`;
+      item.resolve(this.outcomeFor(item, "error", [text], why, { sessionKey: item.sessionKey }));
+    }
+    const restored = this.deps.journal.get(item.jid);
+    this.deps.retryLater(
+      {
+        ...item,
+        attempt,
+        notices: [],
+        resolve: () => {},
+        ...(restored ? { restored } : {}),
+      },
+      delayMs,
+    );
   }
 
   /** An unexpected failure (a bug, a disk error): logged, the person is told, the record ends, never thrown. */
@@ -161,8 +201,8 @@ export class SessionRunner {
     const llm = this.deps.llm();
     const model = this.deps.modelName();
     if (!llm || !model) {
-      await this.recordTurn(key, item, undefined);
       await this.send(item, NO_MODEL_REPLY, "notice");
+      await this.recordTurnSafely(key, item, undefined);
       await journal.end(item.jid, "failed-told", clock.now(), "no model configured");
       item.resolve(this.outcomeFor(item, "error", [NO_MODEL_REPLY], "no model configured", ids));
       return;
@@ -257,7 +297,7 @@ export class SessionRunner {
         sessionKey: key,
         model: run.model,
         messages,
-        tools: this.deps.toolsFor(key),
+        tools: this.deps.toolsFor(key, item.message),
         llm: run.llm,
         append: (entries, options) =>
           appendTranscript(run.transcriptPath, entries, {
@@ -293,6 +333,10 @@ export class SessionRunner {
         meta: { channel: item.message.channel, chatId: item.message.chatId, journalId: item.jid },
         ...(thinking && thinking !== "off" ? { reasoningEffort: thinking } : {}),
       });
+    } catch (error) {
+      // Whatever ends the turn, watchers see it end.
+      events.emit({ type: "turn-end", sessionKey: key, turnId, stopReason: "error", ts: clock.now() });
+      throw error;
     } finally {
       this.running.delete(key);
     }
@@ -303,12 +347,12 @@ export class SessionRunner {
       stopReason: result.stopReason,
       ts: clock.now(),
     });
-    await this.recordTurn(key, item, result);
 
     if (result.stopReason === "end") {
       await this.finishReply(key, item, joined, result.text, run.ids, result);
       return;
     }
+    await this.recordTurnSafely(key, item, result);
     const abortReason: unknown = controller.signal.reason;
     if (result.stopReason === "aborted" && abortReason === "shutdown") {
       // Left open in the journal: the next start finishes it.
@@ -372,10 +416,39 @@ export class SessionRunner {
       for (const w of [item, ...joined]) w.resolve(this.outcomeFor(w, "error", [text], why, outcomeExtra));
       return;
     }
+    // After the send: a store that cannot be written never costs the person the reply.
+    if (result) await this.recordTurnSafely(key, item, result);
     for (const w of [item, ...joined]) {
       await journal.end(w.jid, "replied", clock.now());
       w.resolve(this.outcomeFor(w, "end", [text], undefined, outcomeExtra));
     }
+  }
+
+  /**
+   * `recordTurn` after the reply went out: bookkeeping never costs the person their answer. A failure is logged
+   * and tried again in the background (a few times, growing delays).
+   */
+  private async recordTurnSafely(key: string, item: WorkItem, result: TurnResult | undefined): Promise<void> {
+    const attempt = async (n: number): Promise<void> => {
+      try {
+        await this.recordTurn(key, item, result);
+      } catch (error) {
+        if (n >= RECORD_TURN_ATTEMPTS) {
+          this.deps.logger.error("could not record the turn on the session entry; gave up", {
+            sessionKey: key,
+            error: describeError(error),
+          });
+          return;
+        }
+        this.deps.logger.warn("could not record the turn on the session entry; trying again", {
+          sessionKey: key,
+          attempt: n,
+          error: describeError(error),
+        });
+        this.deps.clock.setTimeout(() => void attempt(n + 1), retryDelayMs(n));
+      }
+    };
+    await attempt(1);
   }
 
   /**

@@ -13,6 +13,8 @@ export interface WorkItem {
   restored?: OpenRecord;
   /** The session key the message routes to. */
   sessionKey: string;
+  /** How many times handling it failed for a passing reason (see SessionRunner.keepForRetry). */
+  attempt?: number;
   /** Notices sent before the reply (e.g. "a new session began"); local items get them in their payloads. */
   notices?: string[];
   resolve(outcome: TurnOutcome): void;

@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { type FileHandle, mkdir, open, readFile, rename, writeFile } from "node:fs/promises";
+import { createReadStream } from "node:fs";
+import { type FileHandle, mkdir, open, rename, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { describeError } from "../core/errors.js";
+import { createInterface } from "node:readline";
+import { ClawdisError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { InboundMessage } from "../plugin-api/types.js";
 
@@ -15,13 +17,24 @@ import type { InboundMessage } from "../plugin-api/types.js";
  *   from `delivered` records (reply part N of a split reply reached the chat): a restart resumes from there and
  *   never stores the message, calls the model or sends a part twice.
  * - Writes are group-committed: records queued while an fsync runs are written and fsync'd together.
- * - `(channel, messageId)` of the newest `dedupeLimit` messages is remembered, across restarts, for dedupe.
- * The file is rewritten (temp + rename) only to drop finished records, keeping open ones and the dedupe keys.
+ * - `(channel, messageId)` of the newest `dedupeLimit` messages is remembered, across restarts, for dedupe. A
+ *   record counts (as seen, as open, as ended) only once it is on disk: a failed write leaves no trace, so the
+ *   retry of a message whose accept failed is accepted, not refused as a duplicate.
+ * - The file is read line by line (no size limit on the file), one record is at most MAX_RECORD_BYTES, and the
+ *   open records together at most MAX_OPEN_BYTES (then `accept` refuses with MESSAGE_TOO_LARGE / STATE_BUSY).
+ * - The file is rewritten (temp + fsync + rename + directory fsync) to drop finished records, keeping open ones
+ *   and the dedupe keys: at open (unless `readOnly`), and after `compactEvery` records or `compactBytes` bytes.
+ * - Only the process that owns the state directory (runtime/state-lock.ts) opens the journal for writing.
  */
+
+/** The largest record one message may put in the journal (its text and metadata, as JSON). */
+export const MAX_RECORD_BYTES = 2 * 1024 * 1024;
+/** Open (not yet answered) records may hold at most this much; beyond it new messages are refused for now. */
+export const MAX_OPEN_BYTES = 256 * 1024 * 1024;
 
 export type JournalOutcome = "replied" | "failed-told" | "filtered";
 
-type JournalRecord =
+export type JournalRecord =
   | { op: "accept"; jid: string; at: number; msg: InboundMessage }
   | { op: "delivered"; jid: string; at: number; part: number }
   | { op: "end"; jid: string; at: number; outcome: JournalOutcome; reason?: string }
@@ -34,6 +47,17 @@ export interface OpenRecord {
   acceptedAt: number;
   /** Reply parts already delivered. */
   delivered: number[];
+  /** Bytes of its accept line. */
+  bytes: number;
+}
+
+export interface JournalOptions {
+  dir: string;
+  logger: Logger;
+  dedupeLimit?: number;
+  compactEvery?: number;
+  compactBytes?: number;
+  maxOpenBytes?: number;
 }
 
 export function dedupeKey(message: Pick<InboundMessage, "channel" | "messageId">): string {
@@ -46,62 +70,88 @@ export class Journal {
   private readonly open = new Map<string, OpenRecord>();
   private readonly seen: string[] = [];
   private readonly seenSet = new Set<string>();
-  private pending: { line: string; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  /** Dedupe keys of accepts being written: duplicates already, forgotten again if the write fails. */
+  private readonly inflight = new Set<string>();
+  private openBytes = 0;
+  private pending: {
+    line: string;
+    record: JournalRecord;
+    resolve: () => void;
+    reject: (error: unknown) => void;
+  }[] = [];
   private flushing: Promise<void> | undefined;
   private recordsSinceCompact = 0;
+  private bytesSinceCompact = 0;
+  /** Device and inode of the file this process appends to (checked before each write). */
+  private identity: { dev: number; ino: number } | undefined;
 
-  constructor(
-    private readonly options: { dir: string; logger: Logger; dedupeLimit?: number; compactEvery?: number },
-  ) {
+  constructor(private readonly options: JournalOptions) {
     this.path = join(options.dir, "inbound.jsonl");
   }
 
-  /** Reads the journal and returns the records left open by the previous run (oldest first). */
-  async openJournal(): Promise<OpenRecord[]> {
-    await mkdir(this.options.dir, { recursive: true });
-    let text = "";
-    try {
-      text = await readFile(this.path, "utf8");
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-    }
-    let bad = 0;
-    for (const line of text.split("\n")) {
-      if (line.trim().length === 0) continue;
-      let record: JournalRecord;
-      try {
-        record = JSON.parse(line) as JournalRecord;
-      } catch {
-        bad++;
-        continue;
-      }
-      this.apply(record);
-    }
+  get filePath(): string {
+    return this.path;
+  }
+
+  /**
+   * Reads the journal (streaming, line by line) and returns the records left open by the previous run (oldest
+   * first). Compacts the file first unless `readOnly` (a one-shot `clawdis agent` run leaves the file as it is).
+   */
+  async openJournal(options: { compact?: boolean } = {}): Promise<OpenRecord[]> {
+    await mkdir(this.options.dir, { recursive: true, mode: 0o700 });
+    const { bad } = await readRecords(this.path, (record, bytes) => this.apply(record, bytes));
     if (bad > 0)
       this.options.logger.warn("journal: skipped lines that do not parse", { path: this.path, lines: bad });
-    await this.compact();
-    this.handle = await open(this.path, "a");
+    if (options.compact !== false) await this.compact();
+    await this.reopen();
     return [...this.open.values()];
   }
 
-  /** Whether this message was already accepted (now or in an earlier run). */
+  /** Whether this message was already accepted (now, being written, or in an earlier run). */
   isDuplicate(message: Pick<InboundMessage, "channel" | "messageId">): boolean {
-    return this.seenSet.has(dedupeKey(message));
+    const key = dedupeKey(message);
+    return this.seenSet.has(key) || this.inflight.has(key);
   }
 
-  /** Durably records an accepted message; resolves after fsync. */
+  /**
+   * Durably records an accepted message; resolves after fsync. Refuses (MESSAGE_TOO_LARGE, STATE_BUSY) a
+   * message over MAX_RECORD_BYTES or one that would take the open records over the limit; nothing is recorded.
+   */
   async accept(message: InboundMessage, now: number): Promise<string> {
     const jid = randomUUID();
-    await this.write({ op: "accept", jid, at: now, msg: message });
+    const record: JournalRecord = { op: "accept", jid, at: now, msg: message };
+    const line = `${JSON.stringify(record)}\n`;
+    const bytes = Buffer.byteLength(line);
+    if (bytes > MAX_RECORD_BYTES) {
+      throw new ClawdisError(
+        "MESSAGE_TOO_LARGE",
+        `message of ${bytes} bytes refused: at most ${MAX_RECORD_BYTES} bytes per message`,
+      );
+    }
+    if (this.openBytes + bytes > (this.options.maxOpenBytes ?? MAX_OPEN_BYTES)) {
+      throw new ClawdisError(
+        "STATE_BUSY",
+        `too many unanswered messages (${this.open.size}, ${this.openBytes} bytes) wait in the journal; retry later`,
+      );
+    }
+    const key = dedupeKey(message);
+    this.inflight.add(key);
+    try {
+      await this.write(record, line);
+    } finally {
+      this.inflight.delete(key);
+    }
     return jid;
   }
 
   async markDelivered(jid: string, part: number, now: number): Promise<void> {
-    await this.write({ op: "delivered", jid, at: now, part });
+    const record: JournalRecord = { op: "delivered", jid, at: now, part };
+    await this.write(record, `${JSON.stringify(record)}\n`);
   }
 
   async end(jid: string, outcome: JournalOutcome, now: number, reason?: string): Promise<void> {
-    await this.write({ op: "end", jid, at: now, outcome, ...(reason ? { reason } : {}) });
+    const record: JournalRecord = { op: "end", jid, at: now, outcome, ...(reason ? { reason } : {}) };
+    await this.write(record, `${JSON.stringify(record)}\n`);
   }
 
   get(jid: string): OpenRecord | undefined {
@@ -112,31 +162,42 @@ export class Journal {
     return this.open.size;
   }
 
+  /** Bytes the open records take (what the journal holds that is not answered yet). */
+  openByteCount(): number {
+    return this.openBytes;
+  }
+
   async close(): Promise<void> {
     await this.flushing;
     await this.handle?.close();
     this.handle = undefined;
   }
 
-  private apply(record: JournalRecord): void {
+  private apply(record: JournalRecord, bytes: number): void {
     switch (record.op) {
       case "accept": {
         this.remember(dedupeKey(record.msg));
+        if (this.open.has(record.jid)) break;
         this.open.set(record.jid, {
           jid: record.jid,
           message: record.msg,
           acceptedAt: record.at,
           delivered: [],
+          bytes,
         });
+        this.openBytes += bytes;
         break;
       }
       case "delivered": {
         this.open.get(record.jid)?.delivered.push(record.part);
         break;
       }
-      case "end":
+      case "end": {
+        const open = this.open.get(record.jid);
+        if (open) this.openBytes -= open.bytes;
         this.open.delete(record.jid);
         break;
+      }
       case "seen":
         for (const key of record.keys) this.remember(key);
         break;
@@ -151,12 +212,10 @@ export class Journal {
     while (this.seen.length > limit) this.seenSet.delete(this.seen.shift()!);
   }
 
-  /** Applies the record now; resolves once it is on disk (written and fsync'd with whatever else was queued). */
-  private write(record: JournalRecord): Promise<void> {
-    this.apply(record);
-    const line = `${JSON.stringify(record)}\n`;
+  /** Resolves once the record is on disk (written and fsync'd with whatever else was queued); applied only then. */
+  private write(record: JournalRecord, line: string): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.pending.push({ line, resolve, reject });
+      this.pending.push({ line, record, resolve, reject });
       this.flushing ??= this.flush().finally(() => {
         this.flushing = undefined;
       });
@@ -166,24 +225,66 @@ export class Journal {
   private async flush(): Promise<void> {
     while (this.pending.length > 0) {
       const batch = this.pending.splice(0);
+      const text = batch.map((b) => b.line).join("");
       try {
-        const handle = this.handle;
-        if (!handle) throw new Error("journal is not open");
-        await handle.write(batch.map((b) => b.line).join(""));
+        const handle = await this.writableHandle();
+        await handle.write(text);
         await handle.datasync();
-        this.recordsSinceCompact += batch.length;
-        if (this.recordsSinceCompact >= (this.options.compactEvery ?? 5_000)) {
-          this.handle = undefined;
-          await handle.close();
-          await this.compact();
-          this.handle = await open(this.path, "a");
-        }
-        for (const b of batch) b.resolve();
       } catch (error) {
         this.options.logger.error("journal write failed", { error: describeError(error) });
         for (const b of batch) b.reject(error);
+        continue;
+      }
+      for (const b of batch) this.apply(b.record, Buffer.byteLength(b.line));
+      this.recordsSinceCompact += batch.length;
+      this.bytesSinceCompact += Buffer.byteLength(text);
+      for (const b of batch) b.resolve();
+      if (
+        this.recordsSinceCompact >= (this.options.compactEvery ?? 5_000) ||
+        this.bytesSinceCompact >= (this.options.compactBytes ?? 64 * 1024 * 1024)
+      ) {
+        await this.compactInPlace().catch((error: unknown) => {
+          // The records are safe in the old file, which stays in use; compaction is tried again later.
+          this.options.logger.error("journal compaction failed", { error: describeError(error) });
+        });
       }
     }
+  }
+
+  /**
+   * The handle to append to: reopened when a failed compaction left none, and checked to still be the file at
+   * `path` (if something replaced or removed it, this process's state is written out afresh first, so nothing it
+   * accepted is lost with an unlinked file).
+   */
+  private async writableHandle(): Promise<FileHandle> {
+    if (!this.handle) await this.reopen();
+    const current = await stat(this.path).catch(() => undefined);
+    if (!current || current.ino !== this.identity?.ino || current.dev !== this.identity?.dev) {
+      this.options.logger.error(
+        "journal file was replaced or removed by something else; writing this process's records to a new one",
+        { path: this.path },
+      );
+      await this.compactInPlace();
+    }
+    return this.handle!;
+  }
+
+  private async compactInPlace(): Promise<void> {
+    const old = this.handle;
+    this.handle = undefined;
+    await old?.close().catch(() => {});
+    try {
+      await this.compact();
+    } finally {
+      await this.reopen();
+    }
+  }
+
+  private async reopen(): Promise<void> {
+    const handle = await open(this.path, "a", 0o600);
+    const info = await handle.stat();
+    this.handle = handle;
+    this.identity = { dev: info.dev, ino: info.ino };
   }
 
   /** Rewrites the file with only what is still needed: the dedupe keys and the open records. */
@@ -195,14 +296,59 @@ export class Journal {
         lines.push(JSON.stringify({ op: "delivered", jid: open.jid, at: open.acceptedAt, part }));
     }
     const tmp = `${this.path}.tmp-${process.pid}`;
-    await writeFile(tmp, `${lines.join("\n")}\n`, { mode: 0o600 });
-    const handle = await open(tmp, "r+");
+    const handle = await open(tmp, "w", 0o600);
     try {
+      // Line by line: the open records may be large together, one string of all of them need not fit.
+      for (const line of lines) await handle.write(`${line}\n`);
       await handle.sync();
     } finally {
       await handle.close();
     }
     await rename(tmp, this.path);
+    await syncDir(this.options.dir);
     this.recordsSinceCompact = 0;
+    this.bytesSinceCompact = 0;
+  }
+}
+
+/** Calls `onRecord` for each line that parses, streaming; returns how many did not. A missing file is empty. */
+export async function readRecords(
+  path: string,
+  onRecord: (record: JournalRecord, bytes: number) => void,
+): Promise<{ bad: number; records: number }> {
+  let bad = 0;
+  let records = 0;
+  const stream = createReadStream(path, { encoding: "utf8" });
+  const opened = new Promise<boolean>((resolve, reject) => {
+    stream.once("open", () => resolve(true));
+    stream.once("error", (error: NodeJS.ErrnoException) =>
+      error.code === "ENOENT" ? resolve(false) : reject(error),
+    );
+  });
+  if (!(await opened)) return { bad, records };
+  const lines = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
+  for await (const line of lines) {
+    if (line.trim().length === 0) continue;
+    let record: JournalRecord;
+    try {
+      record = JSON.parse(line) as JournalRecord;
+    } catch {
+      bad++;
+      continue;
+    }
+    records++;
+    onRecord(record, Buffer.byteLength(line) + 1);
+  }
+  return { bad, records };
+}
+
+/** fsync of a directory, so that a rename in it survives a power cut. Best effort where the OS refuses. */
+async function syncDir(dir: string): Promise<void> {
+  const handle = await open(dir, "r").catch(() => undefined);
+  if (!handle) return;
+  try {
+    await handle.sync().catch(() => {});
+  } finally {
+    await handle.close();
   }
 }

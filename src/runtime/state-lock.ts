@@ -1,0 +1,233 @@
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { link, mkdir, open, readFile, rename, rm, stat, unlink } from "node:fs/promises";
+import { join } from "node:path";
+import { describeError } from "../core/errors.js";
+
+/**
+ * One process owns a state directory: `<state>/state.lock`, a small JSON file created with O_EXCL and held for
+ * the owner's whole life. Contract:
+ * - it is taken before any other state file is touched (journal, store, token, workspace);
+ * - a lock whose owner is dead (no such pid on this host, or the pid was reused by a younger process) is taken
+ *   over at once: the stale file is renamed away, checked to be the dead one, and removed; a live lock moved by
+ *   mistake in a race is put back;
+ * - the owner re-reads the file every few seconds (`watch`) and is told when it is no longer its own;
+ * - `release` removes it only when it is still its own.
+ */
+
+export type StateOwnerKind = "gateway" | "agent";
+
+export interface StateOwner {
+  pid: number;
+  kind: StateOwnerKind;
+  /** Epoch ms when the owner took the lock. */
+  since: number;
+  /** `/proc/<pid>/stat` start time, so a reused pid is not mistaken for the owner (Linux). */
+  procStart?: string;
+  /** A gateway's configured port, and its URL once it listens. */
+  port?: number;
+  url?: string;
+  nonce: string;
+}
+
+export type AcquireResult = { ok: true; lock: StateLock } | { ok: false; holder: StateOwner };
+
+export function stateLockPath(stateDir: string): string {
+  return join(stateDir, "state.lock");
+}
+
+export class StateLock {
+  private timer: NodeJS.Timeout | undefined;
+  private released = false;
+
+  private constructor(
+    readonly path: string,
+    private owner: StateOwner,
+  ) {}
+
+  /**
+   * One attempt to take the lock (with takeover of a dead owner's lock). Creates the state directory (0700).
+   * Returns the live holder when someone else has it.
+   */
+  static async tryAcquire(
+    stateDir: string,
+    who: { kind: StateOwnerKind; port?: number; now: number },
+  ): Promise<AcquireResult> {
+    await mkdir(stateDir, { recursive: true, mode: 0o700 });
+    const path = stateLockPath(stateDir);
+    const owner: StateOwner = {
+      pid: process.pid,
+      kind: who.kind,
+      since: who.now,
+      nonce: randomUUID(),
+      ...(procStartOf(process.pid) ? { procStart: procStartOf(process.pid) } : {}),
+      ...(who.port !== undefined ? { port: who.port } : {}),
+    };
+    for (let attempt = 0; attempt < 5; attempt++) {
+      if (await createExclusive(path, owner)) return { ok: true, lock: new StateLock(path, owner) };
+      const holder = await readOwner(path);
+      if (holder === "missing") continue;
+      if (holder !== "unreadable" && isOwnerAlive(holder)) return { ok: false, holder };
+      if (holder === "unreadable" && !(await olderThan(path, UNREADABLE_GRACE_MS))) {
+        // Being written by a process that just created it: give it a moment.
+        await delay(20);
+        continue;
+      }
+      await reap(path, holder === "unreadable" ? undefined : holder.nonce);
+    }
+    const holder = await readOwner(path);
+    if (typeof holder === "object") return { ok: false, holder };
+    throw new Error(`could not take ${path}: it keeps changing`);
+  }
+
+  get info(): StateOwner {
+    return this.owner;
+  }
+
+  /** Rewrites the owner file (e.g. with the URL once listening); atomic, only while it is still ours. */
+  async update(fields: Partial<Pick<StateOwner, "port" | "url">>): Promise<void> {
+    const next = { ...this.owner, ...fields };
+    if (!(await this.isOurs())) throw new Error(`${this.path} is no longer held by this process`);
+    const tmp = `${this.path}.tmp-${process.pid}`;
+    await writePrivate(tmp, next);
+    await rename(tmp, this.path);
+    this.owner = next;
+  }
+
+  /** Calls `onLost` (once) when the file stops being ours; checks every `everyMs`. */
+  watch(onLost: (why: string) => void, everyMs = 2000): void {
+    this.timer = setInterval(() => {
+      void this.isOurs().then(
+        (ours) => {
+          if (ours || this.released) return;
+          clearInterval(this.timer);
+          onLost(`${this.path} was removed or replaced by another process`);
+        },
+        () => {},
+      );
+    }, everyMs);
+    this.timer.unref();
+  }
+
+  async release(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    clearInterval(this.timer);
+    if (await this.isOurs()) await unlink(this.path).catch(() => {});
+  }
+
+  private async isOurs(): Promise<boolean> {
+    const holder = await readOwner(this.path);
+    return typeof holder === "object" && holder.nonce === this.owner.nonce;
+  }
+}
+
+/** The live owner of a state directory, if any (for clients and `doctor`). */
+export async function stateOwnerOf(stateDir: string): Promise<StateOwner | undefined> {
+  const holder = await readOwner(stateLockPath(stateDir));
+  return typeof holder === "object" && isOwnerAlive(holder) ? holder : undefined;
+}
+
+/** A lock file that cannot be read is only treated as stale once it is this old (its creator may be writing). */
+const UNREADABLE_GRACE_MS = 2000;
+
+async function createExclusive(path: string, owner: StateOwner): Promise<boolean> {
+  // Written to a private temp file first and linked into place: the lock file is never seen half-written.
+  const tmp = `${path}.new-${owner.nonce}`;
+  await writePrivate(tmp, owner);
+  try {
+    await link(tmp, path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw error;
+  } finally {
+    await unlink(tmp).catch(() => {});
+  }
+}
+
+async function writePrivate(path: string, owner: StateOwner): Promise<void> {
+  const handle = await open(path, "w", 0o600);
+  try {
+    await handle.writeFile(`${JSON.stringify(owner)}\n`);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+async function readOwner(path: string): Promise<StateOwner | "missing" | "unreadable"> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return "missing";
+    throw new Error(`cannot read ${path}: ${describeError(error)}`);
+  }
+  try {
+    const value = JSON.parse(text) as StateOwner;
+    if (typeof value.pid === "number" && typeof value.nonce === "string") return value;
+  } catch {
+    // Falls through.
+  }
+  return "unreadable";
+}
+
+/**
+ * Removes the stale lock whose nonce is `deadNonce` (undefined: an unreadable file). The file is renamed to a
+ * name of our own first, so two processes reaping at once cannot both remove it; if what we moved turns out to
+ * be a live lock (someone reaped and re-created it between our read and our rename), it is linked back.
+ */
+async function reap(path: string, deadNonce: string | undefined): Promise<void> {
+  const aside = `${path}.stale-${randomUUID()}`;
+  try {
+    await rename(path, aside);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw error;
+  }
+  const moved = await readOwner(aside);
+  const isTheDeadOne =
+    moved === "unreadable" ? deadNonce === undefined : typeof moved === "object" && moved.nonce === deadNonce;
+  if (!isTheDeadOne && typeof moved === "object" && isOwnerAlive(moved)) {
+    await link(aside, path).catch(() => {});
+  }
+  await rm(aside, { force: true });
+}
+
+export function isOwnerAlive(owner: Pick<StateOwner, "pid" | "procStart">): boolean {
+  if (!Number.isInteger(owner.pid) || owner.pid <= 0) return false;
+  try {
+    process.kill(owner.pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EPERM") return false;
+  }
+  if (owner.procStart === undefined) return true;
+  const now = procStartOf(owner.pid);
+  // No /proc here: trust the pid. A different start time: the pid was reused, the owner is gone.
+  return now === undefined || now === owner.procStart;
+}
+
+/** Field 22 of `/proc/<pid>/stat` (start time in clock ticks since boot), or undefined off Linux. */
+function procStartOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name (field 2) is in parentheses and may contain spaces: split after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return fields[19];
+  } catch {
+    return undefined;
+  }
+}
+
+async function olderThan(path: string, ms: number): Promise<boolean> {
+  try {
+    return Date.now() - (await stat(path)).mtimeMs > ms;
+  } catch {
+    return true;
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
