@@ -127,6 +127,7 @@ describe("POST /hooks/:name", () => {
       text: "build #12 failed",
       receivedAt: message.receivedAt,
       automated: true,
+      allowedTools: [],
       sessionKey: "hooks:ci",
     });
     expect(message.receivedAt).toBeGreaterThanOrEqual(before);
@@ -148,6 +149,13 @@ describe("POST /hooks/:name", () => {
     expect(message.sessionKey).toBe("primary");
     expect(message.senderId).toBe("hook:cron");
     expect(message.messageId).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("grants a hook's input only the tools listed in webhooks.<name>.tools", async () => {
+    const h = await start({ webhooks: { deploy: { tools: ["read_file"] } } });
+    const res = await post(`${h.url}/hooks/deploy`, "deployed", { authorization: `Bearer ${GATEWAY_TOKEN}` });
+    expect(res.status).toBe(202);
+    expect(h.received[0]!.allowedTools).toEqual(["read_file"]);
   });
 
   it("gives each request without an id its own, and honours Idempotency-Key", async () => {

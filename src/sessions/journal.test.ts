@@ -1,10 +1,10 @@
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMemoryLogger } from "../core/logger.js";
 import type { InboundMessage } from "../plugin-api/types.js";
-import { Journal } from "./journal.js";
+import { Journal, MAX_RECORD_BYTES } from "./journal.js";
 
 function message(id: string, text = "hi"): InboundMessage {
   return {
@@ -107,4 +107,130 @@ describe("Journal", () => {
     expect(lines.some((l) => l.level === "warn" && l.message.includes("do not parse"))).toBe(true);
     await second.close();
   });
+
+  it("a write that fails leaves no trace: the message is not seen, and its retry is accepted", async () => {
+    const { logger } = createMemoryLogger();
+    const journal = new Journal({ dir, logger });
+    await journal.openJournal();
+    const path = join(dir, "inbound.jsonl");
+    // The journal's place is taken by a non-empty directory: every write fails (like a full disk would).
+    await rm(path);
+    await mkdir(join(path, "x"), { recursive: true });
+    await expect(journal.accept(message("retry-me"), 1)).rejects.toThrow();
+    expect(journal.isDuplicate(message("retry-me"))).toBe(false);
+    expect(journal.openCount()).toBe(0);
+    await rm(path, { recursive: true });
+    const jid = await journal.accept(message("retry-me"), 2);
+    expect(journal.isDuplicate(message("retry-me"))).toBe(true);
+    await journal.close();
+    const again = new Journal({ dir, logger });
+    expect((await again.openJournal()).map((r) => r.jid)).toEqual([jid]);
+    await again.close();
+  });
+
+  it("a message being written is already a duplicate (two hand-ins of one id cannot both be accepted)", async () => {
+    const { logger } = createMemoryLogger();
+    const journal = new Journal({ dir, logger });
+    await journal.openJournal();
+    const writing = journal.accept(message("twice"), 1);
+    expect(journal.isDuplicate(message("twice"))).toBe(true);
+    await writing;
+    await journal.close();
+  });
+
+  it("a journal whose file was replaced by someone else writes its state afresh: nothing accepted is lost", async () => {
+    const { logger, lines } = createMemoryLogger();
+    const journal = new Journal({ dir, logger });
+    await journal.openJournal();
+    const before = await journal.accept(message("before"), 1);
+    const path = join(dir, "inbound.jsonl");
+    await writeFile(join(dir, "other"), `${JSON.stringify({ op: "seen", keys: [] })}\n`);
+    await rename(join(dir, "other"), path);
+    const after = await journal.accept(message("after"), 2);
+    await journal.close();
+    expect(lines.some((l) => l.level === "error" && l.message.includes("replaced or removed"))).toBe(true);
+    const again = new Journal({ dir, logger });
+    expect((await again.openJournal()).map((r) => r.jid).sort()).toEqual([before, after].sort());
+    await again.close();
+  });
+
+  it("compacts by size as well as by count", async () => {
+    const { logger } = createMemoryLogger();
+    const journal = new Journal({ dir, logger, compactBytes: 64 * 1024 });
+    await journal.openJournal();
+    const big = "y".repeat(10 * 1024);
+    for (let i = 0; i < 20; i++)
+      await journal.end(await journal.accept(message(`b${i}`, big), i), "replied", i);
+    await journal.close();
+    // 20 records of 10 KiB were written (>200 KiB); compaction keeps the file under the limit plus one batch.
+    expect((await stat(join(dir, "inbound.jsonl"))).size).toBeLessThan(64 * 1024 + 11 * 1024);
+  });
+
+  it("keeps working when a compaction fails, and compacts later", async () => {
+    const { logger, lines } = createMemoryLogger();
+    const journal = new Journal({ dir, logger, compactEvery: 3 });
+    await journal.openJournal();
+    const tmp = join(dir, `inbound.jsonl.tmp-${process.pid}`);
+    await mkdir(join(tmp, "x"), { recursive: true });
+    const jids: string[] = [];
+    for (let i = 0; i < 5; i++) jids.push(await journal.accept(message(`c${i}`), i));
+    expect(lines.some((l) => l.message === "journal compaction failed")).toBe(true);
+    await rm(tmp, { recursive: true });
+    jids.push(await journal.accept(message("c5"), 5));
+    await journal.close();
+    const again = new Journal({ dir, logger });
+    expect((await again.openJournal()).map((r) => r.jid)).toEqual(jids);
+    await again.close();
+  });
+
+  it("refuses a message over the record limit, and new ones while too much waits unanswered", async () => {
+    const { logger } = createMemoryLogger();
+    const journal = new Journal({ dir, logger, maxOpenBytes: 4096 });
+    await journal.openJournal();
+    await expect(journal.accept(message("huge", "z".repeat(MAX_RECORD_BYTES)), 1)).rejects.toThrow(
+      /refused: at most/,
+    );
+    expect(journal.isDuplicate(message("huge"))).toBe(false);
+    const a = await journal.accept(message("a", "q".repeat(3000)), 1);
+    await expect(journal.accept(message("b", "q".repeat(3000)), 2)).rejects.toThrow(/retry later/);
+    await journal.end(a, "replied", 3);
+    expect(journal.openByteCount()).toBe(0);
+    await journal.accept(message("b", "q".repeat(3000)), 4);
+    await journal.close();
+  });
+
+  it("opened without compaction (a one-shot run), the file keeps its inode", async () => {
+    const { logger } = createMemoryLogger();
+    const first = new Journal({ dir, logger });
+    await first.openJournal();
+    await first.accept(message("x"), 1);
+    await first.close();
+    const inode = (await stat(join(dir, "inbound.jsonl"))).ino;
+    const oneShot = new Journal({ dir, logger });
+    expect(await oneShot.openJournal({ compact: false })).toHaveLength(1);
+    await oneShot.accept(message("y"), 2);
+    await oneShot.close();
+    expect((await stat(join(dir, "inbound.jsonl"))).ino).toBe(inode);
+  });
+
+  it("opens a journal larger than the longest string V8 can hold (streamed, line by line)", async () => {
+    const { logger } = createMemoryLogger();
+    // 530 finished records of 1 MiB each: ~556 MB, past V8's ~512 MB string limit that a whole-file read hits.
+    const handle = await open(join(dir, "inbound.jsonl"), "w");
+    const text = "x".repeat(1024 * 1024);
+    for (let i = 0; i < 530; i++) {
+      await handle.write(
+        `${JSON.stringify({ op: "accept", jid: `j${i}`, at: 1, msg: message(`big${i}`, text) })}\n`,
+      );
+      await handle.write(`${JSON.stringify({ op: "end", jid: `j${i}`, at: 2, outcome: "replied" })}\n`);
+    }
+    await handle.write(`${JSON.stringify({ op: "accept", jid: "open-one", at: 3, msg: message("last") })}\n`);
+    await handle.close();
+    expect((await stat(join(dir, "inbound.jsonl"))).size).toBeGreaterThan(0x1fffffe8);
+    const journal = new Journal({ dir, logger });
+    expect((await journal.openJournal()).map((r) => r.jid)).toEqual(["open-one"]);
+    expect(journal.isDuplicate(message("big529"))).toBe(true);
+    await journal.close();
+    expect((await stat(join(dir, "inbound.jsonl"))).size).toBeLessThan(1024 * 1024);
+  }, 60_000);
 });
