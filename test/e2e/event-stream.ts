@@ -4,28 +4,74 @@ export interface StreamEvent {
   data: Record<string, unknown>;
 }
 
+/** A request that was answered with something other than an event stream (e.g. 409, 503). */
+export class NotAStreamError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: string,
+  ) {
+    super(`answered ${status} instead of an event stream: ${body.slice(0, 300)}`);
+  }
+}
+
 /**
- * A client of `GET /api/events` (server-sent events). `open` resolves once the response headers arrived, and the
- * gateway subscribes before it sends them: from then on no event is missed. Every event is kept in `events`.
+ * A client of `GET /api/events` and of `POST /api/agent` with `Accept: text/event-stream` (server-sent events).
+ * `open` resolves once the response headers arrived, and the gateway subscribes before it sends them: from then
+ * on no event is missed. Every event is kept in `events`; `ended` resolves when the stream is over (closed by the
+ * gateway, by `close()`, or broken because the process died).
  */
 export class EventStream {
   readonly events: StreamEvent[] = [];
+  readonly ended: Promise<void>;
   private readonly controller = new AbortController();
   private readonly waiters = new Set<() => void>();
   private closed = false;
+  private markEnded: () => void = () => {};
 
-  private constructor() {}
+  private constructor() {
+    this.ended = new Promise((resolve) => {
+      this.markEnded = resolve;
+    });
+  }
 
   static async open(baseUrl: string, token: string, session?: string): Promise<EventStream> {
-    const stream = new EventStream();
     const query = session ? `?session=${encodeURIComponent(session)}` : "";
-    const res = await fetch(`${baseUrl}/api/events${query}`, {
+    return EventStream.connect(`${baseUrl}/api/events${query}`, {
       headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" },
-      signal: stream.controller.signal,
     });
-    if (!res.ok || !res.body) throw new Error(`GET /api/events answered ${res.status}`);
+  }
+
+  /**
+   * `POST /api/agent` as a stream: `accepted` `{journalId, sessionKey}` first (the acknowledgement), `done` last.
+   * An answer that is not a stream (400, 409, 503, …) rejects with a NotAStreamError.
+   */
+  static postAgent(baseUrl: string, token: string, body: Record<string, unknown>): Promise<EventStream> {
+    return EventStream.connect(`${baseUrl}/api/agent`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${token}`,
+        accept: "text/event-stream",
+        "content-type": "application/json",
+      },
+      body: JSON.stringify(body),
+    });
+  }
+
+  private static async connect(url: string, init: RequestInit): Promise<EventStream> {
+    const stream = new EventStream();
+    const res = await fetch(url, { ...init, signal: stream.controller.signal });
+    const type = res.headers.get("content-type") ?? "";
+    if (!res.ok || !res.body || !type.includes("text/event-stream")) {
+      const text = await res.text().catch(() => "");
+      throw new NotAStreamError(res.status, text);
+    }
     void stream.read(res.body);
     return stream;
+  }
+
+  /** Whether the stream is over. */
+  get isClosed(): boolean {
+    return this.closed;
   }
 
   /** Resolves with the first event (already received or later) for which `predicate` holds. */
@@ -93,6 +139,7 @@ export class EventStream {
     } finally {
       this.closed = true;
       this.wake();
+      this.markEnded();
     }
   }
 

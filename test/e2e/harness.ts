@@ -87,6 +87,10 @@ export class ClawdisProcess {
     });
   }
 
+  get pid(): number {
+    return this.child.pid ?? -1;
+  }
+
   get running(): boolean {
     return this.child.exitCode === null && this.child.signalCode === null;
   }
@@ -195,6 +199,13 @@ export interface E2eOptions {
   allowFrom?: string[];
   /** Merged (deeply) over the generated config. */
   config?: Json;
+  /** Use this directory (created when missing, removed at cleanup) as the state dir instead of a new temp dir. */
+  dir?: string;
+}
+
+/** Extra environment of one child (e.g. `CLAWDIS_CONFIG_PATH` for a second config on the same state dir). */
+export interface SpawnOptions {
+  env?: Record<string, string>;
 }
 
 const live = new Set<E2eState>();
@@ -214,7 +225,13 @@ export class E2eState {
         `${DIST_MAIN} is missing: build with \`npx tsc --noCheck\` (test/e2e/global-setup.ts does it)`,
       );
     }
-    const dir = await mkdtemp(join(tmpdir(), "clawdis-e2e-"));
+    let dir: string;
+    if (options.dir) {
+      dir = options.dir;
+      await mkdir(dir, { recursive: true });
+    } else {
+      dir = await mkdtemp(join(tmpdir(), "clawdis-e2e-"));
+    }
     const fake = await startFakeOpenAI();
     const state = new E2eState(dir, fake, await freePort());
     live.add(state);
@@ -257,20 +274,20 @@ export class E2eState {
   }
 
   /** The environment of every child: this state dir as CLAWDIS_STATE_DIR and HOME, no inherited clawdis/OpenAI settings. */
-  env(): NodeJS.ProcessEnv {
+  env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     const env: NodeJS.ProcessEnv = {};
     for (const [key, value] of Object.entries(process.env)) {
       if (/^(CLAWDIS_|OPENAI_)/.test(key) || key === "NODE_OPTIONS" || key.startsWith("VITEST")) continue;
       env[key] = value;
     }
-    return { ...env, CLAWDIS_STATE_DIR: this.dir, HOME: this.dir, NO_COLOR: "1" };
+    return { ...env, CLAWDIS_STATE_DIR: this.dir, HOME: this.dir, NO_COLOR: "1", ...extra };
   }
 
   /** Starts `clawdis <args>` with stdin piped. */
-  spawn(args: string[]): ClawdisProcess {
+  spawn(args: string[], options: SpawnOptions = {}): ClawdisProcess {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: this.dir,
-      env: this.env(),
+      env: this.env(options.env),
       stdio: ["pipe", "pipe", "pipe"],
     });
     const proc = new ClawdisProcess(child, `clawdis ${args.join(" ")}`);
@@ -278,26 +295,32 @@ export class E2eState {
     return proc;
   }
 
-  /** Starts `clawdis gateway` and waits until it listens. */
-  async startGateway(): Promise<GatewayProcess> {
+  /** Starts `clawdis gateway` without waiting for it (`ready()` waits until it listens). */
+  spawnGateway(options: SpawnOptions = {}): GatewayProcess {
     const child = spawn(process.execPath, [BIN, "gateway"], {
       cwd: this.dir,
-      env: this.env(),
+      env: this.env(options.env),
       stdio: ["ignore", "pipe", "pipe"],
     });
-    const gateway = new GatewayProcess(child, "clawdis gateway");
+    const gateway = new GatewayProcess(child, `clawdis gateway #${this.processes.length + 1}`);
     this.processes.push(gateway);
-    return gateway.ready(this.tokenPath);
+    return gateway;
+  }
+
+  /** Starts `clawdis gateway` and waits until it listens. */
+  async startGateway(options: SpawnOptions = {}): Promise<GatewayProcess> {
+    return this.spawnGateway(options).ready(this.tokenPath);
   }
 
   /** Runs `clawdis <args>` to the end (optionally typing `input` on stdin). */
   async cli(
     args: string[],
     input?: string,
+    options: SpawnOptions & { timeoutMs?: number } = {},
   ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    const proc = this.spawn(args);
+    const proc = this.spawn(args, options);
     proc.child.stdin?.end(input ?? "");
-    const exit = await proc.waitForExit();
+    const exit = await proc.waitForExit(options.timeoutMs);
     return { code: exit.code, stdout: proc.stdout.text(), stderr: proc.stderr.text() };
   }
 
