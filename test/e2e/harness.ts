@@ -349,11 +349,26 @@ export class E2eState {
     ) as unknown as MessageEntry[];
   }
 
-  /** Kills whatever still runs, closes the fake, removes the directory. */
+  /** Kills whatever still runs, closes the fake, removes the directory (kept, and named, with `E2E_KEEP_STATE=1`). */
   async cleanup(): Promise<void> {
     live.delete(this);
     await Promise.all(this.processes.map((p) => p.kill()));
     await this.fake.close();
+    if (process.env.E2E_KEEP_STATE === "1") {
+      // Every process's output next to the state, to read what happened.
+      const logs = join(this.dir, "e2e-logs");
+      await mkdir(logs, { recursive: true });
+      await Promise.all(
+        this.processes.map((p, i) =>
+          writeFile(
+            join(logs, `${String(i + 1).padStart(3, "0")}-pid${p.pid}.log`),
+            `${p.label}\n${p.stderr.text()}\n--- stdout\n${p.stdout.text()}`,
+          ),
+        ),
+      );
+      console.log(`[e2e] kept the state dir ${this.dir} (process output in e2e-logs/)`);
+      return;
+    }
     await rm(this.dir, { recursive: true, force: true });
   }
 }
