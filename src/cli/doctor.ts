@@ -12,6 +12,7 @@ import { readStoreFile } from "../sessions/store-read.js";
 import { writeFileAtomic } from "../sessions/store-write.js";
 import { readTranscript, type TranscriptRead } from "../sessions/transcript.js";
 import { copyAside, repairTranscript } from "../sessions/transcript-repair.js";
+import { checkJournal } from "./doctor-journal.js";
 import { type CliIO, EXIT } from "./io.js";
 
 /**
@@ -84,6 +85,7 @@ export async function runDoctor(opts: { fix?: boolean }, io: CliIO): Promise<num
   if (raw !== undefined) await checkEntries(raw, storePath, transcripts, store, logger, fix, report);
   else if (transcripts.length > 0) report.note("transcript ownership not checked: the store does not parse");
   await checkTranscriptLines(raw, transcripts, fix, report);
+  await checkJournal(io.env, report);
 
   const remain = report.problems - report.fixed;
   if (report.problems === 0) io.stdout("doctor: no problems found\n");

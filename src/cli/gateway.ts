@@ -1,6 +1,8 @@
 import { rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { builtinTools } from "../agent/tools/index.js";
+import { bindExposure } from "../core/bind-exposure.js";
+import { bindListenError } from "../core/bind-listen-error.js";
 import { type LoadedConfig, loadConfig } from "../core/config.js";
 import { ClawdisError, describeError } from "../core/errors.js";
 import { createLogger } from "../core/logger.js";
@@ -34,6 +36,8 @@ export async function createGateway(
   const { config } = loaded;
   const logger = createLogger({ level: config.logging.level });
   await migrateLegacyStore(io.env, logger, loaded.storePath);
+  const exposure = options.listen ? bindExposure(config.gateway.bind) : {};
+  if (exposure.warning) logger.warn(exposure.warning);
   if (config.inbound.allowFrom.includes("*")) {
     logger.warn(
       'inbound.allowFrom contains "*": anyone who can message this WhatsApp account can talk to the agent',
@@ -128,6 +132,8 @@ async function serve(
     address = await gateway.start();
   } catch (error) {
     await gateway.stop().catch(() => {});
+    const badBind = bindListenError(error, gateway.config.gateway.bind, loaded.path);
+    if (badBind) throw badBind;
     if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
       const { bind, port } = gateway.config.gateway;
       throw new ClawdisError(

@@ -46,6 +46,8 @@ export async function startTestGateway(
     stateDir?: string;
     fake?: FakeOpenAI;
     oneShot?: boolean;
+    /** Where sessions.json (and so the transcripts) live; default `<state>/sessions/sessions.json`. */
+    storePath?: string;
   } = {},
 ): Promise<TestGateway> {
   const ownsState = options.stateDir === undefined;
@@ -78,7 +80,7 @@ export async function startTestGateway(
   const gateway = new Gateway({
     config,
     env,
-    storePath: join(stateDir, "sessions", "sessions.json"),
+    storePath: options.storePath ?? join(stateDir, "sessions", "sessions.json"),
     workspaceDir: join(stateDir, "workspace"),
     configDir: stateDir,
     plugins: [chat.plugin, ...(options.plugins ?? [])],
