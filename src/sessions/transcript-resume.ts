@@ -1,12 +1,51 @@
 import { type FileHandle, open } from "node:fs/promises";
+import { type BackwardScan, readAt, readLinesBackward } from "../core/read-lines-backward.js";
 import { isMissingFile } from "./transcript-lines.js";
-import { isBlankLine, isCompactionEntry, parseFirstLine, parseTranscriptEntry } from "./transcript-parse.js";
-import type { CompactionEntry, TranscriptEntry, TranscriptHeader } from "./types.js";
+import {
+  type FirstLine,
+  isBlankLine,
+  isCompactionEntry,
+  parseFirstLine,
+  parseTranscriptEntry,
+} from "./transcript-parse.js";
+import type { CompactionEntry, StoredChatMessage, TranscriptEntry, TranscriptHeader } from "./types.js";
 
-/** A line the resume reader skipped. Line numbers are unknown when reading backwards: the byte offset says where. */
+/**
+ * The backward readers of a transcript: what resuming a session needs (`readTranscriptForResume`) and one page of
+ * history (`readTranscriptPage`). Both read from the end of the file and stop at what was asked for, so their
+ * cost (bytes read, memory) depends on the request, never on the size of the file.
+ */
+
+/** A line a backward reader skipped. Line numbers are unknown when reading backwards: the byte offset says where. */
 export interface ResumeBadLine {
   offset: number;
   reason: string;
+}
+
+/** Bytes of transcript per token of the model's window: JSON lines carry ids, timestamps and meta besides text. */
+export const RESUME_BYTES_PER_TOKEN = 4;
+/** How many windows' worth of bytes a resume reads: room for the line overhead, so a full window still fits. */
+export const RESUME_SAFETY_FACTOR = 2;
+/** The least a resume reads, however small the window. */
+export const RESUME_MIN_BYTES = 64 * 1024;
+/** The most a resume reads, however large the window; also the longest newest entry and line 1 it reads. */
+export const RESUME_HARD_CAP_BYTES = 16 * 1024 * 1024;
+
+/** The resume budget for a model window: `contextTokens` × 4 bytes × 2, within [64 KiB, 16 MiB]. Pure. */
+export function resumeBudgetBytes(contextTokens: number): number {
+  const wanted = Math.ceil(contextTokens * RESUME_BYTES_PER_TOKEN * RESUME_SAFETY_FACTOR);
+  if (!Number.isFinite(wanted)) return RESUME_HARD_CAP_BYTES;
+  return Math.min(RESUME_HARD_CAP_BYTES, Math.max(RESUME_MIN_BYTES, wanted));
+}
+
+export interface ResumeOptions {
+  /**
+   * Read only entries that start within this many bytes of the end of the file (default: the hard cap). The
+   * session runner passes `resumeBudgetBytes(contextTokens)`.
+   */
+  maxBytes?: number;
+  /** The newest good entry, and line 1, are read up to this size even past `maxBytes`. Default 16 MiB. */
+  hardCapBytes?: number;
 }
 
 export interface TranscriptResume {
@@ -14,7 +53,7 @@ export interface TranscriptResume {
   /** From line 1, read on its own; undefined when missing or bad (`headerProblem` says why). */
   header?: TranscriptHeader;
   headerProblem?: string;
-  /** The newest good compaction entry; undefined when the file has none. */
+  /** The newest good compaction entry; undefined when the file has none or the budget ended the scan first. */
   compaction?: CompactionEntry;
   /** Good entries after `compaction` (or all of them when there is none), in file order. */
   entries: TranscriptEntry[];
@@ -22,50 +61,97 @@ export interface TranscriptResume {
   badLines: ResumeBadLine[];
   /** Bytes read from disk: the cost of the resume, which depends on the tail, not the file. */
   bytesRead: number;
+  /**
+   * Set when the budget ended the scan before the newest compaction entry and the start of the file: the bytes
+   * between line 1 and the oldest entry read were left out (not read), and so were tool results at the cut whose
+   * call was left out.
+   */
+  budgetCut?: { bytesLeftOut: number; toolResultsDropped: number };
 }
 
-const CHUNK = 64 * 1024;
-const NEWLINE = 0x0a;
-
-async function readAt(handle: FileHandle, position: number, length: number): Promise<Buffer> {
-  const buffer = Buffer.alloc(length);
-  let filled = 0;
-  while (filled < length) {
-    const { bytesRead } = await handle.read(buffer, filled, length - filled, position + filled);
-    if (bytesRead === 0) break;
-    filled += bytesRead;
-  }
-  return filled === length ? buffer : buffer.subarray(0, filled);
+/** Line 1 as read on its own: classified, where it ends, and what reading it cost. */
+interface TranscriptStart {
+  first?: FirstLine;
+  /** Why line 1 is no header; undefined when it is one. */
+  problem?: string;
+  /** Offset just past line 1's "\n" (the file size when it has none); undefined when line 1 was too long to read. */
+  end?: number;
+  read: number;
 }
 
-/** Line 1's bytes (without "\n"), reading forwards in chunks until the first "\n" or the end of the file. */
-async function readFirstLine(handle: FileHandle, size: number): Promise<{ bytes: Buffer; read: number }> {
+/** Reads and classifies line 1, forwards from 4 KiB doubling to 64 KiB chunks, at most about `cap` bytes of it. */
+async function readTranscriptStart(handle: FileHandle, size: number, cap: number): Promise<TranscriptStart> {
   const pieces: Buffer[] = [];
-  let position = 0;
-  // The header is short: start with 4 KiB and double, so a resume reads little more than the tail.
+  let read = 0;
   let want = 4096;
-  while (position < size) {
-    const chunk = await readAt(handle, position, Math.min(want, size - position));
-    want = Math.min(want * 2, CHUNK);
+  let end: number | undefined;
+  while (read < size && read <= cap) {
+    const chunk = await readAt(handle, read, Math.min(want, size - read));
     if (chunk.length === 0) break;
-    position += chunk.length;
-    const nl = chunk.indexOf(NEWLINE);
-    if (nl !== -1) {
-      pieces.push(chunk.subarray(0, nl));
-      break;
-    }
-    pieces.push(chunk);
+    want = Math.min(want * 2, 64 * 1024);
+    const nl = chunk.indexOf(0x0a);
+    pieces.push(nl === -1 ? chunk : chunk.subarray(0, nl));
+    if (nl !== -1) end = read + nl + 1;
+    read += chunk.length;
+    if (nl !== -1) break;
   }
-  return { bytes: Buffer.concat(pieces), read: position };
+  // No "\n" at all: the whole file is line 1.
+  if (end === undefined && read >= size) end = size;
+  const bytes = Buffer.concat(pieces);
+  if (end === undefined || bytes.length > cap) {
+    return { problem: `line 1 is longer than ${cap} bytes: not read`, read };
+  }
+  const text = bytes.toString("utf8");
+  if (isBlankLine(text)) return { problem: "line 1 is empty", end, read };
+  const first = parseFirstLine(text);
+  return { first, end, read, ...(first.kind === "header" ? {} : { problem: first.reason }) };
+}
+
+/** The bad line that line 1 counts as when it is neither header nor entry, or too long to read (blank is not bad). */
+function firstLineBad(start: TranscriptStart): ResumeBadLine | undefined {
+  if (start.first?.kind === "bad") return { offset: 0, reason: start.first.reason };
+  if (start.end === undefined && start.problem !== undefined) return { offset: 0, reason: start.problem };
+  return undefined;
+}
+
+function isToolResult(entry: TranscriptEntry): boolean {
+  return entry.type === "message" && (entry as { message?: StoredChatMessage }).message?.role === "tool";
+}
+
+/**
+ * Drops the tool results at the start of `entries` (file order) that come before any other message: at a budget
+ * cut their call was left out, and a result without its call must not reach the model. Other entry types in
+ * between are kept. Returns how many were dropped.
+ */
+export function dropLeadingToolResults(entries: TranscriptEntry[]): number {
+  let dropped = 0;
+  for (let i = 0; i < entries.length; ) {
+    const entry = entries[i] as TranscriptEntry;
+    if (isToolResult(entry)) {
+      entries.splice(i, 1);
+      dropped++;
+      continue;
+    }
+    if (entry.type === "message") break;
+    i++;
+  }
+  return dropped;
 }
 
 /**
  * What resuming a session needs: the header, the newest compaction entry and the entries after it.
  * Scans backwards from the end of the file in 64 KiB chunks and stops at the first (newest) good compaction
- * entry, so the cost depends on the size of the tail, not of the file. Lines that span chunks and a last line
- * cut short by a crash are handled; bad lines in the tail are skipped and reported, as by `readTranscript`.
+ * entry, at the start of the file, or at the budget (`options.maxBytes`), whichever comes first; so the cost
+ * depends on the tail and the budget, never on the file. The newest good entry is read even when it alone is
+ * larger than the budget (up to the hard cap), so a long last message is not lost. Lines that span chunks and a
+ * last line cut short by a crash are handled; bad lines in the part read are skipped and reported.
  */
-export async function readTranscriptForResume(path: string): Promise<TranscriptResume> {
+export async function readTranscriptForResume(
+  path: string,
+  options: ResumeOptions = {},
+): Promise<TranscriptResume> {
+  const hardCap = options.hardCapBytes ?? RESUME_HARD_CAP_BYTES;
+  const maxBytes = options.maxBytes ?? hardCap;
   let handle: FileHandle;
   try {
     handle = await open(path, "r");
@@ -78,70 +164,172 @@ export async function readTranscriptForResume(path: string): Promise<TranscriptR
     const { size } = await handle.stat();
     if (size === 0) return result;
 
-    const first = await readFirstLine(handle, size);
-    result.bytesRead += first.read;
-    const firstText = first.bytes.toString("utf8");
-    const firstLine = isBlankLine(firstText) ? undefined : parseFirstLine(firstText);
-    if (firstLine === undefined) result.headerProblem = "line 1 is empty";
-    else if (firstLine.kind === "header") result.header = firstLine.header;
-    else {
-      result.headerProblem = firstLine.reason;
-      if (firstLine.kind === "bad") result.badLines.push({ offset: 0, reason: firstLine.reason });
-    }
+    const start = await readTranscriptStart(handle, size, Math.max(hardCap, maxBytes));
+    result.bytesRead += start.read;
+    if (start.first?.kind === "header") result.header = start.first.header;
+    if (start.problem !== undefined) result.headerProblem = start.problem;
+    const badFirst = firstLineBad(start);
+    if (badFirst) result.badLines.push(badFirst);
 
     const newestFirst: TranscriptEntry[] = [];
     const badNewestFirst: ResumeBadLine[] = [];
-    /** Handles one complete line (not line 1); true once the compaction is found and the scan can stop. */
-    const takeLine = (bytes: Buffer, offset: number): boolean => {
-      const text = bytes.toString("utf8");
-      if (isBlankLine(text)) return false;
+    const floor = start.end ?? 0;
+    const scan: BackwardScan = { bytesRead: 0, cut: false };
+    let oldestRead = size;
+    let found = false;
+    const lines = readLinesBackward(handle, {
+      floor,
+      end: size,
+      // Until one good entry is in hand the hard cap applies, then the budget.
+      lowest: () => size - (newestFirst.length > 0 ? maxBytes : Math.max(maxBytes, hardCap)),
+      scan,
+    });
+    for await (const line of lines) {
+      // Line 1 was classified above; met here only when it was too long to read there.
+      if (line.offset === 0 || line.bytes === undefined) continue;
+      oldestRead = line.offset;
+      const text = line.bytes.toString("utf8");
+      if (isBlankLine(text)) continue;
       const parsed = parseTranscriptEntry(text);
       if (!parsed.ok) {
-        badNewestFirst.push({ offset, reason: parsed.reason });
-        return false;
+        badNewestFirst.push({ offset: line.offset, reason: parsed.reason });
+        continue;
       }
       if (isCompactionEntry(parsed.value)) {
         result.compaction = parsed.value;
-        return true;
+        found = true;
+        break;
       }
       newestFirst.push(parsed.value);
-      return false;
-    };
-
-    // `carry` holds the bytes of the line that continues past the start of the chunk read last.
-    let carry: Buffer[] = [];
-    let position = size;
-    let done = false;
-    while (position > 0 && !done) {
-      const start = Math.max(0, position - CHUNK);
-      const chunk = await readAt(handle, start, position - start);
-      result.bytesRead += chunk.length;
-      let end = chunk.length;
-      for (;;) {
-        const nl = end > 0 ? chunk.lastIndexOf(NEWLINE, end - 1) : -1;
-        if (nl === -1) {
-          carry.unshift(chunk.subarray(0, end));
-          break;
-        }
-        const bytes = Buffer.concat([chunk.subarray(nl + 1, end), ...carry]);
-        carry = [];
-        end = nl;
-        if (takeLine(bytes, start + nl + 1)) {
-          done = true;
-          break;
-        }
-      }
-      position = start;
     }
+    result.bytesRead += scan.bytesRead;
     // Reached the start of the file without a compaction: line 1 is the header (read above) or, when the
     // header was lost, possibly an ordinary entry.
-    if (!done && firstLine?.kind === "entry") {
-      if (isCompactionEntry(firstLine.entry)) result.compaction = firstLine.entry;
-      else newestFirst.push(firstLine.entry);
+    if (!found && !scan.cut && start.first?.kind === "entry") {
+      if (isCompactionEntry(start.first.entry)) result.compaction = start.first.entry;
+      else newestFirst.push(start.first.entry);
     }
     result.entries = newestFirst.reverse();
     result.badLines.push(...badNewestFirst.reverse());
+    if (scan.cut && !found) {
+      const toolResultsDropped = dropLeadingToolResults(result.entries);
+      result.budgetCut = { bytesLeftOut: Math.max(0, oldestRead - floor), toolResultsDropped };
+    }
     return result;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The most one history page reads, whatever `limit` asks for: 16 parallel pages stay far from the heap limit. */
+export const PAGE_MAX_BYTES = 8 * 1024 * 1024;
+
+export interface PageOptions {
+  /** How many kept entries the page holds at most. */
+  limit: number;
+  /** Which good entries count toward the page (the others are passed over). */
+  keep: (entry: TranscriptEntry) => boolean;
+  /** Read only what lies before this offset: a `before` of an earlier page. Default: the end of the file. */
+  before?: number;
+  /** Bytes the page may read (default PAGE_MAX_BYTES); its newest line is read even when longer. */
+  maxBytes?: number;
+}
+
+export interface TranscriptPage {
+  exists: boolean;
+  /** The newest `limit` kept entries before `options.before`, in file order. */
+  entries: TranscriptEntry[];
+  /** Bad lines met in the part read, in file order (a line longer than `maxBytes` counts as one). */
+  badLines: ResumeBadLine[];
+  /** Where the previous (older) page ends: pass it as `before`. Undefined when this page reaches line 1. */
+  before?: number;
+  /** Set instead of a page when `options.before` is not the start of a line of this file. */
+  beforeProblem?: string;
+  /** Bytes read from disk: bounded by `maxBytes` (plus line 1 and one chunk), not by the file. */
+  bytesRead: number;
+}
+
+/**
+ * One page of a transcript, read backwards: the newest `limit` entries that `keep` accepts, before `before`.
+ * Stops at `limit` entries, at `maxBytes` read, or at line 1; `before` of the result continues from there. A line
+ * that does not parse is counted in `badLines`; a line 1 that is no header but a good entry (the header was lost)
+ * counts as an entry, as in `readTranscript`.
+ */
+export async function readTranscriptPage(path: string, options: PageOptions): Promise<TranscriptPage> {
+  const maxBytes = options.maxBytes ?? PAGE_MAX_BYTES;
+  let handle: FileHandle;
+  try {
+    handle = await open(path, "r");
+  } catch (error) {
+    if (isMissingFile(error)) return { exists: false, entries: [], badLines: [], bytesRead: 0 };
+    throw error;
+  }
+  try {
+    const page: TranscriptPage = { exists: true, entries: [], badLines: [], bytesRead: 0 };
+    const { size } = await handle.stat();
+    const end = options.before ?? size;
+    if (end < 0 || end > size || !Number.isSafeInteger(end)) {
+      return { ...page, beforeProblem: `before must be an offset from 0 to ${size}` };
+    }
+    if (end > 0 && end < size) {
+      const previous = await readAt(handle, end - 1, 1);
+      page.bytesRead += previous.length;
+      if (previous[0] !== 0x0a)
+        return { ...page, beforeProblem: `before (${end}) is not the start of a line` };
+    }
+    if (end === 0) return page;
+
+    const start = await readTranscriptStart(handle, size, maxBytes);
+    page.bytesRead += start.read;
+    // Line 1 is classified on its own; the scan covers the lines after it (all lines when it was too long).
+    const floor = start.end ?? 0;
+    const newestFirst: TranscriptEntry[] = [];
+    const badNewestFirst: ResumeBadLine[] = [];
+    const scan: BackwardScan = { bytesRead: 0, cut: false };
+    let handled = 0;
+    let oldest = end;
+    let full = false;
+    const lines = readLinesBackward(handle, {
+      floor,
+      end: Math.max(end, floor),
+      // The newest line of the page is read whatever its size (not kept when over maxBytes), the rest within it.
+      lowest: () => (handled > 0 ? end - maxBytes : floor),
+      maxLineBytes: maxBytes,
+      scan,
+    });
+    for await (const line of lines) {
+      // Line 1 when it was too long to classify (counted below), and the empty piece after a final "\n".
+      if (line.offset === 0 || line.length === 0) continue;
+      if (newestFirst.length >= options.limit) {
+        full = true;
+        break;
+      }
+      handled++;
+      oldest = line.offset;
+      if (line.bytes === undefined) {
+        badNewestFirst.push({ offset: line.offset, reason: `longer than ${maxBytes} bytes: not read` });
+        continue;
+      }
+      const text = line.bytes.toString("utf8");
+      if (isBlankLine(text)) continue;
+      const parsed = parseTranscriptEntry(text);
+      if (!parsed.ok) badNewestFirst.push({ offset: line.offset, reason: parsed.reason });
+      else if (options.keep(parsed.value)) newestFirst.push(parsed.value);
+    }
+    page.bytesRead += scan.bytesRead;
+    if (full || scan.cut) {
+      page.before = oldest;
+    } else if (start.first?.kind === "entry" && options.keep(start.first.entry)) {
+      // The header was lost and line 1 is an entry of the page, or of the next one when this one is full.
+      if (newestFirst.length < options.limit) newestFirst.push(start.first.entry);
+      else page.before = floor;
+    } else {
+      const bad = firstLineBad(start);
+      if (bad) badNewestFirst.push(bad);
+    }
+    page.entries = newestFirst.reverse();
+    page.badLines = badNewestFirst.reverse();
+    return page;
   } finally {
     await handle.close();
   }
