@@ -4,8 +4,8 @@ import { buildSessionsReport } from "../cli/sessions-report.js";
 import type { Gateway } from "../gateway.js";
 import { outcomeBody } from "../plugin-api/outcome-body.js";
 import type { GatewayEvent, HttpRequest, InboundMessage } from "../plugin-api/types.js";
-import { readTranscript } from "../sessions/transcript.js";
-import type { StoredChatMessage } from "../sessions/types.js";
+import { readTranscriptPage } from "../sessions/transcript-resume.js";
+import type { StoredChatMessage, TranscriptEntry } from "../sessions/types.js";
 import type { HttpServer } from "./http-server.js";
 import { sendJson } from "./http-server.js";
 import { startSse } from "./sse.js";
@@ -26,8 +26,13 @@ export function registerApi(gateway: Gateway, server: HttpServer): void {
   });
   server.route("GET", "/api/history", async (req, res) => {
     const key = req.query.get("session") ?? gateway.mainKey;
-    const limit = Math.min(2000, Math.max(1, Number(req.query.get("limit") ?? 200) || 200));
-    sendJson(res, 200, await historyBody(gateway, key, limit));
+    const query = parseHistoryQuery(req.query.get("limit"), req.query.get("before"));
+    if (typeof query === "string") {
+      sendJson(res, 400, { error: "bad-request", message: query });
+      return;
+    }
+    const { status, body } = await historyBody(gateway, key, query);
+    sendJson(res, status, body);
   });
   server.route("GET", "/api/events", (req, res) => {
     const session = req.query.get("session");
@@ -54,17 +59,72 @@ export function statusBody(gateway: Gateway): Record<string, unknown> {
   };
 }
 
-async function historyBody(gateway: Gateway, key: string, limit: number): Promise<Record<string, unknown>> {
+/** `limit` when none is given, and the most one page holds (docs/http-api.md). */
+const HISTORY_DEFAULT_LIMIT = 200;
+const HISTORY_MAX_LIMIT = 2000;
+
+interface HistoryQuery {
+  limit: number;
+  /** From a `before` cursor of an earlier page: `<sessionId>:<byte offset>`. */
+  before?: { sessionId: string; offset: number };
+}
+
+/** `limit`: a whole number >= 1, capped at 2000; `before`: a cursor from an earlier page. A string is the problem. */
+function parseHistoryQuery(limit: string | null, before: string | null): HistoryQuery | string {
+  let n = HISTORY_DEFAULT_LIMIT;
+  if (limit !== null) {
+    if (!/^\d+$/.test(limit) || Number(limit) < 1) {
+      return `limit must be a whole number from 1 to ${HISTORY_MAX_LIMIT}, got ${JSON.stringify(limit)}`;
+    }
+    n = Math.min(HISTORY_MAX_LIMIT, Number(limit));
+  }
+  if (before === null) return { limit: n };
+  const match = /^(.+):(\d+)$/.exec(before);
+  if (!match || !Number.isSafeInteger(Number(match[2]))) {
+    return `before must be the "before" value of an earlier page, got ${JSON.stringify(before)}`;
+  }
+  return { limit: n, before: { sessionId: match[1] as string, offset: Number(match[2]) } };
+}
+
+/** The messages of a history page: every message entry but system prompts. */
+function isHistoryMessage(entry: TranscriptEntry): boolean {
+  if (entry.type !== "message") return false;
+  const m = (entry as { message?: StoredChatMessage }).message;
+  return m !== undefined && m.role !== "system";
+}
+
+/**
+ * One page of a session's current transcript, newest last, read backwards from the end (or from `before`) so a
+ * call costs what the page holds, never the whole file. `before` in the body continues with the older page.
+ */
+async function historyBody(
+  gateway: Gateway,
+  key: string,
+  query: HistoryQuery,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const entry = await gateway.store.get(key);
-  if (!entry) return { sessionKey: key, sessionId: null, messages: [], badLines: 0 };
-  const read = await readTranscript(gateway.store.transcriptPath(entry.sessionId));
-  const messages: Record<string, unknown>[] = [];
-  for (const e of read.entries) {
-    if (e.type !== "message") continue;
-    const m = (e as { message?: StoredChatMessage }).message;
-    if (!m || m.role === "system") continue;
+  if (!entry) {
+    return {
+      status: 200,
+      body: { sessionKey: key, sessionId: null, messages: [], badLines: 0, before: null },
+    };
+  }
+  if (query.before && query.before.sessionId !== entry.sessionId) {
+    const message = `the cursor is for session id ${query.before.sessionId}; ${key} is now ${entry.sessionId}: load the history again without before`;
+    return { status: 409, body: { error: "stale-cursor", message } };
+  }
+  const page = await readTranscriptPage(gateway.store.transcriptPath(entry.sessionId), {
+    limit: query.limit,
+    keep: isHistoryMessage,
+    ...(query.before ? { before: query.before.offset } : {}),
+  });
+  if (page.beforeProblem !== undefined) {
+    return { status: 400, body: { error: "bad-request", message: `before: ${page.beforeProblem}` } };
+  }
+  const messages = page.entries.map((e) => {
+    const m = (e as { message: StoredChatMessage }).message;
     const meta = (e as { meta?: Record<string, unknown> }).meta ?? {};
-    messages.push({
+    return {
       id: e.id,
       ts: e.ts,
       role: m.role,
@@ -81,13 +141,17 @@ async function historyBody(gateway: Gateway, key: string, limit: number): Promis
       ...(m.tool_call_id ? { toolCallId: m.tool_call_id } : {}),
       ...(typeof meta.channel === "string" ? { channel: meta.channel } : {}),
       ...(typeof meta.chatId === "string" ? { chatId: meta.chatId } : {}),
-    });
-  }
+    };
+  });
   return {
-    sessionKey: key,
-    sessionId: entry.sessionId,
-    messages: messages.slice(-limit),
-    badLines: read.badLines.length,
+    status: 200,
+    body: {
+      sessionKey: key,
+      sessionId: entry.sessionId,
+      messages,
+      badLines: page.badLines.length,
+      before: page.before === undefined ? null : `${entry.sessionId}:${page.before}`,
+    },
   };
 }
 
