@@ -1,20 +1,34 @@
+import { CLIENT_HEADER } from "./client-header.js";
+import { CLIENT_RENDER } from "./client-render.js";
+import { CLIENT_VIEW } from "./client-view.js";
+
 /**
  * The web chat's browser code, inlined into the page as it is (no build step). Plain modern JS for Chromium,
- * Firefox and Safari. Written inside String.raw, so it must contain no backtick and no dollar-brace.
+ * Firefox and Safari. Written inside String.raw, so it must contain no backtick and no dollar-brace (the
+ * interpolations are its fragments: CLIENT_RENDER, CLIENT_VIEW, CLIENT_HEADER).
  *
- * Contract with the gateway (docs/http-api.md): `GET /api/status` gives `mainKey`; `GET /api/history` fills the
- * view; `GET /api/events` (EventSource, token in the query) streams the session; `POST /api/agent` sends.
+ * Contract with the gateway (docs/http-api.md): `GET /api/status` gives `mainKey` and the model;
+ * `GET /webchat/info` the context window and the config path; `GET /api/history` fills the view;
+ * `GET /api/events` (EventSource, token in the query) streams the session; `POST /api/agent` sends;
+ * `GET /api/sessions` gives the context in use for the gauge.
  *
  * Invariants:
- * - text is only ever set through textContent: nothing from the gateway or the model becomes markup;
- * - a reply is shown once: events come first; the POST response only fills in what no event showed
- *   (`recentShown`), and its texts are remembered (`expectEcho`) so a late event does not show them again;
- * - events that arrive while the history loads are held and replayed after it, minus messages it already has.
+ * - nothing from the gateway or the model becomes markup except an assistant reply rendered by markdown-it with
+ *   raw HTML off (client-render.ts); every other text is set through textContent;
+ * - a reply is shown once, in one bubble, in every tab: the bubble that streamed it (`delta`) stays open past
+ *   `turn-end` when the turn ended with the whole reply, and the `message` event that follows finalizes that same
+ *   bubble (either order of the two events works). Other stop reasons close it with a mark (`data-stop-reason`).
+ *   The POST response only fills in what no event showed (`recentShown`), and its texts are remembered
+ *   (`expectEcho`) so a late event does not show them again;
+ * - events that arrive while the history loads are held and replayed after it, minus messages it already has;
+ * - sending scrolls to the person's own message, wherever the view was; otherwise the view follows new content
+ *   only while it is at the bottom.
  */
 // biome-ignore lint/complexity/noUselessStringRaw: a "\n" written in the browser code must reach the browser as is
 export const CLIENT_SCRIPT = String.raw`
 (() => {
   "use strict";
+${CLIENT_RENDER}
   const TOKEN_KEY = "clawdis.token";
   const EVENT_TYPES = ["message", "turn-start", "turn-end", "delta", "tool-call", "tool-result", "notice"];
   /** Stop reasons whose payload is the agent's own reply; any other payload is a gateway notice. */
@@ -27,6 +41,11 @@ export const CLIENT_SCRIPT = String.raw`
   const busyText = byId("busy-text");
   const connEl = byId("conn");
   const sessionEl = byId("session");
+  const modelEl = byId("model");
+  const gaugeEl = byId("context");
+  const gaugeMeter = byId("context-meter");
+  const gaugeText = byId("context-text");
+  const welcomeEl = byId("welcome");
   const composer = byId("composer");
   const tokenForm = byId("token-form");
   const tokenInput = byId("token-input");
@@ -56,6 +75,10 @@ export const CLIENT_SCRIPT = String.raw`
     token: embedded || readStored(),
     chatId: "webchat-" + uuid(),
     sessionKey: "",
+    model: null,
+    configPath: "",
+    contextWindow: 0,
+    gauge: { busy: false, again: false },
     source: null,
     loading: false,
     queue: [],
@@ -70,88 +93,8 @@ export const CLIENT_SCRIPT = String.raw`
     retryTimer: 0,
   };
 
-  // ---- view ----
-  function setState(name) { document.body.dataset.state = name; }
-  function setConn(text) { connEl.textContent = text; }
-  function setComposer(enabled) { inputEl.disabled = !enabled; sendEl.disabled = !enabled; }
-  function updateBusy() {
-    const turn = st.turns.size > 0;
-    busyEl.hidden = !turn && st.pendingSends === 0;
-    busyEl.dataset.turn = String(turn);
-    busyText.textContent = turn ? "Assistant is working…" : "Waiting for the gateway…";
-  }
-  function atBottom() { return messagesEl.scrollHeight - messagesEl.scrollTop - messagesEl.clientHeight < 80; }
-  function change(fn) {
-    const stick = atBottom();
-    fn();
-    if (stick) messagesEl.scrollTop = messagesEl.scrollHeight;
-  }
-  function bubble(role, text, label) {
-    const el = document.createElement("div");
-    el.className = "msg " + role;
-    el.dataset.role = role;
-    if (label) {
-      const l = document.createElement("div");
-      l.className = "label";
-      l.textContent = label;
-      el.appendChild(l);
-    }
-    const t = document.createElement("div");
-    t.className = "text";
-    t.textContent = text;
-    el.appendChild(t);
-    change(() => messagesEl.appendChild(el));
-    return el;
-  }
-  function textOf(el) { return el.querySelector(".text").textContent; }
-  function setText(el, text) { change(() => { el.querySelector(".text").textContent = text; }); }
-  function setLabel(el, label) { const l = el.querySelector(".label"); if (l) l.textContent = label; }
-  function isOurs(d) { return d.channel === "webchat" && d.chatId === st.chatId; }
-  function userLabel(d) { return !d.channel || isOurs(d) ? "You" : "You · " + d.channel; }
-  function assistantLabel(d) { return d.channel && !isOurs(d) ? "Assistant → " + d.channel : "Assistant"; }
-  function takeText(list, text) {
-    const i = list.indexOf(text);
-    if (i < 0) return false;
-    list.splice(i, 1);
-    return true;
-  }
-  function remember(list, text) {
-    list.push(text);
-    if (list.length > 20) list.shift();
-  }
-
-  function toolEl(callId, name, args, summaryText) {
-    const el = document.createElement("div");
-    el.className = "msg tool";
-    el.dataset.role = "tool";
-    el.dataset.state = "running";
-    if (callId) el.dataset.callId = callId;
-    const head = document.createElement("div");
-    head.className = "tool-head";
-    const n = document.createElement("span");
-    n.className = "tool-name";
-    n.textContent = name || "tool";
-    const a = document.createElement("code");
-    a.className = "tool-args";
-    a.textContent = args || "";
-    head.append(n, a);
-    const details = document.createElement("details");
-    details.className = "tool-result";
-    const summary = document.createElement("summary");
-    summary.textContent = summaryText;
-    details.append(summary, document.createElement("pre"));
-    el.append(head, details);
-    change(() => messagesEl.appendChild(el));
-    if (callId) st.tools.set(callId, el);
-    return el;
-  }
-  function toolResult(callId, name, ok, output) {
-    const el = (callId && st.tools.get(callId)) || toolEl(callId, name, "", "");
-    el.dataset.state = ok ? "ok" : "failed";
-    el.querySelector("summary").textContent = ok ? "result" : "failed";
-    el.querySelector("pre").textContent = output || "";
-  }
-
+${CLIENT_VIEW}
+${CLIENT_HEADER}
   // ---- events ----
   function closeOpen() {
     if (!st.open) return;
@@ -164,7 +107,7 @@ export const CLIENT_SCRIPT = String.raw`
       const el = bubble("assistant", "", "Assistant");
       el.dataset.streaming = "true";
       el.dataset.turnId = d.turnId;
-      st.open = { el, turnId: d.turnId };
+      st.open = { el, turnId: d.turnId, ended: false };
       st.last = { el, final: false, consumed: false };
     }
     setText(st.open.el, textOf(st.open.el) + d.text);
@@ -197,8 +140,28 @@ export const CLIENT_SCRIPT = String.raw`
     el.dataset.final = "true";
     st.last = { el, final: true, consumed: false };
     if (ours && st.pendingSends > 0) remember(st.recentShown, d.text);
+    refreshGauge();
+  }
+  /**
+   * The turn is over. Ended with the whole reply ("end"): its bubble stays the one bubble of the reply and the
+   * final message event (sent after turn-end) fills it in. Any other reason: the bubble is closed and marked.
+   */
+  function onTurnEnd(d) {
+    st.turns.delete(d.turnId);
+    const open = st.open;
+    if (open && open.turnId === d.turnId) {
+      if (d.stopReason === "end") {
+        open.ended = true;
+        open.el.dataset.streaming = "false";
+      } else {
+        markCut(open.el, d.stopReason);
+        closeOpen();
+      }
+    }
+    if (d.stopReason !== "end") refreshGauge();
   }
   function onNotice(d) {
+    refreshGauge();
     if (takeText(st.expectEcho, d.text)) return;
     bubble("notice", d.text, "");
     if (st.pendingSends > 0) remember(st.recentShown, d.text);
@@ -214,13 +177,7 @@ export const CLIENT_SCRIPT = String.raw`
     if (type === "tool-result") return toolResult(d.callId, d.name, d.ok, d.output);
     if (type === "notice") return onNotice(d);
     if (type === "turn-start") st.turns.add(d.turnId);
-    if (type === "turn-end") {
-      st.turns.delete(d.turnId);
-      if (st.open && st.open.turnId === d.turnId) {
-        if (REPLY_REASONS.indexOf(d.stopReason) < 0) st.open.el.dataset.stopReason = d.stopReason;
-        closeOpen();
-      }
-    }
+    if (type === "turn-end") onTurnEnd(d);
     updateBusy();
   }
   function onRaw(type, raw) {
@@ -281,8 +238,24 @@ export const CLIENT_SCRIPT = String.raw`
       return retryLater("The gateway's status is unusable (" + errorText(status, res.status) + ").");
     }
     st.sessionKey = status.mainKey;
+    st.model = status.model && typeof status.model === "object" ? status.model : null;
+    if (typeof status.configPath === "string") st.configPath = status.configPath;
     sessionEl.textContent = "session " + st.sessionKey;
+    showModel();
+    await loadInfo();
     connect();
+  }
+  /** The context window and the config path (GET /webchat/info); without them there is no gauge, nothing else. */
+  async function loadInfo() {
+    try {
+      const res = await api("/webchat/info");
+      const info = res.ok ? await res.json().catch(() => null) : null;
+      if (!info) return;
+      if (typeof info.contextWindow === "number" && info.contextWindow > 0) st.contextWindow = info.contextWindow;
+      if (!st.configPath && typeof info.configPath === "string") st.configPath = info.configPath;
+    } catch (e) {
+      /* the gateway went away: connect() notices and retries */
+    }
   }
   function connect() {
     stopEvents();
@@ -325,6 +298,8 @@ export const CLIENT_SCRIPT = String.raw`
       if (type === "message" && tail.some((m) => m.role === d.role && m.text === d.text)) continue;
       handle(type, d);
     }
+    updateWelcome();
+    refreshGauge();
     setComposer(true);
     setState("ready");
     if (document.activeElement === document.body) inputEl.focus();
@@ -344,7 +319,8 @@ export const CLIENT_SCRIPT = String.raw`
       } else if (m.role === "tool") toolResult(m.toolCallId, "", true, m.text);
     }
     for (const el of unsent) messagesEl.appendChild(el);
-    messagesEl.scrollTop = messagesEl.scrollHeight;
+    scrollToEnd();
+    updateWelcome();
     updateBusy();
   }
 
@@ -357,6 +333,7 @@ export const CLIENT_SCRIPT = String.raw`
     el.dataset.status = "sending";
     st.pendingSends += 1;
     updateBusy();
+    scrollToEnd();
     try {
       const res = await api("/api/agent", {
         method: "POST",
@@ -383,6 +360,7 @@ export const CLIENT_SCRIPT = String.raw`
       st.pendingSends -= 1;
       if (st.pendingSends === 0) st.recentShown.length = 0;
       updateBusy();
+      refreshGauge();
     }
   }
   /** Fills in what the events did not show (a missed event, a command's answer). */

@@ -104,6 +104,30 @@ describe("webchat plugin", () => {
     expect(res.body).not.toContain(TOKEN);
   });
 
+  it("serves markdown-it's browser build without a token, under the versioned path the page names", async () => {
+    const html = await (await fetch(`http://127.0.0.1:${port}/`)).text();
+    const src = /<script nonce="[^"]+" src="([^"]+)">/.exec(html)?.[1];
+    expect(src).toMatch(/^\/webchat\/markdown-it-\d+\.\d+\.\d+\.js$/);
+    const res = await fetch(`http://127.0.0.1:${port}${src}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+    const script = await res.text();
+    expect(script).toContain("markdownit");
+    expect(script).not.toContain("sourceMappingURL");
+  });
+
+  it("tells the page the context window and the config path, with the token only", async () => {
+    expect((await fetch(`http://127.0.0.1:${port}/webchat/info`)).status).toBe(401);
+    const res = await fetch(`http://127.0.0.1:${port}/webchat/info`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(res.status).toBe(200);
+    const info = (await res.json()) as { contextWindow: number; configPath: string };
+    expect(info.contextWindow).toBe(defaultConfig().inbound.reply.agent.contextTokens);
+    expect(info.configPath).toMatch(/clawdis\.json$/);
+  });
+
   it("uses a fresh CSP nonce per response, matching the inline style and script", async () => {
     const one = await fetch(`http://127.0.0.1:${port}/`);
     const two = await fetch(`http://127.0.0.1:${port}/`);
@@ -113,26 +137,32 @@ describe("webchat plugin", () => {
     expect(nonce).not.toBe(nonceOf(two.headers.get("content-security-policy")));
     const html = await one.text();
     expect(html).toContain(`<script nonce="${nonce}">`);
+    expect(html).toContain(`<script nonce="${nonce}" src="/webchat/markdown-it-`);
     expect(html).toContain(`<style nonce="${nonce}">`);
   });
 });
 
 describe("the page", () => {
-  it("is self-contained: no external URL, no external script or stylesheet", () => {
-    const html = renderPage({ nonce: "n", token: "t" });
-    expect(html).not.toMatch(/https?:\/\//);
-    expect(html).not.toMatch(/<script[^>]+src=/);
+  const MD = "/webchat/markdown-it-1.0.0.js";
+
+  it("loads nothing from elsewhere: every src and href is same-origin or data:, no stylesheet link", () => {
+    const html = renderPage({ nonce: "n", token: "t", markdownScript: MD });
+    const urls = [...html.matchAll(/\b(?:src|href)="([^"]*)"/g)].map((m) => m[1]);
+    expect(urls).toEqual(["data:,", MD]);
     expect(html).not.toMatch(/<link[^>]+stylesheet/);
+    // Every script carries the nonce: the CSP (script-src 'nonce-…' only) lets nothing else run.
+    const scripts = [...html.matchAll(/<script\b[^>]*>/g)].map((m) => m[0]);
+    expect(scripts).toEqual([`<script nonce="n" src="${MD}">`, '<script nonce="n">']);
   });
 
   it("escapes the token into its attribute", () => {
-    const html = renderPage({ nonce: "n", token: '"><script>alert(1)</script>' });
+    const html = renderPage({ nonce: "n", token: '"><script>alert(1)</script>', markdownScript: MD });
     expect(html).not.toContain("<script>alert(1)");
     expect(html).toContain('content="&#34;&#62;&#60;script&#62;alert(1)&#60;/script&#62;"');
   });
 
   it("has no token meta at all when none is given", () => {
-    expect(renderPage({ nonce: "n" })).not.toContain('<meta name="clawdis-token"');
+    expect(renderPage({ nonce: "n", markdownScript: MD })).not.toContain('<meta name="clawdis-token"');
   });
 
   it("inlines a script that parses and uses the documented API", () => {

@@ -4,8 +4,10 @@ import { PAGE_STYLE } from "./page-style.js";
 export interface PageOptions {
   /** Embedded in `<meta name="clawdis-token">` when present; absent: the page asks for it. */
   token?: string;
-  /** The Content-Security-Policy nonce of the inline style and script; fresh per response. */
+  /** The Content-Security-Policy nonce of the inline style and scripts; fresh per response. */
   nonce: string;
+  /** Same-origin path of markdown-it's browser build (markdown-asset.ts), loaded with the nonce before the page's script. */
+  markdownScript: string;
 }
 
 export function escapeHtml(text: string): string {
@@ -13,8 +15,9 @@ export function escapeHtml(text: string): string {
 }
 
 /**
- * The Content-Security-Policy the page is served with: only its own inline style and script (by nonce) run,
- * it talks only to its own origin, and no other site may frame it.
+ * The Content-Security-Policy the page is served with: only its own inline style and scripts carrying the
+ * response's nonce run (the page's script, and markdown-it from the gateway's own route), it talks only to its own
+ * origin, loads no image but data: URLs, and no other site may frame it.
  */
 export function pageSecurityPolicy(nonce: string): string {
   return [
@@ -30,13 +33,12 @@ export function pageSecurityPolicy(nonce: string): string {
 }
 
 /**
- * The whole web chat: one self-contained HTML document (inline CSS and JS, no external URL, no build step).
- * Stable hooks for tests: `#messages`, `#input`, `#send`, `#busy`, `#token-form`, `#token-input`,
- * each message `[data-role="user|assistant|tool|notice"]`, and `body[data-state]`
- * (`loading` → `token` | `ready` | `error`).
+ * The whole web chat: one HTML document (inline CSS and JS, plus markdown-it from the gateway itself; no external
+ * URL, no build step). Stable hooks for tests: see README.md ("Test hooks").
  */
 export function renderPage(options: PageOptions): string {
   const nonce = escapeHtml(options.nonce);
+  const markdownScript = escapeHtml(options.markdownScript);
   const tokenMeta =
     options.token === undefined ? "" : `\n<meta name="clawdis-token" content="${escapeHtml(options.token)}">`;
   return `<!doctype html>
@@ -52,6 +54,9 @@ export function renderPage(options: PageOptions): string {
 <header>
   <h1>clawdis</h1>
   <span id="session" class="muted"></span>
+  <span id="model" class="muted"></span>
+  <span id="context" class="muted" hidden><meter id="context-meter" min="0" value="0" aria-label="Context used"></meter>
+  <span id="context-text"></span></span>
   <span id="conn" class="muted" role="status">connecting…</span>
 </header>
 <form id="token-form" hidden>
@@ -62,6 +67,7 @@ export function renderPage(options: PageOptions): string {
   (<code>~/.clawdis</code> unless <code>CLAWDIS_STATE_DIR</code> says otherwise). This browser keeps it.</p>
   <p id="token-error" role="alert"></p>
 </form>
+<section id="welcome" aria-label="Getting started" hidden></section>
 <main id="messages" role="log" aria-live="polite" aria-label="Conversation"></main>
 <div id="busy" role="status" hidden><span class="dot" aria-hidden="true"></span><span id="busy-text">Working…</span></div>
 <form id="composer">
@@ -69,6 +75,7 @@ export function renderPage(options: PageOptions): string {
   <textarea id="input" rows="2" placeholder="Message — Enter sends, Shift+Enter for a new line" disabled></textarea>
   <button id="send" type="submit" disabled>Send</button>
 </form>
+<script nonce="${nonce}" src="${markdownScript}"></script>
 <script nonce="${nonce}">${CLIENT_SCRIPT}</script>
 </body>
 </html>

@@ -1,83 +1,314 @@
 import { join } from "node:path";
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import JSON5 from "json5";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser } from "./browser.js";
+import {
+  type ChatPage,
+  contrastRatio,
+  openChat,
+  recorded,
+  recordReplyBubbles,
+  send,
+} from "./browser-page.js";
 import { cleanupAll, E2eState, type GatewayProcess } from "./harness.js";
 
 const REPLY = "Streaming works: one, two, three, four, five, six, seven, eight, nine, ten.";
+/** The context window of the shared gateway (`inbound.reply.agent.contextTokens`), small to read the gauge. */
+const WINDOW = 10_000;
 
 /**
- * The web chat page served by the real gateway, in a real (headless) Chromium: send a message, watch the reply
- * stream in while the busy indicator shows, reload and find the conversation again, read from the transcript.
+ * The web chat page served by the real gateway, in a real headless Chromium (test/e2e/browser.ts picks it):
+ * what a person sees while a reply streams, in every tab; Markdown; the empty page; scrolling; replies cut short;
+ * contrast; the context gauge.
  */
 describe("e2e: the web chat page in Chromium", () => {
   let state: E2eState;
   let gw: GatewayProcess;
   let browser: Browser;
+  let opened: ChatPage[] = [];
 
   beforeAll(async () => {
-    state = await E2eState.create();
-    gw = await state.startGateway();
-    browser = await launchBrowser();
+    state = await E2eState.create({ config: { inbound: { reply: { agent: { contextTokens: WINDOW } } } } });
+    [gw, browser] = await Promise.all([state.startGateway(), launchBrowser()]);
+  });
+  afterEach(async () => {
+    await Promise.all(opened.map((p) => p.page.close()));
+    opened = [];
   });
   afterAll(async () => {
     await browser?.close();
     await cleanupAll();
   });
 
-  it("streams the reply, shows the busy indicator, and hydrates the history after a reload", async () => {
-    const page = await browser.newPage({ viewport: { width: 900, height: 640 } });
-    const problems: string[] = [];
-    page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
-    page.on("console", (message) => {
-      if (message.type() === "error") problems.push(`console: ${message.text()}`);
-    });
-    await page.goto(gw.url);
-    await page.waitForSelector('body[data-state="ready"]');
-    await expect(page.locator("#session").textContent()).resolves.toContain("main");
+  /** Each test starts on a fresh session (`/new`), so it sees only its own conversation. */
+  async function freshChat(): Promise<ChatPage> {
+    expect((await gw.agent("/new")).status).toBe(200);
+    return open();
+  }
+  async function open(url = gw.url): Promise<ChatPage> {
+    const chat = await openChat(browser, url);
+    opened.push(chat);
+    return chat;
+  }
+  const problemsOf = () => opened.flatMap((p) => p.problems);
+  const texts = (page: Page, selector: string) => page.locator(selector).allTextContents();
 
-    // Record every text the reply bubble shows, to see it grow chunk by chunk.
-    await page.evaluate(() => {
-      const seen: string[] = [];
-      (window as unknown as { seenTexts: string[] }).seenTexts = seen;
-      const messages = document.getElementById("messages");
-      if (!messages) throw new Error("no #messages");
-      new MutationObserver(() => {
-        const bubble = messages.querySelector('[data-role="assistant"] .text');
-        const text = bubble?.textContent ?? "";
-        if (text && seen.at(-1) !== text) seen.push(text);
-      }).observe(messages, { subtree: true, childList: true, characterData: true });
-    });
+  it("shows each reply in exactly one bubble while it streams and after, in every tab watching", async () => {
+    const a = await freshChat();
+    const b = await open();
+    // The empty page names the session and the model.
+    await expect(a.page.locator("#welcome").textContent()).resolves.toContain(
+      `Session main · model fake-model at ${state.fake.url}`,
+    );
+    await expect(a.page.locator("#setup-hint").count()).resolves.toBe(0);
+    await expect(a.page.locator("#model").textContent()).resolves.toBe("model fake-model");
+    for (const chat of [a, b]) await recordReplyBubbles(chat.page, REPLY);
 
+    const before = state.fake.requests.length;
     state.fake.enqueue({ text: REPLY, chunks: 5, hang: "before-headers" });
-    await page.fill("#input", "Hello from Chromium");
-    await page.click("#send");
-    await state.fake.waitForRequest(1);
-    // The turn runs (the model has not answered yet): the busy indicator says so.
-    await page.waitForSelector('#busy[data-turn="true"]', { state: "visible" });
-    await expect(page.locator('[data-role="user"] .text').allTextContents()).resolves.toEqual([
-      "Hello from Chromium",
-    ]);
+    await send(a.page, "Hello from Chromium");
+    await state.fake.waitForRequest(before + 1);
+    // The turn runs (the model has not answered yet): both tabs say so.
+    for (const chat of [a, b])
+      await chat.page.waitForSelector('#busy[data-turn="true"]', { state: "visible" });
+    await expect(texts(b.page, '[data-role="user"] .text')).resolves.toEqual(["Hello from Chromium"]);
+    await expect(a.page.locator("#welcome").isHidden()).resolves.toBe(true);
 
     state.fake.release();
-    const final = page.locator('[data-role="assistant"][data-final="true"] .text');
-    await final.waitFor();
-    await expect(final.allTextContents()).resolves.toEqual([REPLY]);
-    await page.waitForSelector("#busy", { state: "hidden" });
-    const seen = await page.evaluate(() => (window as unknown as { seenTexts: string[] }).seenTexts);
-    const partial = seen.filter((text) => text !== REPLY);
-    expect(partial.length, `texts shown: ${JSON.stringify(seen)}`).toBeGreaterThanOrEqual(3);
-    for (const text of partial) expect(REPLY.startsWith(text)).toBe(true);
-    expect(seen.at(-1)).toBe(REPLY);
+    await a.page.waitForSelector('[data-role="user"][data-status="answered"]');
+    // A later message from another web chat (the harness's own chatId): once both tabs show its reply, every
+    // event of the first turn has been handled there.
+    await gw.agent("sync");
+    for (const chat of [a, b]) {
+      await chat.page.waitForSelector('[data-role="assistant"][data-final="true"] >> text="echo: sync"');
+      await chat.page.waitForSelector("#busy", { state: "hidden" });
+      const { counts, texts: shown } = await recorded(chat.page);
+      const fromFirst = counts.slice(counts.findIndex((n) => n > 0));
+      expect(fromFirst.length, "the reply was never shown").toBeGreaterThan(0);
+      expect(new Set(fromFirst), `bubbles of the reply, at each change: ${fromFirst.join(",")}`).toEqual(
+        new Set([1]),
+      );
+      // It grew chunk by chunk, in place.
+      expect(shown.length, `texts shown: ${JSON.stringify(shown)}`).toBeGreaterThanOrEqual(4);
+      for (const text of shown) expect(REPLY.startsWith(text)).toBe(true);
+      expect(shown.at(-1)).toBe(REPLY);
+      await expect(texts(chat.page, '[data-role="assistant"] .text')).resolves.toEqual([REPLY, "echo: sync"]);
+      await expect(texts(chat.page, '[data-role="user"] .label')).resolves.toEqual(["You", "You"]);
+    }
 
-    await page.reload();
-    await page.waitForSelector('body[data-state="ready"]');
-    await expect(page.locator('[data-role="user"] .text').allTextContents()).resolves.toEqual([
-      "Hello from Chromium",
+    // After a reload the history holds the same, and the person's own messages are still theirs.
+    await a.page.reload();
+    await a.page.waitForSelector('body[data-state="ready"]');
+    await expect(texts(a.page, '[data-role="user"] .text')).resolves.toEqual(["Hello from Chromium", "sync"]);
+    await expect(texts(a.page, '[data-role="user"] .label')).resolves.toEqual(["You", "You"]);
+    await expect(texts(a.page, '[data-role="assistant"] .text')).resolves.toEqual([REPLY, "echo: sync"]);
+    await expect(texts(a.page, '[data-role="assistant"] .label')).resolves.toEqual([
+      "Assistant",
+      "Assistant",
     ]);
-    await expect(page.locator('[data-role="assistant"] .text').allTextContents()).resolves.toEqual([REPLY]);
-    await expect(page.locator("#busy").isHidden()).resolves.toBe(true);
-    await page.screenshot({ path: join(state.dir, "webchat.png") });
-    expect(problems).toEqual([]);
+    await expect(a.page.locator("#busy").isHidden()).resolves.toBe(true);
+    await a.page.screenshot({ path: join(state.dir, "webchat.png") });
+    expect(problemsOf()).toEqual([]);
+  });
+
+  it("renders Markdown replies with raw HTML shown as text and only safe links", async () => {
+    const { page } = await freshChat();
+    const markdown = [
+      "Here is **bold** and `code`.",
+      "",
+      '<img src=x onerror="window.__pwned = 1"> and <b>not bold</b>',
+      "",
+      "- first",
+      "- second",
+      "",
+      "| Name | Size |",
+      "| ---- | ---- |",
+      "| a.txt | 3 |",
+      "",
+      "```js",
+      "const x = 1 < 2;",
+      "```",
+      "",
+      "[docs](https://example.com/docs) [bad](javascript:window.__pwned=2) [data](data:image/png;base64,AAAA)",
+    ].join("\n");
+    state.fake.enqueue({ text: markdown, chunks: 6 });
+    await send(page, "show me markdown");
+    const bubble = page.locator('[data-role="assistant"][data-final="true"]');
+    await bubble.waitFor();
+    const seen = await bubble.evaluate((el) => ({
+      strong: Array.from(el.querySelectorAll(".text strong")).map((e) => e.textContent),
+      items: Array.from(el.querySelectorAll(".text ul > li")).map((e) => e.textContent),
+      headers: Array.from(el.querySelectorAll(".text table th")).map((e) => e.textContent),
+      cells: Array.from(el.querySelectorAll(".text table td")).map((e) => e.textContent),
+      code: el.querySelector(".text pre > code")?.textContent,
+      imgs: el.querySelectorAll("img").length,
+      bolds: el.querySelectorAll("b").length,
+      links: Array.from(el.querySelectorAll("a")).map((a) => ({
+        href: a.getAttribute("href"),
+        rel: a.getAttribute("rel"),
+        target: a.getAttribute("target"),
+      })),
+      text: el.querySelector(".text")?.textContent ?? "",
+      pwned: (window as unknown as { __pwned?: number }).__pwned,
+    }));
+    expect(seen.strong).toEqual(["bold"]);
+    expect(seen.items).toEqual(["first", "second"]);
+    expect(seen.headers).toEqual(["Name", "Size"]);
+    expect(seen.cells).toEqual(["a.txt", "3"]);
+    expect(seen.code).toBe("const x = 1 < 2;\n");
+    // Raw HTML is text: no element made of it, nothing ran.
+    expect(seen.imgs).toBe(0);
+    expect(seen.bolds).toBe(0);
+    expect(seen.text).toContain('<img src=x onerror="window.__pwned = 1"> and <b>not bold</b>');
+    expect(seen.pwned).toBeUndefined();
+    // Only the https link is a link, and it cannot reach back into this page.
+    expect(seen.links).toEqual([
+      { href: "https://example.com/docs", rel: "noopener noreferrer", target: "_blank" },
+    ]);
+    expect(seen.text).toContain("[bad](javascript:window.__pwned=2)");
+    // The person's own message stays plain text.
+    await expect(texts(page, '[data-role="user"] .text')).resolves.toEqual(["show me markdown"]);
+    expect(problemsOf()).toEqual([]);
+  });
+
+  it("scrolls to the person's new message even when they had scrolled up", async () => {
+    expect((await gw.agent("/new")).status).toBe(200);
+    const long = Array.from({ length: 12 }, (_, i) => `line ${i + 1}`).join("\n");
+    for (let i = 0; i < 4; i++) expect((await gw.agent(`${long}\nmessage ${i}`)).status).toBe(200);
+    const { page } = await open();
+    const inView = (selector: string) =>
+      page.locator(selector).evaluate((el) => {
+        const box = el.getBoundingClientRect();
+        const view = (document.getElementById("messages") as HTMLElement).getBoundingClientRect();
+        return box.top >= view.top && box.bottom <= view.bottom + 1;
+      });
+    await page.locator("#messages").evaluate((el) => {
+      if (el.scrollHeight <= el.clientHeight * 2) throw new Error("the history is too short to scroll");
+      el.scrollTop = 0;
+    });
+    await expect(inView('[data-role="assistant"]:last-child')).resolves.toBe(false);
+    await send(page, "where did my message go?");
+    await expect(inView('[data-role="user"][data-status]')).resolves.toBe(true);
+    // The reply follows it into view.
+    await page.waitForSelector(
+      '[data-role="assistant"][data-final="true"] >> text="echo: where did my message go?"',
+    );
+    await expect(inView('[data-role="assistant"]:last-child')).resolves.toBe(true);
+    expect(problemsOf()).toEqual([]);
+  });
+
+  it("marks a reply cut short by /stop, in the one bubble it streamed in", async () => {
+    const { page } = await freshChat();
+    const before = state.fake.requests.length;
+    state.fake.hold(); // the first test released every hang
+    state.fake.enqueue({
+      text: "The beginning of a long answer that never ends",
+      chunks: 8,
+      hang: "after-first-output",
+    });
+    await send(page, "tell me everything");
+    await state.fake.waitForRequest(before + 1);
+    await page.waitForSelector('[data-role="assistant"][data-streaming="true"] .text >> text=/The/');
+    await send(page, "/stop");
+    const cut = page.locator('[data-role="assistant"][data-stop-reason="aborted"]');
+    await cut.waitFor();
+    await expect(cut.locator(".cut").textContent()).resolves.toBe("Stopped: this reply is incomplete.");
+    await expect(cut.getAttribute("data-streaming")).resolves.toBe("false");
+    await expect(page.locator('[data-role="assistant"]').count()).resolves.toBe(1);
+    await page.waitForSelector("#busy", { state: "hidden" });
+    expect(problemsOf()).toEqual([]);
+  });
+
+  it("keeps the Send button's text at WCAG AA contrast, light and dark", async () => {
+    const { page } = await freshChat();
+    for (const colorScheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme });
+      const { fg, bg, bodyBg } = await page.locator("#send").evaluate((el) => {
+        const style = getComputedStyle(el);
+        return {
+          fg: style.color,
+          bg: style.backgroundColor,
+          bodyBg: getComputedStyle(document.body).backgroundColor,
+        };
+      });
+      expect(contrastRatio(fg, bg), `${colorScheme}: ${fg} on ${bg}`).toBeGreaterThanOrEqual(4.5);
+      // The scheme really switched (the page follows prefers-color-scheme).
+      expect(bodyBg).toBe(colorScheme === "dark" ? "rgb(22, 22, 24)" : "rgb(250, 250, 250)");
+    }
+  });
+
+  it("shows the context used against the window in the header, and says when it is estimated", async () => {
+    const { page } = await freshChat();
+    const gauge = page.locator("#context");
+    await page.waitForSelector('#context[data-used="0"]');
+    await expect(gauge.locator("#context-text").textContent()).resolves.toBe("0/10k tokens (0.0%)");
+
+    state.fake.enqueue({
+      text: "counted",
+      usage: { prompt_tokens: 2500, completion_tokens: 5, total_tokens: 2505 },
+    });
+    await send(page, "count my tokens");
+    await page.waitForSelector('#context[data-used="2500"]');
+    await expect(gauge.getAttribute("data-window")).resolves.toBe(String(WINDOW));
+    await expect(gauge.getAttribute("data-estimated")).resolves.toBe("false");
+    await expect(gauge.locator("#context-text").textContent()).resolves.toBe("2.5k/10k tokens (25.0%)");
+    await expect(gauge.getAttribute("title")).resolves.toBe("Context: 2.5k/10k tokens (25.0%)");
+    await expect(
+      gauge.locator("meter").evaluate((m) => [(m as HTMLMeterElement).value, (m as HTMLMeterElement).max]),
+    ).resolves.toEqual([2500, WINDOW]);
+
+    state.fake.enqueue({ text: "not counted", usage: null });
+    await send(page, "and now without usage");
+    await page.waitForSelector('#context[data-estimated="true"]');
+    await expect(gauge.locator("#context-text").textContent()).resolves.toMatch(
+      /^\d+(\.\d)?k?\/10k tokens \(\d+\.\d%\) \(estimated\)$/,
+    );
+    // The same words as /status.
+    const status = await gw.agent("/status");
+    const words = await gauge.locator("#context-text").textContent();
+    expect(status.body.payloads.map((p) => p.text).join("\n")).toContain(`Context: ${words}`);
+    expect(problemsOf()).toEqual([]);
+  });
+
+  it("marks a reply cut short by a watchdog", async () => {
+    const watched = await E2eState.create({
+      config: { inbound: { reply: { session: { timeouts: { noProgressSeconds: 0.3 } } } } },
+    });
+    const wgw = await watched.startGateway();
+    const { page } = await open(wgw.url);
+    watched.fake.enqueue({
+      text: "Half of an answer and then silence",
+      chunks: 6,
+      hang: "after-first-output",
+    });
+    await send(page, "answer slowly");
+    const cut = page.locator('[data-role="assistant"][data-stop-reason="timeout"]');
+    await cut.waitFor();
+    await expect(cut.locator(".cut").textContent()).resolves.toContain("Cut short by a watchdog");
+    await expect(page.locator('[data-role="assistant"]').count()).resolves.toBe(1);
+    expect(problemsOf()).toEqual([]);
+  });
+
+  it("says on the empty page that no model is configured, which file to edit and how", async () => {
+    const bare = await E2eState.create({ config: { inbound: { reply: { agent: { model: undefined } } } } });
+    const bgw = await bare.startGateway();
+    const { page } = await open(bgw.url);
+    await expect(page.locator("#model").textContent()).resolves.toBe("no model configured");
+    await expect(page.locator("#welcome .welcome-session").textContent()).resolves.toBe(
+      "Session main · no model configured",
+    );
+    await expect(page.locator("#setup-path").textContent()).resolves.toBe(bare.configPath);
+    const example = (await page.locator("#setup-example").textContent()) ?? "";
+    expect(example.split("\n")).toHaveLength(3);
+    const parsed = JSON5.parse(example) as {
+      inbound: { reply: { agent: { baseUrl: string; model: string } } };
+    };
+    expect(parsed.inbound.reply.agent).toEqual({
+      baseUrl: "http://127.0.0.1:11434/v1",
+      model: "qwen2.5:14b",
+    });
+    await page.screenshot({ path: join(bare.dir, "webchat-no-model.png") });
+    expect(problemsOf()).toEqual([]);
   });
 });

@@ -1,0 +1,83 @@
+/**
+ * A fragment of the page's script (client-script.ts inlines it inside its closure): the header (model, context
+ * gauge) and the view of an empty conversation (session, model, and the setup hint when there is no model).
+ * Uses the script's elements, its state `st`, `api` and CLIENT_RENDER. Written inside String.raw, so it must
+ * contain no backtick and no dollar-brace.
+ */
+// biome-ignore lint/complexity/noUselessStringRaw: raw, so that a "\n" added to the browser code reaches the browser as is
+export const CLIENT_HEADER = String.raw`
+  // ---- header and empty view ----
+  function showModel() {
+    const m = st.model;
+    modelEl.dataset.configured = String(!!(m && m.configured));
+    modelEl.textContent = m && m.configured ? "model " + m.name : "no model configured";
+  }
+  function para(parent, text) {
+    const p = document.createElement("p");
+    p.textContent = text;
+    parent.appendChild(p);
+    return p;
+  }
+  /** Shown while the conversation is empty: the session, the model, and how to set one up when there is none. */
+  function updateWelcome() {
+    const empty = !messagesEl.querySelector(".msg");
+    welcomeEl.hidden = !empty || !st.sessionKey;
+    if (welcomeEl.hidden) return;
+    welcomeEl.textContent = "";
+    const m = st.model;
+    const configured = !!(m && m.configured);
+    para(welcomeEl, "Session " + st.sessionKey + " · " + (configured ? "model " + m.name + " at " + m.baseUrl : "no model configured"))
+      .className = "welcome-session";
+    if (configured) {
+      para(welcomeEl, "Nothing said yet in this session. Chat commands: /status, /new, /stop, /think, /verbose.");
+      return;
+    }
+    const hint = document.createElement("div");
+    hint.id = "setup-hint";
+    const intro = para(hint, "No model is configured, so the agent cannot answer yet. Put your OpenAI-compatible endpoint and model in ");
+    const path = document.createElement("code");
+    path.id = "setup-path";
+    path.textContent = st.configPath || "clawdis.json in the gateway's state directory (~/.clawdis)";
+    intro.append(path, " (this example is for Ollama) and restart the gateway:");
+    const example = document.createElement("pre");
+    example.id = "setup-example";
+    example.textContent = SETUP_EXAMPLE;
+    hint.appendChild(example);
+    welcomeEl.appendChild(hint);
+  }
+  function showGauge(row) {
+    const used = row && typeof row.contextTokens === "number" ? row.contextTokens : 0;
+    const estimated = !!(row && row.contextEstimated);
+    const words = contextWords(used, st.contextWindow, estimated);
+    gaugeMeter.max = st.contextWindow;
+    gaugeMeter.value = used;
+    gaugeText.textContent = words;
+    gaugeEl.title = "Context: " + words;
+    gaugeEl.dataset.used = String(used);
+    gaugeEl.dataset.window = String(st.contextWindow);
+    gaugeEl.dataset.estimated = String(estimated);
+    gaugeEl.hidden = false;
+  }
+  /** Re-reads the session's context in use (GET /api/sessions); calls during a read make one more read after it. */
+  async function refreshGauge() {
+    if (!st.contextWindow || !st.sessionKey) return;
+    if (st.gauge.busy) {
+      st.gauge.again = true;
+      return;
+    }
+    st.gauge.busy = true;
+    try {
+      do {
+        st.gauge.again = false;
+        const res = await api("/api/sessions");
+        const body = res.ok ? await res.json().catch(() => null) : null;
+        const rows = body && Array.isArray(body.sessions) ? body.sessions : null;
+        if (rows) showGauge(rows.find((r) => r && r.key === st.sessionKey));
+      } while (st.gauge.again);
+    } catch (e) {
+      /* the gauge keeps its last value; the next event reads it again */
+    } finally {
+      st.gauge.busy = false;
+    }
+  }
+`;
