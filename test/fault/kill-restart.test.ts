@@ -92,7 +92,7 @@ describe("fault: kill -9 during streamed turns, webhooks and tool calls", () => 
       }
 
       const cronResults = await Promise.all(crons.map((c) => c.result));
-      const open = await settle(gw);
+      const open = await settle(gw, state);
       const stop = await gw.stop().catch((error: unknown) => String(error));
       const audit = await ledger.audit(sessionsDir(state));
       const toolRuns = await readFile(join(state.dir, "workspace", "tool-runs.txt"), "utf8").catch(() => "");

@@ -96,8 +96,9 @@ export function requestNaming(fake: FakeOpenAI, marker: string): Promise<FakeReq
 }
 
 /**
- * One message through a webhook; acknowledged on 202. The sender then paces itself on the model request that
- * carries the message (its turn began), the gateway's exit, or the deadline.
+ * One message through a webhook; acknowledged on 202. With `pace` (the default) the sender then waits for the
+ * model request that carries the message (its turn began), the gateway's exit, or the deadline; without, it
+ * returns "answered" at the 202.
  */
 export async function sendHook(
   gw: GatewayProcess,
@@ -105,14 +106,15 @@ export async function sendHook(
   hook: HookSpec,
   message: SentMessage,
   fake: FakeOpenAI,
-  deadlineMs = SEND_DEADLINE_MS,
+  options: { pace?: boolean; deadlineMs?: number } = {},
 ): Promise<SendResult> {
   const answer = await postHook(gw, hook, message.text, randomUUID());
   if (answer === "broken") return "broken";
   if (answer.status !== 202) return "refused";
   const body = answer.body as { journalId?: string };
   ledger.ack(message, body.journalId);
-  const timer = deadline(deadlineMs);
+  if (options.pace === false) return "answered";
+  const timer = deadline(options.deadlineMs ?? SEND_DEADLINE_MS);
   try {
     return await Promise.race([
       requestNaming(fake, message.marker).then(() => "answered" as const),
