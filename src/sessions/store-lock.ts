@@ -1,45 +1,72 @@
-import { mkdir } from "node:fs/promises";
-import { dirname } from "node:path";
+import { randomBytes } from "node:crypto";
+import * as fs from "node:fs";
+import { mkdir, rename, rmdir, unlink } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { ClawdisError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
+import {
+  isOwnerDead,
+  type LockOwner,
+  OWNER_FILE,
+  ownerForThisProcess,
+  readLockOwner,
+  readLockTokenSync,
+} from "./lock-owner.js";
 
-type LockOptions = NonNullable<Parameters<typeof import("proper-lockfile").lock>[1]>;
-type OperationOptions = Exclude<LockOptions["retries"], number | undefined>;
+type ProperLockOptions = NonNullable<Parameters<typeof import("proper-lockfile").lock>[1]>;
 
-/** Up to 50 attempts over about 5 s: long enough for a queue of writers, short enough to report a stuck lock. */
-const RETRIES: OperationOptions = {
-  retries: 50,
-  minTimeout: 5,
-  maxTimeout: 100,
-  factor: 1.5,
-  randomize: true,
-};
-
-/** How long a lock left behind by a killed process blocks others before it is taken over. */
+/** How long a lock whose owner cannot be judged (see isOwnerDead) blocks others before it is taken over. */
 export const LOCK_STALE_MS = 10_000;
 
-/** A held lock: `assertHeld()` throws once the lock was lost, so a write can be abandoned before its rename. */
-export interface HeldLock {
-  assertHeld(): void;
+/**
+ * How long a caller waits for the lock before STORE_LOCKED: always longer than the stale time, so that a lock
+ * left by a killed process is taken over by the waiting update instead of failing it.
+ */
+export function lockWaitMs(staleMs: number): number {
+  return staleMs + 5_000;
+}
+
+export interface FileLockOptions {
+  /** Stale time of the lock in ms (default LOCK_STALE_MS; proper-lockfile's minimum is 2000). For tests. */
+  staleMs?: number;
 }
 
 /**
- * Runs `fn` while holding the cross-process lock of `path` (`<path>.lock`, a directory, via proper-lockfile).
- * The directory of `path` is created when it is missing.
- * The lock is released in `finally`, also when `fn` throws. proper-lockfile is imported on first use so that
- * read-only commands never load it.
+ * A held lock. `assertHeld()` rejects once the lock is no longer this holder's: proper-lockfile reported it
+ * compromised, or the lock directory no longer holds this holder's owner record (another process took it
+ * over). A write calls it right before its rename, so a writer that lost the lock writes nothing.
+ */
+export interface HeldLock {
+  assertHeld(): Promise<void>;
+}
+
+/**
+ * Runs `fn` while holding the cross-process lock of `path`: the directory `<path>.lock` (proper-lockfile), with
+ * `owner.json` inside naming the holder (pid, host, start time; see lock-owner.ts). Contract:
+ * - the directory of `path` is created (0700) when it is missing;
+ * - a lock whose owner is certainly dead (isOwnerDead) is taken over at once; any other lock is taken over when
+ *   its mtime is older than the stale time (the holder refreshes it while alive); the caller waits at most
+ *   `lockWaitMs(staleMs)` and then gets STORE_LOCKED;
+ * - the lock is released in `finally`, also when `fn` throws, and only if it is still this holder's.
+ * proper-lockfile is imported on first use so that read-only commands never load it.
  */
 export async function withFileLock<T>(
   path: string,
   logger: Logger,
   fn: (lock: HeldLock) => Promise<T>,
+  options: FileLockOptions = {},
 ): Promise<T> {
   const { lock } = await import("proper-lockfile");
+  const staleMs = options.staleMs ?? LOCK_STALE_MS;
+  const lockDir = `${path}.lock`;
+  const owner = ownerForThisProcess(Date.now());
+  const state = { acquired: false };
   let lost: Error | undefined;
-  const options = (retries: OperationOptions | 0): LockOptions => ({
+  const lockOptions: ProperLockOptions = {
     realpath: false,
-    retries,
-    stale: LOCK_STALE_MS,
+    retries: 0,
+    stale: staleMs,
+    fs: ownerRecordingFs(lockDir, owner, state),
     onCompromised: (error) => {
       // The default handler throws from a timer and kills the process; record it and refuse to write instead.
       lost = error;
@@ -48,37 +75,47 @@ export async function withFileLock<T>(
         error: describeError(error),
       });
     },
-  });
-  let release: () => Promise<void>;
-  try {
-    // Fast path: one attempt. proper-lockfile retries every error, so a missing directory (ENOENT) is created
-    // here rather than waited on, and only a lock held by someone else (ELOCKED) goes to the retrying attempt.
-    release = await lock(path, options(0)).catch(async (error: NodeJS.ErrnoException) => {
-      if (error.code === "ENOENT") await mkdir(dirname(path), { recursive: true });
-      else if (error.code !== "ELOCKED") throw error;
-      return lock(path, options(RETRIES));
-    });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ELOCKED") {
-      throw new ClawdisError(
-        "STORE_LOCKED",
-        `the session store ${path} stayed locked by another process (${path}.lock). If no clawdis process is running, the lock is taken over after ${LOCK_STALE_MS / 1000} s`,
-        { cause: error },
-      );
+  };
+  const deadline = Date.now() + lockWaitMs(staleMs);
+  let release: (() => Promise<void>) | undefined;
+  let madeDir = false;
+  for (let attempt = 0; release === undefined; attempt++) {
+    try {
+      release = await lock(path, lockOptions);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" && !madeDir) {
+        await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+        madeDir = true;
+        continue;
+      }
+      if (code !== "ELOCKED") {
+        throw new ClawdisError("IO", `cannot lock the session store ${path}: ${describeError(error)}`, {
+          cause: error,
+        });
+      }
+      if (await takeOverFromDeadOwner(lockDir, path, logger)) continue;
+      if (Date.now() >= deadline) {
+        throw new ClawdisError(
+          "STORE_LOCKED",
+          `the session store ${path} stayed locked by another process (${lockDir}) for ${Math.round(lockWaitMs(staleMs) / 1000)} s. A lock left by a process that is no longer running is taken over at once, any other after ${Math.round(staleMs / 1000)} s without a refresh`,
+          { cause: error },
+        );
+      }
+      await delay(Math.min(100, 5 * 1.5 ** attempt) * (0.5 + Math.random()));
     }
-    throw new ClawdisError("IO", `cannot lock the session store ${path}: ${describeError(error)}`, {
-      cause: error,
-    });
   }
+  state.acquired = true;
   const held: HeldLock = {
-    assertHeld: () => {
+    assertHeld: async () => {
+      if (!lost && (await readLockOwner(lockDir))?.token !== owner.token) {
+        lost = new Error(`${lockDir} no longer holds this process's owner record`);
+      }
       if (lost) {
         throw new ClawdisError(
           "STORE_LOCKED",
           `lost the lock of the session store ${path}; nothing was written`,
-          {
-            cause: lost,
-          },
+          { cause: lost },
         );
       }
     },
@@ -92,4 +129,100 @@ export async function withFileLock<T>(
         logger.warn("could not release the session store lock", { path, error: describeError(error) });
     });
   }
+}
+
+/**
+ * Takes over the lock in `lockDir` when its owner record names a process that is certainly dead. The directory
+ * is renamed to a name of our own first and checked to be the dead owner's, so two processes taking over at
+ * once cannot both remove it; a live lock moved by mistake (re-created between the read and the rename) is put
+ * back. Returns true when the caller should try to lock again at once.
+ */
+async function takeOverFromDeadOwner(lockDir: string, path: string, logger: Logger): Promise<boolean> {
+  const owner = await readLockOwner(lockDir);
+  if (owner === undefined || !isOwnerDead(owner)) return false;
+  const aside = `${lockDir}.dead-${randomBytes(4).toString("hex")}`;
+  try {
+    await rename(lockDir, aside);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return true;
+    throw new ClawdisError("IO", `cannot take over the lock ${lockDir}: ${describeError(error)}`, {
+      cause: error,
+    });
+  }
+  const moved = await readLockOwner(aside);
+  if (moved?.token !== owner.token) {
+    // Someone removed the dead lock and locked anew in between: put theirs back. If the place is taken again,
+    // its holder finds its record gone before its next write (assertHeld) and writes nothing.
+    const restored = await rename(aside, lockDir).then(
+      () => true,
+      () => false,
+    );
+    if (!restored) await removeLockDir(aside);
+    return true;
+  }
+  await removeLockDir(aside);
+  logger.warn(`took over the session store lock left by process ${owner.pid}, which is no longer running`, {
+    path,
+    lock: lockDir,
+  });
+  return true;
+}
+
+/** Removes a lock directory and its owner record (never anything else in it). */
+async function removeLockDir(dir: string): Promise<void> {
+  await unlink(join(dir, OWNER_FILE)).catch(() => {});
+  await rmdir(dir).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== "ENOENT") throw error;
+  });
+}
+
+type Callback = (error: NodeJS.ErrnoException | null) => void;
+
+/**
+ * The file system proper-lockfile uses (its `fs` option): node's, except that
+ * - making the lock directory also writes `owner.json` into it (0700 / 0600, exclusive create) before the lock
+ *   counts as taken: a directory already holding a record (a lock put back by a takeover) reads as held;
+ * - removing it removes the owner record first; once this holder has the lock, it removes only a directory
+ *   that still holds this holder's record (never a lock another process took over).
+ */
+function ownerRecordingFs(lockDir: string, owner: LockOwner, state: { acquired: boolean }) {
+  const recordPath = join(lockDir, OWNER_FILE);
+  const record = `${JSON.stringify(owner)}\n`;
+  const stillOurs = () => !state.acquired || readLockTokenSync(lockDir) === owner.token;
+  return {
+    stat: fs.stat,
+    utimes: fs.utimes,
+    realpath: fs.realpath,
+    mkdir(dir: string, callback: Callback) {
+      fs.mkdir(dir, { mode: 0o700 }, (error) => {
+        if (error || dir !== lockDir) return callback(error);
+        fs.writeFile(recordPath, record, { mode: 0o600, flag: "wx" }, (writeError) => {
+          if (!writeError) return callback(null);
+          // EEXIST: the directory is someone else's now; ENOENT: it was removed. Either way: not ours, held.
+          if (writeError.code === "EEXIST" || writeError.code === "ENOENT") {
+            return callback(Object.assign(new Error(`${lockDir} is held`), { code: "EEXIST" }));
+          }
+          fs.rmdir(dir, () => callback(writeError));
+        });
+      });
+    },
+    rmdir(dir: string, callback: Callback) {
+      if (dir !== lockDir) return fs.rmdir(dir, callback);
+      if (!stillOurs()) return callback(null);
+      fs.unlink(recordPath, () => {
+        fs.rmdir(dir, (error) => callback(error?.code === "ENOENT" ? null : error));
+      });
+    },
+    /** Used by proper-lockfile's exit handler for locks still held when the process exits. */
+    rmdirSync(dir: string) {
+      if (dir !== lockDir) return fs.rmdirSync(dir);
+      if (!stillOurs()) return;
+      fs.rmSync(recordPath, { force: true });
+      fs.rmdirSync(dir);
+    },
+  };
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

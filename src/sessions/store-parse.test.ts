@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { type LineCache, parseStoreText, serializeStore, serializeStoreBytes } from "./store-parse.js";
+import {
+  type LineCache,
+  parseStoreText,
+  serializeStore,
+  serializeStoreBytes,
+  usableEntries,
+} from "./store-parse.js";
 
 describe("serializeStore", () => {
   const shapes: Record<string, Record<string, unknown>> = {
@@ -46,7 +52,13 @@ describe("serializeStore", () => {
     expect(parsed.ok).toBe(true);
     if (!parsed.ok) return;
     expect(Object.keys(parsed.map)).toEqual(["__proto__"]);
-    expect(Object.getPrototypeOf(parsed.map)).toBe(Object.prototype);
+    // The key is an own entry, not a prototype; and no map has a prototype to inherit members from.
+    expect(Object.getPrototypeOf(parsed.map)).toBeNull();
+    expect(Object.getPrototypeOf(parsed.raw)).toBeNull();
+    expect(Object.getOwnPropertyDescriptor(parsed.map, "__proto__")?.value).toEqual({
+      sessionId: "p",
+      updatedAt: 1,
+    });
     expect(serializeStore(parsed.raw)).toBe(text);
     expect(serializeStoreBytes(parsed.raw, new WeakMap()).toString()).toBe(text);
   });
@@ -70,5 +82,21 @@ describe("parseStoreText", () => {
     const parsed = parseStoreText(text);
     expect(parsed.ok).toBe(false);
     if (!parsed.ok) expect(parsed.reason).toMatch(reason);
+  });
+});
+
+describe("usableEntries", () => {
+  it("gives a map without prototype, also for a plain object and when it must leave entries out", () => {
+    const good = { sessionId: "g", updatedAt: 1 };
+    const stores: Record<string, Record<string, unknown>>[] = [
+      { good },
+      { good, bad: { sessionId: "../x", updatedAt: 1 } },
+    ];
+    for (const raw of stores) {
+      const { map } = usableEntries(raw);
+      expect(Object.getPrototypeOf(map)).toBeNull();
+      expect(Object.keys(map)).toEqual(["good"]);
+      expect(map.constructor).toBeUndefined();
+    }
   });
 });

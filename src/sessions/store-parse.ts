@@ -10,7 +10,7 @@ export interface EntryProblem {
 export type ParsedStore =
   | {
       ok: true;
-      /** The file's object exactly as parsed: every key, usable or not, in file order. */
+      /** The file's object exactly as parsed (with a null prototype): every key, usable or not, in file order. */
       raw: Record<string, unknown>;
       /** The usable entries, in file order. Shares entry objects with `raw` (except repaired ones). */
       map: SessionMap;
@@ -51,8 +51,20 @@ export function parseStoreText(text: string): ParsedStore {
       return { ok: false, reason: `the value of key ${quoteId(key)} is ${kind}, not an object` };
     }
   }
-  const { map, problems } = usableEntries(value as Record<string, Record<string, unknown>>);
-  return { ok: true, raw: value, map, problems };
+  const raw = nullPrototypeCopy(value as Record<string, Record<string, unknown>>);
+  const { map, problems } = usableEntries(raw);
+  return { ok: true, raw, map, problems };
+}
+
+/**
+ * A shallow copy with a null prototype, so that indexing it by a session key never finds an inherited member
+ * (`constructor`, `toString`, `__proto__`): every map the store indexes by key is one of these.
+ */
+export function nullPrototypeCopy<T>(obj: Record<string, T>): Record<string, T> {
+  const copy = Object.create(null) as Record<string, T>;
+  // On an object without a prototype, assigning `__proto__` creates an own property like any other key.
+  for (const key of Object.keys(obj)) copy[key] = obj[key] as T;
+  return copy;
 }
 
 /** `obj[key] = value`, also for the key `__proto__` (which a plain assignment would turn into a prototype). */
@@ -64,39 +76,50 @@ export function setOwn<T>(obj: Record<string, T>, key: string, value: T): void {
   }
 }
 
+/** True when `entry` can be handed out as it is: a safe `sessionId` and a finite numeric `updatedAt`. */
+function usableAsIs(entry: Record<string, unknown>): boolean {
+  return (
+    typeof entry.sessionId === "string" &&
+    SESSION_ID_PATTERN.test(entry.sessionId) &&
+    typeof entry.updatedAt === "number" &&
+    Number.isFinite(entry.updatedAt)
+  );
+}
+
 /**
- * The entries of a parsed store that the gateway may use (see parseStoreText). When every entry is usable (the
- * usual case) `map` is `raw` itself, not a copy: 10,000 entries are checked, not copied.
+ * One entry as the gateway may use it: itself when usable as it is; a copy with `updatedAt: 0` when only its
+ * `updatedAt` is not a number; undefined (with the reason) when its `sessionId` is refused. The one place that
+ * decides which entries are handed out: an entry whose sessionId is not a safe file name never is.
+ */
+export function usableEntry(entry: Record<string, unknown>): { entry?: SessionEntry; problem?: string } {
+  if (usableAsIs(entry)) return { entry: entry as SessionEntry };
+  const why = whyInvalid(entry.sessionId);
+  if (why !== undefined) return { problem: `sessionId ${quoteId(entry.sessionId)} is refused: ${why}` };
+  return {
+    entry: { ...entry, sessionId: entry.sessionId as string, updatedAt: 0 },
+    problem: `updatedAt ${JSON.stringify(entry.updatedAt) ?? "undefined"} is not a number; read as 0`,
+  };
+}
+
+/**
+ * The entries of a parsed store that the gateway may use (see usableEntry), in a null-prototype map. When every
+ * entry is usable (the usual case) and `raw` has a null prototype, `map` is `raw` itself, not a copy: 10,000
+ * entries are checked, not copied.
  */
 export function usableEntries(raw: Record<string, Record<string, unknown>>): {
   map: SessionMap;
   problems: EntryProblem[];
 } {
   const keys = Object.keys(raw);
-  const usable = (entry: Record<string, unknown>) =>
-    typeof entry.sessionId === "string" &&
-    SESSION_ID_PATTERN.test(entry.sessionId) &&
-    typeof entry.updatedAt === "number" &&
-    Number.isFinite(entry.updatedAt);
-  if (keys.every((key) => usable(raw[key]!))) return { map: raw as SessionMap, problems: [] };
-  const map: SessionMap = {};
+  if (Object.getPrototypeOf(raw) === null && keys.every((key) => usableAsIs(raw[key]!))) {
+    return { map: raw as SessionMap, problems: [] };
+  }
+  const map = Object.create(null) as SessionMap;
   const problems: EntryProblem[] = [];
   for (const key of keys) {
-    const entry = raw[key]!;
-    const why = whyInvalid(entry.sessionId);
-    if (why !== undefined) {
-      problems.push({ key, reason: `sessionId ${quoteId(entry.sessionId)} is refused: ${why}` });
-      continue;
-    }
-    if (typeof entry.updatedAt === "number" && Number.isFinite(entry.updatedAt)) {
-      setOwn(map, key, entry as SessionEntry);
-    } else {
-      problems.push({
-        key,
-        reason: `updatedAt ${JSON.stringify(entry.updatedAt) ?? "undefined"} is not a number; read as 0`,
-      });
-      setOwn(map, key, { ...entry, sessionId: entry.sessionId as string, updatedAt: 0 });
-    }
+    const { entry, problem } = usableEntry(raw[key]!);
+    if (problem !== undefined) problems.push({ key, reason: problem });
+    if (entry !== undefined) map[key] = entry;
   }
   return { map, problems };
 }

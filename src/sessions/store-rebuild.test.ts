@@ -1,8 +1,8 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseHeaderLine, readFirstLine } from "./store-rebuild.js";
+import { parseHeaderLine, readFirstLine, rebuildFromTranscripts } from "./store-rebuild.js";
 
 let dir: string;
 beforeAll(async () => {
@@ -64,5 +64,24 @@ describe("parseHeaderLine", () => {
     ["no key", JSON.stringify({ ...header, sessionKey: undefined })],
   ])("refuses %s", (_, line) => {
     expect(parseHeaderLine(line)).toBeUndefined();
+  });
+});
+
+describe("rebuildFromTranscripts", () => {
+  it("keeps a sessionKey such as __proto__ or constructor as an own key of a map without prototype", async () => {
+    const store = join(dir, "rebuild-keys");
+    await mkdir(store);
+    for (const [id, key] of [
+      ["p-1", "__proto__"],
+      ["c-1", "constructor"],
+    ]) {
+      const header = { type: "session", version: 1, id, sessionKey: key, createdAt: "2026-01-01T00:00:00Z" };
+      await writeFile(join(store, `${id}.jsonl`), `${JSON.stringify(header)}\n`);
+    }
+    const { map } = await rebuildFromTranscripts(store);
+    expect(Object.getPrototypeOf(map)).toBeNull();
+    expect(Object.keys(map).sort()).toEqual(["__proto__", "constructor"]);
+    expect(Object.getOwnPropertyDescriptor(map, "__proto__")?.value?.sessionId).toBe("p-1");
+    expect(Object.getOwnPropertyDescriptor(map, "constructor")?.value?.sessionId).toBe("c-1");
   });
 });

@@ -72,7 +72,7 @@ export async function rebuildFromTranscripts(dir: string): Promise<{ map: Sessio
   try {
     names = await readdir(dir);
   } catch {
-    return { map: {}, scanned: 0 };
+    return { map: Object.create(null) as SessionMap, scanned: 0 };
   }
   const found: { key: string; sessionId: string; mtimeMs: number }[] = [];
   let scanned = 0;
@@ -89,7 +89,8 @@ export async function rebuildFromTranscripts(dir: string): Promise<{ map: Sessio
     found.push({ key: header.sessionKey, sessionId: header.sessionId, mtimeMs: Math.round(info.mtimeMs) });
   }
   found.sort((a, b) => a.mtimeMs - b.mtimeMs);
-  const map: SessionMap = {};
+  // Null prototype: a header's sessionKey such as `__proto__` becomes an own key like any other.
+  const map = Object.create(null) as SessionMap;
   for (const f of found) map[f.key] = { sessionId: f.sessionId, updatedAt: f.mtimeMs };
   return { map, scanned };
 }

@@ -4,37 +4,59 @@ import { basename, dirname, join } from "node:path";
 import type { FileVersion } from "./store-read.js";
 
 /**
- * Replaces `path` with `text` atomically: a temp file in the same directory is written and fsync'd, then renamed
- * over `path`. A reader sees the old file or the new one, never a mix, and a crash never leaves a torn file.
- * `beforeRename` may throw to abandon the write (the temp file is removed). Returns the version (inode, mtime,
- * size) of the file now at `path`, so that the writer need not stat it again.
- *
- * The directory is not fsync'd after the rename: on the disks measured (bench/store-bench.ts) a directory fsync
- * costs as much as the file fsync, and all it adds is that the rename itself survives a power cut at once
- * instead of at the file system's next commit. What a crash can cost is the last update, never the file.
+ * Replaces `path` with `text` atomically: a temp file (0600) in the same directory is written and fsync'd, then
+ * renamed over `path`, then the directory is fsync'd so that the rename itself survives a power cut. A reader
+ * sees the old file or the new one, never a mix and never no file, and a crash never leaves a torn file.
+ * `beforeRename` may throw (or reject) to abandon the write: the temp file is removed and `path` is untouched.
+ * Returns the version (inode, mtime, size) of the file now at `path`, so that the writer need not stat it again.
+ * When the directory fsync fails after the rename, the error is thrown although the new file is in place.
  */
 export async function writeFileAtomic(
   path: string,
   text: string | Uint8Array,
-  beforeRename?: () => void,
+  beforeRename?: () => void | Promise<void>,
 ): Promise<FileVersion> {
   const temp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`);
   const handle = await open(temp, "wx", 0o600);
   let renamed = false;
+  let version: FileVersion;
   try {
     await handle.writeFile(text);
     await handle.sync();
     // A rename keeps the inode and the mtime, so this is the version readers will see at `path`.
     const stat = await handle.stat({ bigint: true });
+    version = { ino: stat.ino, mtimeNs: stat.mtimeNs, size: stat.size };
     await handle.close();
-    beforeRename?.();
+    await beforeRename?.();
     await rename(temp, path);
     renamed = true;
-    return { ino: stat.ino, mtimeNs: stat.mtimeNs, size: stat.size };
   } finally {
     if (!renamed) {
       await handle.close().catch(() => {});
       await unlink(temp).catch(() => {});
     }
+  }
+  await syncDirectory(dirname(path));
+  return version;
+}
+
+/** Codes of file systems or platforms that cannot fsync a directory (nothing to do there). */
+const NO_DIRECTORY_SYNC = new Set(["EINVAL", "ENOTSUP", "EISDIR", "EPERM", "EBADF"]);
+
+/** fsync of a directory, so that a rename into it is on disk. */
+export async function syncDirectory(dir: string): Promise<void> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(dir, "r");
+  } catch (error) {
+    if (NO_DIRECTORY_SYNC.has((error as NodeJS.ErrnoException).code ?? "")) return;
+    throw error;
+  }
+  try {
+    await handle.sync();
+  } catch (error) {
+    if (!NO_DIRECTORY_SYNC.has((error as NodeJS.ErrnoException).code ?? "")) throw error;
+  } finally {
+    await handle.close();
   }
 }
