@@ -41,7 +41,19 @@ export async function restoredProgress(
   return { sessionId: entry.sessionId, userStored, ...(reply !== undefined ? { reply } : {}) };
 }
 
-/** Continues the key's session, or starts a new sessionId (first message, reset, idle, deleted transcript). */
+/** Raised inside a store update when the key's entry is no longer the one the decision was made on. */
+class EntryChanged extends Error {}
+
+/** How often the decision is made again because the key's entry changed between the read and the update. */
+const MAX_DECISIONS = 3;
+
+/**
+ * Continues the key's session, or starts a new sessionId (first message, reset, idle, deleted transcript).
+ * The decision is made on a read without the lock; the new entry is written only if the key still holds what
+ * was decided on (else the decision is made again on what is there now, up to MAX_DECISIONS times), so a key
+ * changed meanwhile by another process or a hand edit is not replaced by mistake. An entry whose sessionId the
+ * store refused is replaced by one with a new id that keeps all its other fields.
+ */
 export async function chooseSession(
   deps: { store: SessionStore; logger: Logger; idleMinutes: number },
   key: string,
@@ -49,25 +61,37 @@ export async function chooseSession(
   now: number,
 ): Promise<{ sessionId: string; notice?: string }> {
   const { store, logger, idleMinutes } = deps;
-  let entry = await store.get(key);
-  if (entry && !isValidSessionId(entry.sessionId)) {
-    logger.error("the sessionId in sessions.json is not a safe file name; starting a new session", {
-      sessionKey: key,
-      sessionId: JSON.stringify(entry.sessionId),
-    });
-    entry = { ...entry, sessionId: "" };
+  for (let round = 1; ; round++) {
+    const entry = await store.get(key);
+    const transcriptExists = entry ? await pathExists(store.transcriptPath(entry.sessionId)) : false;
+    const decision = decideSession({ entry, transcriptExists, now, idleMinutes, reset });
+    if (decision.action === "continue") return { sessionId: decision.sessionId };
+    const sessionId = newSessionId();
+    let refused: { sessionId: unknown } | undefined;
+    try {
+      await store.update(key, (current, unusable) => {
+        if (round < MAX_DECISIONS && current?.sessionId !== entry?.sessionId) throw new EntryChanged();
+        refused = current === undefined && unusable ? { sessionId: unusable.sessionId } : undefined;
+        return freshEntry(current ?? unusable, sessionId, now);
+      });
+    } catch (error) {
+      if (error instanceof EntryChanged) continue;
+      throw error;
+    }
+    if (refused !== undefined) {
+      logger.warn("the sessionId in sessions.json is not a safe file name; replaced it with a new one", {
+        sessionKey: key,
+        refusedSessionId: JSON.stringify(refused.sessionId) ?? "missing",
+        sessionId,
+      });
+    }
+    logger.info("new session", { sessionKey: key, sessionId, reason: decision.reason });
+    if (decision.reason === "idle") {
+      return {
+        sessionId,
+        notice: `(A new session began: nothing was said here for over ${idleMinutes} minutes.)`,
+      };
+    }
+    return { sessionId };
   }
-  const transcriptExists = entry?.sessionId ? await pathExists(store.transcriptPath(entry.sessionId)) : false;
-  const decision = decideSession({ entry, transcriptExists, now, idleMinutes, reset });
-  if (decision.action === "continue") return { sessionId: decision.sessionId };
-  const sessionId = newSessionId();
-  await store.update(key, (previous) => freshEntry(previous, sessionId, now));
-  logger.info("new session", { sessionKey: key, sessionId, reason: decision.reason });
-  if (decision.reason === "idle") {
-    return {
-      sessionId,
-      notice: `(A new session began: nothing was said here for over ${idleMinutes} minutes.)`,
-    };
-  }
-  return { sessionId };
 }

@@ -1,6 +1,11 @@
-import { describe, expect, it } from "vitest";
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../core/clock.js";
 import { defaultConfig } from "../core/config-schema.js";
+import { createMemoryLogger } from "../core/logger.js";
+import { chooseSession } from "../runtime/choose-session.js";
 import {
   type DecideSessionInput,
   decideSession,
@@ -10,6 +15,7 @@ import {
   type ResetMatch,
   touchInteraction,
 } from "./lifecycle.js";
+import { SessionStore } from "./store.js";
 import type { SessionEntry } from "./types.js";
 
 const MIN = 60_000;
@@ -203,5 +209,76 @@ describe("touchInteraction / freshEntry", () => {
     });
     expect(previous.inputTokens).toBe(10);
     expect(freshEntry(undefined, "n", 5)).toEqual({ sessionId: "n", updatedAt: 5, createdAt: 5 });
+  });
+});
+
+describe("chooseSession against a real store", () => {
+  let dir: string;
+  let path: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "clawdis-choose-"));
+    path = join(dir, "sessions.json");
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("replaces an entry whose sessionId was refused with a new id, keeping every other field", async () => {
+    const refused = {
+      sessionId: "../../outside",
+      updatedAt: 5,
+      thinkingLevel: "high",
+      myField: { nested: [1, 2] },
+      inputTokens: 99,
+    };
+    await writeFile(path, JSON.stringify({ main: refused }));
+    const { logger, lines } = createMemoryLogger();
+    const store = new SessionStore({ path, logger });
+    const { sessionId } = await chooseSession({ store, logger, idleMinutes: 60 }, "main", false, 1000);
+    expect(sessionId).not.toBe(refused.sessionId);
+    const main = JSON.parse(await readFile(path, "utf8")).main;
+    expect(main).toEqual({
+      sessionId,
+      updatedAt: 1000,
+      createdAt: 1000,
+      thinkingLevel: "high",
+      myField: { nested: [1, 2] },
+    });
+    const warning = lines.find((l) => l.level === "warn" && l.message.includes("not a safe file name"));
+    expect(warning?.fields).toMatchObject({ sessionKey: "main", refusedSessionId: '"../../outside"' });
+  });
+
+  /** A store whose reads see the file missing once (say, another program replaced it by delete + create). */
+  class StoreThatMissedTheFile extends SessionStore {
+    putBack: (() => Promise<void>) | undefined;
+    override async get(key: string): Promise<SessionEntry | undefined> {
+      const entry = await super.get(key);
+      const putBack = this.putBack;
+      this.putBack = undefined;
+      await putBack?.();
+      return entry;
+    }
+  }
+
+  it("does not replace an entry that was there again by the time of the update", async () => {
+    const { logger, lines } = createMemoryLogger();
+    const store = new StoreThatMissedTheFile({ path, logger });
+    await store.update("main", () => ({ sessionId: "m-1", updatedAt: 1, lastInteractionAt: 900 }));
+    await writeFile(join(dir, "m-1.jsonl"), "{}\n");
+    await rename(path, `${path}.away`);
+    store.putBack = () => rename(`${path}.away`, path);
+    const { sessionId } = await chooseSession({ store, logger, idleMinutes: 60 }, "main", false, 1000);
+    expect(sessionId).toBe("m-1");
+    expect(JSON.parse(await readFile(path, "utf8")).main.sessionId).toBe("m-1");
+    expect(lines.some((l) => l.message === "new session")).toBe(false);
+  });
+
+  it("starts a new session for a new key, and continues it afterwards", async () => {
+    await mkdir(dir, { recursive: true });
+    const { logger } = createMemoryLogger();
+    const store = new SessionStore({ path, logger });
+    const first = await chooseSession({ store, logger, idleMinutes: 60 }, "group:1", false, 1000);
+    const again = await chooseSession({ store, logger, idleMinutes: 60 }, "group:1", false, 2000);
+    expect(again.sessionId).toBe(first.sessionId);
   });
 });

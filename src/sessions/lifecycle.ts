@@ -112,9 +112,15 @@ export const PER_SESSION_FIELDS = [
  * The entry for a new sessionId on a key. Keeps what the person chose (`thinkingLevel`, `verboseLevel`), the
  * last `origin` and `model`, and every field the gateway does not know; clears usage counters, compactions and
  * `lastInteractionAt` (set by the caller when the message is handled); sets `createdAt` and `updatedAt`.
+ * `previous` may also be an entry the store refused (its sessionId is not a safe file name): its fields are kept
+ * all the same, and its sessionId is replaced.
  */
-export function freshEntry(previous: SessionEntry | undefined, sessionId: string, now: number): SessionEntry {
-  const next: SessionEntry = { ...(previous ?? {}), sessionId, createdAt: now, updatedAt: now };
+export function freshEntry(
+  previous: Readonly<Record<string, unknown>> | undefined,
+  sessionId: string,
+  now: number,
+): SessionEntry {
+  const next: SessionEntry = { ...previous, sessionId, createdAt: now, updatedAt: now };
   for (const field of PER_SESSION_FIELDS) delete next[field];
   return next;
 }
