@@ -1,4 +1,5 @@
-import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { appendFile, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -260,5 +261,48 @@ describe("readTranscriptForResume", () => {
     const resume = await readTranscriptForResume(path);
     expect(texts(resume.entries)).toEqual(["a", "b"]);
     expect(resume.badLines).toEqual([]);
+  });
+});
+
+describe("appendTranscript writes only to a plain file of its own", () => {
+  it("refuses a transcript replaced by a symbolic link, and writes nothing through it", async () => {
+    const outside = await mkdtemp(join(tmpdir(), "clawdis-outside-"));
+    try {
+      const target = join(outside, "victim.txt");
+      await writeFile(target, "untouched\n");
+      const path = join(dir, "s1.jsonl");
+      await symlink(target, path);
+      const append = appendTranscript(path, [message("into the link?")], { header });
+      await expect(append).rejects.toMatchObject({ code: "IO" });
+      await expect(append).rejects.toThrow(
+        /refused to append to the transcript .*s1\.jsonl: it is a symbolic link/,
+      );
+      expect(await readFile(target, "utf8")).toBe("untouched\n");
+      // A dangling link is refused too (O_CREAT alone would create the target).
+      const dangling = join(dir, "s2.jsonl");
+      await symlink(join(outside, "created-outside.jsonl"), dangling);
+      await expect(appendTranscript(dangling, [message("x")], { header })).rejects.toThrow(/symbolic link/);
+      expect(await readdir(outside)).toEqual(["victim.txt"]);
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses a transcript that is not a regular file (a named pipe)", async () => {
+    const path = join(dir, "pipe.jsonl");
+    execFileSync("mkfifo", [path]);
+    await expect(appendTranscript(path, [message("x")], { header })).rejects.toThrow(/not a regular file/);
+  });
+
+  it("creates transcripts 0600 and their directory 0700 under a umask of 022", async () => {
+    const previous = process.umask(0o022);
+    try {
+      const path = join(dir, "new-dir", "s1.jsonl");
+      await appendTranscript(path, [message("private")], { header });
+      expect((await stat(path)).mode & 0o777).toBe(0o600);
+      expect((await stat(join(dir, "new-dir"))).mode & 0o777).toBe(0o700);
+    } finally {
+      process.umask(previous);
+    }
   });
 });

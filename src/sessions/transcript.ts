@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
+import { constants } from "node:fs";
 import { mkdir, open } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
+import { ClawdisError } from "../core/errors.js";
 import { isMissingFile, transcriptLines } from "./transcript-lines.js";
 import { isBlankLine, parseFirstLine, parseTranscriptEntry } from "./transcript-parse.js";
 import { TRANSCRIPT_VERSION, type TranscriptEntry, type TranscriptHeader } from "./types.js";
@@ -15,6 +17,9 @@ import { TRANSCRIPT_VERSION, type TranscriptEntry, type TranscriptHeader } from 
  *   of concurrent appends never interleave. If the file does not end in "\n" (a crash cut the last write short),
  *   the append starts with "\n" so the new entry never merges with the broken line.
  * - Readers skip (and count) lines that do not parse, and never start the file afresh because of them.
+ * - An append never follows a symbolic link (O_NOFOLLOW) and writes only to a regular file: a transcript
+ *   replaced by a link is refused (IO error, nothing written), so nothing is ever written outside the store
+ *   directory through it. A file it creates is 0600, a directory 0700 (transcripts hold every message).
  */
 
 export { readTranscriptForResume, type TranscriptResume } from "./transcript-resume.js";
@@ -84,20 +89,47 @@ export function appendTranscript(
   return run;
 }
 
+/** Read/write, append, create (0600), and never through a symbolic link (not defined on Windows). */
+const APPEND_FLAGS = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0);
+
 async function openForAppend(path: string) {
   try {
-    return await open(path, "a+");
+    return await openRegular(path);
   } catch (error) {
     if (!isMissingFile(error)) throw error;
-    await mkdir(dirname(path), { recursive: true });
-    return await open(path, "a+");
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+    return await openRegular(path);
   }
 }
 
-async function appendNow(path: string, entries: TranscriptEntry[], options: AppendOptions): Promise<void> {
-  const handle = await openForAppend(path);
+/** The open file and its size (one fstat, also used to check that it is a regular file). */
+async function openRegular(path: string) {
+  let handle: Awaited<ReturnType<typeof open>>;
   try {
-    const { size } = await handle.stat();
+    handle = await open(path, APPEND_FLAGS, 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ELOOP") throw error;
+    throw refused(path, "it is a symbolic link", error);
+  }
+  const info = await handle.stat();
+  if (!info.isFile()) {
+    await handle.close();
+    throw refused(path, "it is not a regular file");
+  }
+  return { handle, size: info.size };
+}
+
+function refused(path: string, why: string, cause?: unknown): ClawdisError {
+  return new ClawdisError(
+    "IO",
+    `refused to append to the transcript ${path}: ${why}. A transcript must be a plain file in the store directory; nothing was written. Move it away (the session then starts afresh, as when a transcript is deleted)`,
+    { cause },
+  );
+}
+
+async function appendNow(path: string, entries: TranscriptEntry[], options: AppendOptions): Promise<void> {
+  const { handle, size } = await openForAppend(path);
+  try {
     let text = "";
     if (size === 0) {
       text = `${JSON.stringify(options.header)}\n`;
