@@ -12,20 +12,26 @@ import { renderPage } from "./page.js";
 const TOKEN = "test-gateway-token-0123456789";
 
 function contextFor(server: HttpServer): PluginContext {
-  return {
+  // Asserted, not annotated: PluginContext grows with the plugin API (pluginStateDir, stagingDir,
+  // primarySessionKey in version 2); they are filled in here so the test compiles against either shape.
+  const context = {
     id: "webchat",
     config: undefined,
     gatewayConfig: defaultConfig(),
     stateDir: tmpdir(),
+    pluginStateDir: tmpdir(),
+    stagingDir: tmpdir(),
+    primarySessionKey: "main",
     logger: createMemoryLogger().logger,
     receive: () => Promise.reject(new Error("the web chat page never calls receive")),
     onEvent: () => () => {},
     http: server,
     gatewayToken: TOKEN,
-    fail: (error) => {
+    fail: (error: unknown) => {
       throw error;
     },
   };
+  return context as PluginContext;
 }
 
 /** GET with an explicit Host header (fetch does not let a caller set it). */

@@ -30,7 +30,12 @@ describe("e2e: the web chat page in Chromium", () => {
 
   beforeAll(async () => {
     state = await E2eState.create({ config: { inbound: { reply: { agent: { contextTokens: WINDOW } } } } });
-    [gw, browser] = await Promise.all([state.startGateway(), launchBrowser()]);
+    // Both at once; whichever started is kept for afterAll even when the other failed.
+    const [started, launched] = await Promise.allSettled([state.startGateway(), launchBrowser()]);
+    if (launched.status === "fulfilled") browser = launched.value;
+    if (started.status === "rejected") throw started.reason;
+    if (launched.status === "rejected") throw launched.reason;
+    gw = started.value;
   });
   afterEach(async () => {
     await Promise.all(opened.map((p) => p.page.close()));
@@ -273,7 +278,7 @@ describe("e2e: the web chat page in Chromium", () => {
 
   it("marks a reply cut short by a watchdog", async () => {
     const watched = await E2eState.create({
-      config: { inbound: { reply: { session: { timeouts: { noProgressSeconds: 0.3 } } } } },
+      config: { inbound: { reply: { session: { timeouts: { noProgressSeconds: 1 } } } } },
     });
     const wgw = await watched.startGateway();
     const { page } = await open(wgw.url);
