@@ -107,7 +107,7 @@ ${CLIENT_HEADER}
       const el = bubble("assistant", "", "Assistant");
       el.dataset.streaming = "true";
       el.dataset.turnId = d.turnId;
-      st.open = { el, turnId: d.turnId, ended: false };
+      st.open = { el, turnId: d.turnId };
       st.last = { el, final: false, consumed: false };
     }
     setText(st.open.el, textOf(st.open.el) + d.text);
@@ -150,10 +150,8 @@ ${CLIENT_HEADER}
     st.turns.delete(d.turnId);
     const open = st.open;
     if (open && open.turnId === d.turnId) {
-      if (d.stopReason === "end") {
-        open.ended = true;
-        open.el.dataset.streaming = "false";
-      } else {
+      if (d.stopReason === "end") open.el.dataset.streaming = "false";
+      else {
         markCut(open.el, d.stopReason);
         closeOpen();
       }
