@@ -1,3 +1,4 @@
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { selectTools } from "./agent/tools/index.js";
 import { type Clock, systemClock } from "./core/clock.js";
@@ -14,11 +15,20 @@ import type {
   ToolDefinition,
   TurnOutcome,
 } from "./plugin-api/types.js";
-import { type ChatCommand, directiveUsage, parseChatCommand } from "./routing/chat-command.js";
+import { type ChatCommand, directiveUsage } from "./routing/chat-command.js";
+import {
+  allowStep,
+  dedupeStep,
+  journalStep,
+  sessionKeyStep,
+} from "./routing/inbound-pipeline/admission-steps.js";
+import { commandStep, enqueueStep, mentionGateStep } from "./routing/inbound-pipeline/dispatch-steps.js";
+import { compose, type InboundContext } from "./routing/inbound-pipeline/types.js";
 import { sessionKeyFor } from "./routing/session-key.js";
 import { SessionQueue } from "./routing/session-queue.js";
 import { EventBus } from "./runtime/event-bus.js";
 import { ModelProbe } from "./runtime/model-probe.js";
+import { Outbox } from "./runtime/outbox.js";
 import { SessionRunner, type WorkItem } from "./runtime/session-runner.js";
 import { formatStatus } from "./runtime/status-report.js";
 import { Journal } from "./sessions/journal.js";
@@ -26,6 +36,12 @@ import { freshEntry } from "./sessions/lifecycle.js";
 import { newSessionId } from "./sessions/session-id.js";
 import { SessionStore } from "./sessions/store.js";
 import type { SessionEntry } from "./sessions/types.js";
+
+/** How long a stop lets sends in flight finish. */
+const STOP_SEND_GRACE_MS = 5_000;
+
+/** Replies parked longer than this (their transport down) are reported in the log and `/status`. */
+export const PARKED_WARN_MS = 5 * 60_000;
 
 export interface GatewayOptions {
   config: ClawdisConfig;
@@ -64,6 +80,9 @@ export class Gateway {
   readonly modelProbe: ModelProbe;
   private readonly http: HttpServer;
   private readonly queue: SessionQueue<WorkItem>;
+  private readonly admission: (ctx: InboundContext) => Promise<void>;
+  private readonly dispatch: (ctx: InboundContext) => Promise<void>;
+  readonly outbox: Outbox;
   private readonly runner: SessionRunner;
   private stopping = false;
   /** Items waiting to be tried again after a passing failure (cleared at stop: their records stay open). */
@@ -93,6 +112,13 @@ export class Gateway {
       options.llmMaxRetries,
       options.config.inbound.reply.session.timeouts.sidecarLlmSeconds,
     );
+    this.outbox = new Outbox({
+      transport: (channel) => this.host.transports().get(channel),
+      journal: this.journal,
+      clock: this.clock,
+      logger: logger.child("outbox"),
+      warnAfterMs: PARKED_WARN_MS,
+    });
     this.runner = new SessionRunner({
       config: options.config,
       store: this.store,
@@ -101,15 +127,36 @@ export class Gateway {
       logger: logger.child("session"),
       events: this.events,
       workspaceDir: options.workspaceDir,
+      stagingRoot: join(stateDirOf(options.env), "plugins"),
       llm: () => this.modelProbe.client(),
       modelName: () => this.modelProbe.modelName(),
       toolsFor: (key, message) => this.toolsFor(key, message),
-      transport: (channel) => this.host.transports().get(channel),
+      outbox: this.outbox,
       takeJoinable: (key, predicate) => this.queue.takeJoinable(key, predicate),
       isStopping: () => this.stopping,
       retryLater: (item, delayMs) => this.retryLater(item, delayMs),
     });
     this.queue = new SessionQueue((key, item) => this.runner.process(key, item));
+    this.admission = compose([
+      dedupeStep({ isDuplicate: (m) => this.journal.isDuplicate(m) }),
+      allowStep({
+        inputTransport: (channel) => this.host.inputTransport(channel),
+        logDenied: (m, reason) =>
+          logger.info("message from a sender that is not allowed: ignored", {
+            channel: m.channel,
+            sender: m.senderId,
+            reason,
+          }),
+      }),
+      sessionKeyStep({ sessionKeyFor: (m) => this.sessionKeyFor(m) }),
+      journalStep({ accept: (ctx) => this.acceptMessage(ctx) }),
+    ]);
+    const enqueue = (item: WorkItem) => this.enqueue(item);
+    this.dispatch = compose([
+      mentionGateStep({ groupChat: () => this.options.config.inbound.groupChat, enqueue }),
+      commandStep({ handleImmediate: (item, command) => this.handleImmediate(item, command) }),
+      enqueueStep({ enqueue }),
+    ]);
     const entries: Record<string, { enabled: boolean; config?: unknown }> = {};
     for (const [id, entry] of Object.entries(options.config.plugins.entries)) entries[id] = entry;
     this.host = new PluginHost({
@@ -118,6 +165,10 @@ export class Gateway {
       logger: logger.child("plugins"),
       clock: this.clock,
       contextFor: (definition, config, retired) => this.pluginContext(definition, config, retired),
+    });
+    // A transport that comes up sends what waited for it.
+    this.host.onStateChange((status) => {
+      if (status.state === "ok" || status.state === "degraded") this.outbox.wake(status.id);
     });
   }
 
@@ -177,6 +228,9 @@ export class Gateway {
       for (const timer of this.retries) this.clock.clearTimeout(timer);
       this.retries.clear();
       await this.queue.drain();
+      // Sends in flight finish (the "stopping" notices among them); what waits for a transport stays in the journal.
+      await this.outbox.settle(STOP_SEND_GRACE_MS);
+      this.outbox.stop();
       await this.host.stop();
       await this.http.close();
       await this.journal.close();
@@ -201,70 +255,47 @@ export class Gateway {
   }
 
   /**
-   * The inbound pipeline. `local` messages come from the gateway's own API (already authenticated by token) and
-   * get their reply in the returned outcome instead of through a transport.
+   * The inbound pipeline (src/routing/inbound-pipeline/): admission (dedupe -> allow -> session key -> journal)
+   * decides what this resolves to; dispatch (mention gate with group context -> immediate commands -> enqueue)
+   * runs after. `local` messages come from the gateway's own API (already authenticated by token) and get their
+   * reply in the returned outcome instead of through a transport.
    */
   async receive(message: InboundMessage, origin: { local: boolean }): Promise<ReceiveResult> {
-    if (this.journal.isDuplicate(message)) return { status: "duplicate" };
-    if (!origin.local) {
-      const transport = this.host.transports().get(message.channel);
-      if (!transport) return { status: "denied", reason: `no running transport "${message.channel}"` };
-      const verdict = transport.authorize(message);
-      if (!verdict.allowed) {
-        this.options.logger.info("message from a sender that is not allowed: ignored", {
-          channel: message.channel,
-          sender: message.senderId,
-          reason: verdict.reason,
-        });
-        return { status: "denied", reason: verdict.reason };
+    const ctx: InboundContext = { message, local: origin.local };
+    await this.admission(ctx);
+    const result = ctx.result;
+    if (!result) throw new Error("the admission steps decided nothing");
+    const item = ctx.item;
+    if (result.status === "accepted" && item) {
+      if (this.stopping) {
+        // Durably accepted: answered after the next start.
+        item.resolve(this.runner.outcomeFor(item, "aborted", [], "the gateway is stopping"));
+      } else {
+        void this.dispatch(ctx).catch((error) => this.runner.fail(item, error));
       }
     }
-    const jid = await this.journal.accept(message, this.clock.now());
+    return result;
+  }
+
+  /** Builds the work item of a durably accepted message (the journal step). */
+  private async acceptMessage(ctx: InboundContext & { sessionKey: string }): Promise<{
+    item: WorkItem;
+    result: ReceiveResult;
+  }> {
+    const jid = await this.journal.accept(ctx.message, this.clock.now());
     let resolve!: (outcome: TurnOutcome) => void;
     const done = new Promise<TurnOutcome>((r) => {
       resolve = r;
     });
     const item: WorkItem = {
       jid,
-      sessionKey: this.sessionKeyFor(message),
-      message,
-      text: message.text,
-      local: origin.local,
+      sessionKey: ctx.sessionKey,
+      message: ctx.message,
+      text: ctx.message.text,
+      local: ctx.local,
       resolve,
     };
-    if (this.stopping) {
-      // Durably accepted: answered after the next start.
-      resolve(this.runner.outcomeFor(item, "aborted", [], "the gateway is stopping"));
-      return { status: "accepted", journalId: jid, done };
-    }
-    void this.dispatch(item).catch((error) => this.runner.fail(item, error));
-    return { status: "accepted", journalId: jid, done };
-  }
-
-  /** Commands that never wait behind a running turn, then the session queue. */
-  private async dispatch(item: WorkItem): Promise<void> {
-    const key = item.sessionKey;
-    const message = item.message;
-    if (message.chatType === "group" && !item.message.automated && !this.mentioned(message)) {
-      await this.journal.end(item.jid, "filtered", this.clock.now(), "not mentioned");
-      item.resolve(this.runner.outcomeFor(item, "filtered", []));
-      return;
-    }
-    const command = parseChatCommand(message.text);
-    const handled = await this.handleImmediate(key, item, command);
-    if (!handled) this.enqueue(item);
-  }
-
-  private mentioned(message: InboundMessage): boolean {
-    const group = this.options.config.inbound.groupChat;
-    if (!group.requireMention || message.mentioned) return true;
-    return group.mentionPatterns.some((pattern) => {
-      try {
-        return new RegExp(pattern, "i").test(message.text);
-      } catch {
-        return message.text.toLowerCase().includes(pattern.toLowerCase());
-      }
-    });
+    return { item, result: { status: "accepted", journalId: jid, done } };
   }
 
   private enqueue(item: WorkItem): void {
@@ -281,7 +312,8 @@ export class Gateway {
   }
 
   /** `/status`, `/stop`, `/think`, `/verbose`: answered at once. Returns false when the item goes to the queue. */
-  private async handleImmediate(key: string, item: WorkItem, command: ChatCommand): Promise<boolean> {
+  private async handleImmediate(item: WorkItem, command: ChatCommand): Promise<boolean> {
+    const key = item.sessionKey;
     switch (command.kind) {
       case "none":
         return false;
@@ -365,11 +397,17 @@ export class Gateway {
     retired.addEventListener("abort", () => {
       for (const cleanup of cleanups.splice(0)) cleanup();
     });
+    const pluginStateDir = join(stateDirOf(this.options.env), "plugins", definition.id);
+    const stagingDir = join(pluginStateDir, "inbox");
+    mkdirSync(stagingDir, { recursive: true, mode: 0o700 });
     return {
       id: definition.id,
       config,
       gatewayConfig: this.options.config,
       stateDir: stateDirOf(this.options.env),
+      pluginStateDir,
+      stagingDir,
+      primarySessionKey: this.mainKey,
       logger,
       gatewayToken: this.options.token,
       http: {

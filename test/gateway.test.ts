@@ -52,11 +52,18 @@ describe("gateway: sessions at work", () => {
     await done(await t.chat.inject({ text: "from alice" }));
     await done(await t.chat.inject({ text: "from bob", senderId: "bob", chatId: "c-bob" }));
     await done(
-      await t.chat.inject({ text: "in the group", chatType: "group", chatId: "-1001234", senderId: "bob" }),
+      await t.chat.inject({
+        text: "in the group",
+        chatType: "group",
+        chatId: "-1001234",
+        senderId: "bob",
+        senderName: "Bob",
+      }),
     );
     expect(t.chat.textsTo("c-alice")).toEqual(["echo: from alice"]);
     expect(t.chat.textsTo("c-bob")).toEqual(["echo: from bob"]);
-    expect(t.chat.textsTo("-1001234")).toEqual(["echo: in the group"]);
+    // In a group the model is told who said what (the fake echoes what it was sent).
+    expect(t.chat.textsTo("-1001234")).toEqual(["echo: Bob: in the group"]);
     expect((await t.transcript("main")).map((m) => m.message.content)).toEqual([
       "from alice",
       "echo: from alice",
@@ -65,7 +72,7 @@ describe("gateway: sessions at work", () => {
     ]);
     expect((await t.transcript("group:-1001234")).map((m) => m.message.content)).toEqual([
       "in the group",
-      "echo: in the group",
+      "echo: Bob: in the group",
     ]);
   });
 
@@ -77,8 +84,37 @@ describe("gateway: sessions at work", () => {
     expect(ignored.stopReason).toBe("filtered");
     await done(await t.chat.inject({ text: "hey @clawd", chatType: "group", chatId: "g1" }));
     await done(await t.chat.inject({ text: "you there?", chatType: "group", chatId: "g1", mentioned: true }));
-    expect(t.chat.textsTo("g1")).toEqual(["echo: hey @clawd", "echo: you there?"]);
+    expect(t.chat.textsTo("g1")).toEqual(["echo: Alice: hey @clawd", "echo: Alice: you there?"]);
     expect(t.fake.requests).toHaveLength(2);
+  });
+
+  it("keeps unaddressed group messages as context, with who said them, for the next answered one", async () => {
+    t = await startTestGateway();
+    const g = { chatType: "group" as const, chatId: "g2" };
+    await done(await t.chat.inject({ ...g, text: "lunch at noon?", senderId: "bob", senderName: "Bob" }));
+    await done(await t.chat.inject({ ...g, text: "works for me", senderId: "alice", senderName: "Carol" }));
+    expect(t.fake.requests).toHaveLength(0);
+    expect(t.chat.sent).toHaveLength(0);
+    await done(await t.chat.inject({ ...g, text: "what did they decide?", mentioned: true }));
+    const sent = t.fake.requests[0]!.body.messages.map((m) => m.content);
+    expect(sent).toContainEqual(
+      "[Messages in the group that were not addressed to you; for context, no answer needed]\nBob: lunch at noon?\nCarol: works for me",
+    );
+    expect(sent.at(-1)).toBe("Alice: what did they decide?");
+    expect(t.gateway.journal.openCount()).toBe(0);
+  });
+
+  it("shows at most groupChat.historyLimit unaddressed messages in a row, the newest", async () => {
+    t = await startTestGateway({ config: { inbound: { groupChat: { historyLimit: 2 } } } });
+    const g = { chatType: "group" as const, chatId: "g3", senderId: "bob", senderName: "Bob" };
+    for (const text of ["one", "two", "three"]) await done(await t.chat.inject({ ...g, text }));
+    await done(await t.chat.inject({ chatType: "group", chatId: "g3", text: "summary?", mentioned: true }));
+    const contextMessage = t.fake.requests[0]!.body.messages.find((m) =>
+      String(m.content).startsWith("[Messages"),
+    );
+    expect(contextMessage?.content).toBe(
+      "[Messages in the group that were not addressed to you (the newest 2 of 3); for context, no answer needed]\nBob: two\nBob: three",
+    );
   });
 
   it("ignores a sender that is not allowed: no model call, no reply, no transcript", async () => {

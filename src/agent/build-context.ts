@@ -1,8 +1,22 @@
-import type { CompactionEntry, StoredChatMessage, TranscriptEntry } from "../sessions/types.js";
+import type {
+  CompactionEntry,
+  GroupContextEntry,
+  MessageEntry,
+  StoredChatMessage,
+  TranscriptEntry,
+} from "../sessions/types.js";
+
+/** How many unaddressed group messages in a row are shown to the model, by default (the newest ones). */
+export const DEFAULT_GROUP_HISTORY_LIMIT = 50;
 
 /**
  * The messages a turn sends to the model: the system prompt, the notes of the newest compaction and the messages
  * it kept, then every message entry after it. Pure.
+ * - In group chats the model is told who said what: a person's message reads `Name: text`, and a run of group
+ *   messages that did not address the agent (`group-context` entries) becomes one user message listing the
+ *   newest `groupHistoryLimit` of them.
+ * - A person's message whose turn failed (a `turn-failed` entry names it: no model, endpoint down, a timeout) is
+ *   history, not a question: it is marked so, and the model is not asked to answer a pile of stale messages.
  * Invariant: every assistant tool call is followed by a result for it before the next non-tool message; a call
  * left without one (the gateway stopped mid-turn) gets a synthetic "interrupted" result, in the request only.
  */
@@ -10,6 +24,7 @@ export function buildContext(input: {
   systemPrompt: string;
   compaction?: CompactionEntry;
   entries: TranscriptEntry[];
+  groupHistoryLimit?: number;
 }): StoredChatMessage[] {
   const messages: StoredChatMessage[] = [{ role: "system", content: input.systemPrompt }];
   if (input.compaction) {
@@ -19,14 +34,52 @@ export function buildContext(input: {
     });
     messages.push(...(input.compaction.kept ?? []));
   }
+  const failed = new Set<string>();
   for (const entry of input.entries) {
+    const jid = (entry as { journalId?: unknown }).journalId;
+    if (entry.type === "turn-failed" && typeof jid === "string") failed.add(jid);
+  }
+  const limit = input.groupHistoryLimit ?? DEFAULT_GROUP_HISTORY_LIMIT;
+  let context: GroupContextEntry[] = [];
+  const flushContext = () => {
+    if (context.length === 0) return;
+    const shown = context.slice(-limit);
+    const lines = shown.map((c) => `${c.senderName ?? c.senderId}: ${c.text}`);
+    const skipped = context.length - shown.length;
+    messages.push({
+      role: "user",
+      content: `[Messages in the group that were not addressed to you${skipped > 0 ? ` (the newest ${shown.length} of ${context.length})` : ""}; for context, no answer needed]\n${lines.join("\n")}`,
+    });
+    context = [];
+  };
+  for (const entry of input.entries) {
+    if (entry.type === "group-context") {
+      const c = entry as GroupContextEntry;
+      if (typeof c.text === "string" && typeof c.senderId === "string") context.push(c);
+      continue;
+    }
     if (entry.type !== "message") continue;
     const message = (entry as { message?: StoredChatMessage }).message;
     if (!message || typeof message.role !== "string") continue;
     if (message.role === "system") continue;
-    messages.push(message);
+    flushContext();
+    messages.push(asSeen(entry as MessageEntry, failed));
   }
+  flushContext();
   return pairToolCalls(messages);
+}
+
+/** A person's message as the model sees it: who said it (groups), and whether it went unanswered. */
+function asSeen(entry: MessageEntry, failed: ReadonlySet<string>): StoredChatMessage {
+  const { message, meta } = entry;
+  if (message.role !== "user" || typeof message.content !== "string") return message;
+  let content = message.content;
+  if (meta?.chatType === "group") content = `${meta.senderName ?? meta.senderId ?? "someone"}: ${content}`;
+  const jid = meta?.journalId;
+  if (typeof jid === "string" && failed.has(jid)) {
+    content = `[Earlier message that was not answered at the time (the turn failed); history, not a question to answer now]\n${content}`;
+  }
+  return content === message.content ? message : { ...message, content };
 }
 
 /** Adds a synthetic result after each tool call that has none, and drops results that answer no call. */

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../core/clock.js";
 import { describeError } from "../core/errors.js";
-import type { GatewayEvent, StopReason, ToolDefinition } from "../plugin-api/types.js";
+import type { GatewayEvent, OutboundAttachment, StopReason, ToolDefinition } from "../plugin-api/types.js";
 import { newEntryId } from "../sessions/transcript.js";
 import type { MessageEntry, MessageMeta, StoredChatMessage, StoredToolCall } from "../sessions/types.js";
 import { estimateTokens } from "./build-context.js";
@@ -47,6 +47,8 @@ export interface TurnInput {
   timeouts: TurnTimeouts;
   maxOutputTokens: number;
   cwd: string;
+  /** Handed to tools as `ToolContext.attach`: a file to send with this turn's reply. */
+  attach?: (attachment: OutboundAttachment) => void;
   /** Ends the turn with `tool-loop` after this many model calls (the loop guard proper comes later). */
   maxRounds?: number;
   /** Extra fields for the `meta` of stored assistant messages. */
@@ -239,6 +241,7 @@ async function executeTool(call: StoredToolCall, input: TurnInput): Promise<{ ok
         cwd: input.cwd,
         sessionKey: input.sessionKey,
         timeoutMs: seconds * 1000,
+        ...(input.attach ? { attach: input.attach } : {}),
       }),
       whenAborted(watchdog.signal),
     ]);

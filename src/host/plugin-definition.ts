@@ -1,5 +1,10 @@
 import { ClawdisError } from "../core/errors.js";
-import { PLUGIN_API_VERSION, type PluginDefinition, type PluginInstance } from "../plugin-api/index.js";
+import {
+  PLUGIN_API_VERSION,
+  type PluginDefinition,
+  type PluginInstance,
+  SUPPORTED_PLUGIN_API_VERSIONS,
+} from "../plugin-api/index.js";
 
 /** Plugin ids: also channel names, config keys and URL segments, hence this narrow alphabet. */
 export const PLUGIN_ID_PATTERN = /^[a-z0-9-]{1,64}$/;
@@ -47,7 +52,7 @@ export function validatePluginDefinition(value: unknown, origin: string): Plugin
   if (problems.length > 0) {
     throw new ClawdisError("PLUGIN_INVALID", `${origin} is not a valid plugin: ${problems.join("; ")}.`);
   }
-  if (candidate.apiVersion !== PLUGIN_API_VERSION) {
+  if (!SUPPORTED_PLUGIN_API_VERSIONS.includes(candidate.apiVersion as number)) {
     const wanted = candidate.apiVersion as number;
     const fix =
       wanted > PLUGIN_API_VERSION
@@ -55,7 +60,7 @@ export function validatePluginDefinition(value: unknown, origin: string): Plugin
         : `install a version of the plugin written for API ${PLUGIN_API_VERSION}`;
     throw new ClawdisError(
       "PLUGIN_INVALID",
-      `${origin} (id "${candidate.id as string}") was written for plugin API version ${wanted}, but this gateway speaks version ${PLUGIN_API_VERSION}: ${fix}.`,
+      `${origin} (id "${candidate.id as string}") was written for plugin API version ${wanted}, but this gateway speaks versions ${SUPPORTED_PLUGIN_API_VERSIONS.join(" and ")}: ${fix}.`,
     );
   }
   return value as PluginDefinition;

@@ -40,6 +40,9 @@ function baseContext(definition: PluginDefinition, config: unknown): BasePluginC
     config,
     gatewayConfig: defaultConfig(),
     stateDir: "/nonexistent",
+    pluginStateDir: "/nonexistent/plugins/x",
+    stagingDir: "/nonexistent/plugins/x/inbox",
+    primarySessionKey: "main",
     logger,
     receive: async () => ({ status: "denied", reason: "test" }),
     onEvent: () => () => {},
@@ -507,11 +510,11 @@ describe("PluginHost configuration", () => {
     const one = plugin("same", () => ({}));
     expect(() => makeHost([one, plugin("same", () => ({}))])).toThrow(/Two plugins have the id "same"/);
     try {
-      makeHost([plugin("future", () => ({}), { apiVersion: 2 })]);
+      makeHost([plugin("future", () => ({}), { apiVersion: 3 })]);
       expect.unreachable();
     } catch (error) {
       expect((error as ClawdisError).code).toBe("PLUGIN_INVALID");
-      expect((error as Error).message).toContain("plugin API version 2");
+      expect((error as Error).message).toContain("plugin API version 3");
     }
   });
 

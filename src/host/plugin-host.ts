@@ -81,10 +81,15 @@ interface Slot {
   /** Consecutive failures; drives the backoff. */
   failures: number;
   attempt?: Attempt;
+  /** The least wait before the next restart, from `fail(error, { retryAfterMs })`. */
+  retryAfterMs?: number;
   restartTimer?: { handle: unknown };
   /** The launch or failure handling in progress (never rejects). */
   busy: Promise<void>;
 }
+
+/** Up to this fraction of a retry-after hint is added at random before the restart. */
+const RETRY_AFTER_JITTER = 0.1;
 
 const HEALTH_STATES: ReadonlySet<string> = new Set(["starting", "ok", "degraded", "down", "stopped"]);
 
@@ -208,6 +213,17 @@ export class PluginHost {
     return map;
   }
 
+  /**
+   * The transport of plugin `id` while its instance exists and is starting or up: input it hands in during
+   * `start()` (an offline backlog that arrives while connecting) is authorized by it and accepted.
+   */
+  inputTransport(id: string): Transport | undefined {
+    const slot = this.slots.find((candidate) => candidate.definition.id === id);
+    const transport = slot?.attempt?.instance?.transport;
+    if (!slot || !transport || slot.attempt?.retired.signal.aborted) return undefined;
+    return slot.state === "starting" || slot.state === "ok" ? transport : undefined;
+  }
+
   /** Tools of the plugins that are started. */
   tools(): ToolDefinition[] {
     return this.slots.flatMap((slot) => (slot.state === "ok" ? (slot.attempt?.instance?.tools ?? []) : []));
@@ -228,7 +244,11 @@ export class PluginHost {
       async (signal) => {
         const context: PluginContext = {
           ...this.contextFor(definition, slot.config, attempt.retired.signal),
-          fail: (error: unknown) => this.failAttempt(slot, attempt, error),
+          fail: (error: unknown, options?: { retryAfterMs?: number }) => {
+            const hint = options?.retryAfterMs;
+            if (typeof hint === "number" && Number.isFinite(hint) && hint > 0) slot.retryAfterMs = hint;
+            this.failAttempt(slot, attempt, error);
+          },
         };
         const instance = validatePluginInstance(await definition.create(context), definition.id);
         attempt.instance = instance;
@@ -294,7 +314,14 @@ export class PluginHost {
     }
     slot.failures += 1;
     slot.lastError = describeError(error);
-    const delay = restartDelay(error, slot.failures, this.policy);
+    const backoff = restartDelay(error, slot.failures, this.policy);
+    const hint = slot.retryAfterMs;
+    slot.retryAfterMs = undefined;
+    // A server's Retry-After is the least wait; a little jitter on top, so a restart does not land on its edge.
+    const delay =
+      backoff === null || hint === undefined
+        ? backoff
+        : Math.max(backoff, hint) + Math.round(RETRY_AFTER_JITTER * hint * this.policy.random());
     this.setState(slot, "down", "failed; stopping it");
     this.log.error(during === "start" ? "plugin failed to start" : "plugin failed", {
       plugin: id,

@@ -2,19 +2,56 @@ import type { z } from "zod";
 import type { ClawdisConfig } from "../core/config-schema.js";
 import type { Logger } from "../core/logger.js";
 
-/** Bumped on any incompatible change to this module; plugins declare the version they were written for. */
-export const PLUGIN_API_VERSION = 1;
+/**
+ * Bumped on any incompatible change to this module; plugins declare the version they were written for.
+ * 2: attachments carry a local `path` (no `url`), `fail(error, { retryAfterMs })`, plugin-owned config
+ * sections, turn lifecycle events with channel and chat. The host still loads plugins written for 1.
+ */
+export const PLUGIN_API_VERSION = 2;
+/** The versions the host loads. */
+export const SUPPORTED_PLUGIN_API_VERSIONS: readonly number[] = [1, 2];
 
 export type ChatType = "direct" | "group";
 
+export type AttachmentKind = "image" | "audio" | "voice" | "video" | "document" | "sticker" | "other";
+
+/**
+ * A file that came with an inbound message. The plugin downloads it into its staging area
+ * (`context.stagingDir`) before handing the message in; the gateway moves it into the session's workspace and
+ * tells the model where it lies. Never a URL: inbound messages are persisted, and a download URL may carry a
+ * bot token.
+ */
 export interface Attachment {
-  kind: "image" | "audio" | "video" | "document" | "sticker" | "other";
+  kind: AttachmentKind;
+  /** Absolute path of the downloaded file, inside `context.stagingDir`. Absent: not downloaded (too large…). */
+  path?: string;
   mimeType?: string;
   fileName?: string;
-  /** Where the bytes can be fetched, when the transport has them. */
-  url?: string;
   sizeBytes?: number;
   caption?: string;
+  /** Why the file is not there (e.g. "larger than telegram.mediaMaxMb"), for the model. */
+  note?: string;
+}
+
+/** A file the agent sends with its reply (the `send_file` tool). */
+export interface OutboundAttachment {
+  kind: AttachmentKind;
+  /** Absolute path of the file to send. */
+  path: string;
+  mimeType?: string;
+  fileName?: string;
+  caption?: string;
+}
+
+/** The message a message replies to (a quoted reply), as far as the transport knows it. */
+export interface ReplyContext {
+  /** The transport's own id of the quoted message. */
+  messageId: string;
+  text?: string;
+  senderId?: string;
+  senderName?: string;
+  /** The quoted message is one of the agent's own. */
+  fromAgent?: boolean;
 }
 
 /**
@@ -29,8 +66,12 @@ export interface InboundMessage {
   chatType: ChatType;
   senderId: string;
   senderName?: string;
-  /** Unique within `channel`; the dedupe key together with it. */
+  /** Unique within `channel`; the dedupe key together with it (e.g. a Telegram update id). */
   messageId: string;
+  /** The transport's own id of the message, to reply to or quote (default `messageId`). */
+  transportMessageId?: string;
+  /** The message this one replies to. */
+  replyTo?: ReplyContext;
   text: string;
   attachments?: Attachment[];
   /** The bot was mentioned (group chats). */
@@ -51,11 +92,15 @@ export interface InboundMessage {
 export interface OutboundMessage {
   channel: string;
   chatId: string;
+  /** The kind of chat, as the inbound message said (absent for replies restored from before 2). */
+  chatType?: ChatType;
   text: string;
-  /** The inbound message this answers, when the transport can quote it. */
+  /** The transport's own id of the inbound message this answers, when the transport can quote it. */
   replyToMessageId?: string;
   /** `reply`: the agent's answer; `notice`: a one-line note from the gateway (confirmations, errors). */
   kind: "reply" | "notice";
+  /** Files to send with this part (only ever on the last part of a split reply). */
+  attachments?: OutboundAttachment[];
 }
 
 export interface SendResult {
@@ -63,8 +108,10 @@ export interface SendResult {
 }
 
 export interface TransportCapabilities {
-  /** Longest text one send may carry; longer replies are split by the core. */
+  /** Longest text one send may carry; longer replies are split by the core (or by `split`). */
   maxTextLength: number;
+  /** Whether `send` delivers `attachments`; without it a reply's files are named in its text. */
+  attachments?: boolean;
 }
 
 export type HealthState = "starting" | "ok" | "degraded" | "down" | "stopped";
@@ -81,8 +128,17 @@ export type AuthorizeResult = { allowed: true } | { allowed: false; reason: stri
 export interface Transport {
   capabilities: TransportCapabilities;
   authorize(message: InboundMessage): AuthorizeResult;
-  /** Delivers one message; must honour `signal` (the send watchdog and gateway stop). */
+  /**
+   * Delivers one message; must honour `signal` (the send watchdog and gateway stop). A throw is retried a few
+   * times while the transport is up; an error with `retryAfterMs` (a rate limit) is retried after that long.
+   */
   send(message: OutboundMessage, signal: AbortSignal): Promise<SendResult>;
+  /**
+   * Splits a reply into sendable parts when the transport's rendering changes lengths (Markdown to its own
+   * format). Must be deterministic: a restart splits the same text the same way and skips parts already sent.
+   * Absent: the core's fence-aware split at `maxTextLength`.
+   */
+  split?(text: string): string[];
   health?(): TransportHealth;
 }
 
@@ -97,6 +153,8 @@ export interface ToolDefinition {
 export interface ToolContext {
   /** Aborted by the tool watchdog, `/stop` and gateway stop. */
   signal: AbortSignal;
+  /** Adds a file to the reply of this turn (sent with it when the turn ends with a reply). */
+  attach?(attachment: OutboundAttachment): void;
   /** The session's working directory. */
   cwd: string;
   sessionKey: string;
@@ -146,9 +204,42 @@ export type GatewayEvent =
       turnId?: string;
       ts: number;
     }
-  /** `journalId`: the message whose turn this is. */
-  | { type: "turn-start"; sessionKey: string; turnId: string; journalId: string; ts: number }
+  /**
+   * `journalId`: the message whose turn this is. `channel`/`chatId`: the chat it answers (a transport runs its
+   * typing indicator on these); `replay`: a message left open by the previous run.
+   */
+  | {
+      type: "turn-start";
+      sessionKey: string;
+      turnId: string;
+      journalId: string;
+      channel: string;
+      chatId: string;
+      replay?: boolean;
+      ts: number;
+    }
   | { type: "delta"; sessionKey: string; turnId: string; text: string }
+  /** Reasoning text the model streams (not part of the reply). */
+  | { type: "thinking"; sessionKey: string; turnId: string; text: string }
+  /** What the session is doing now; `idle` after every turn, however it ended. */
+  | {
+      type: "processing";
+      sessionKey: string;
+      state: "queued" | "thinking" | "tool" | "sending" | "idle";
+      channel?: string;
+      chatId?: string;
+      ts: number;
+    }
+  | {
+      type: "usage";
+      sessionKey: string;
+      turnId: string;
+      promptTokens: number;
+      completionTokens: number;
+      contextTokens: number;
+      estimated: boolean;
+    }
+  | { type: "file"; sessionKey: string; turnId: string; path: string; kind: AttachmentKind }
   | { type: "tool-call"; sessionKey: string; turnId: string; callId: string; name: string; arguments: string }
   | {
       type: "tool-result";
@@ -159,7 +250,16 @@ export type GatewayEvent =
       ok: boolean;
       output: string;
     }
-  | { type: "turn-end"; sessionKey: string; turnId: string; stopReason: StopReason; ts: number }
+  /** Every turn-start gets exactly one turn-end, however the turn ends (an error, a stop, a shutdown). */
+  | {
+      type: "turn-end";
+      sessionKey: string;
+      turnId: string;
+      stopReason: StopReason;
+      channel: string;
+      chatId: string;
+      ts: number;
+    }
   | { type: "notice"; sessionKey: string; text: string; ts: number };
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
@@ -195,11 +295,21 @@ export interface HttpRegistrar {
 /** What the gateway gives a plugin. */
 export interface PluginContext<C = unknown> {
   id: string;
-  /** The plugin's own settings (`plugins.entries.<id>.config`), validated by its configSchema. */
+  /**
+   * The plugin's own settings: its config section (`configSection`, e.g. `telegram`) when it declares one,
+   * else `plugins.entries.<id>.config`; validated by its schema.
+   */
   config: C;
   /** The whole validated gateway config, read-only. */
   gatewayConfig: Readonly<ClawdisConfig>;
+  /** The gateway's state directory. */
   stateDir: string;
+  /** This plugin's own directory (`<state>/plugins/<id>/`, 0700, created before `create`), kept across restarts. */
+  pluginStateDir: string;
+  /** Where inbound attachments are downloaded to before the message is handed in (0700, inside pluginStateDir). */
+  stagingDir: string;
+  /** The session every direct chat lands in (`mainKey`, or `global` under `scope: "global"`). */
+  primarySessionKey: string;
   logger: Logger;
   /** Hands one inbound message to the gateway. Resolves once it is durably accepted, or filtered. */
   receive(message: InboundMessage): Promise<ReceiveResult>;
@@ -213,8 +323,10 @@ export interface PluginContext<C = unknown> {
    * The host marks the plugin down, calls `stop()`, and creates a fresh instance after a backoff delay —
    * unless the error is fatal (`fatal: true`, or a ClawdisError PLUGIN_INVALID/UNAUTHORIZED/CONFIG_INVALID).
    * Called during `start()`, it fails that start. Calls from an instance that was already replaced are ignored.
+   * `retryAfterMs` (e.g. a server's Retry-After) is the least the host waits before the restart; the backoff and
+   * a little jitter come on top.
    */
-  fail(error: unknown): void;
+  fail(error: unknown, options?: { retryAfterMs?: number }): void;
 }
 
 /** What a plugin's `create` returns. Every member is optional. */
@@ -227,6 +339,17 @@ export interface PluginInstance {
   tools?: ToolDefinition[];
 }
 
+export interface PluginConfigSection<C = unknown> {
+  /** The top-level key, e.g. "telegram". Must not be one of the core's sections. */
+  key: string;
+  /** Validates the section; must accept `undefined` (the section left out) by giving defaults. */
+  schema: z.ZodType<C>;
+  /** Whether the section asks for the plugin to run (e.g. a bot token is set); default: always. */
+  enabled?(config: C): boolean;
+  /** One line per key: dotted path below the section and what it means. */
+  describe: Record<string, string>;
+}
+
 export interface PluginDefinition<C = unknown> {
   apiVersion: number;
   /** Lowercase letters, digits and dashes; also the transport's channel name. */
@@ -234,5 +357,12 @@ export interface PluginDefinition<C = unknown> {
   version?: string;
   /** Validates `plugins.entries.<id>.config`; absent: the plugin takes no settings. */
   configSchema?: z.ZodType<C>;
+  /**
+   * A top-level section of `clawdis.json` this plugin owns (e.g. `telegram`), composed into the root schema at
+   * load: its keys are validated strictly (an unknown key is a config error, exit 2, with its path), and its
+   * settings are the plugin's `context.config`. `describe` documents every key for clawdis.example.json and
+   * docs/configuration.md. Takes precedence over `configSchema`.
+   */
+  configSection?: PluginConfigSection<C>;
   create(context: PluginContext<C>): PluginInstance | Promise<PluginInstance>;
 }

@@ -1,23 +1,31 @@
 import { randomUUID } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { buildContext } from "../agent/build-context.js";
+import { buildContext, DEFAULT_GROUP_HISTORY_LIMIT } from "../agent/build-context.js";
 import type { LlmClient } from "../agent/llm-client.js";
 import { runTurn, type TurnResult } from "../agent/run-turn.js";
 import type { Clock } from "../core/clock.js";
 import type { ClawdisConfig } from "../core/config-schema.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import type { InboundMessage, ToolDefinition, Transport, TurnOutcome } from "../plugin-api/types.js";
+import type { InboundMessage, OutboundAttachment, ToolDefinition, TurnOutcome } from "../plugin-api/types.js";
 import { parseChatCommand } from "../routing/chat-command.js";
 import type { Journal } from "../sessions/journal.js";
 import { matchResetTrigger, touchInteraction } from "../sessions/lifecycle.js";
 import type { SessionStore } from "../sessions/store.js";
 import { appendTranscript, makeHeader, newEntryId, readTranscriptForResume } from "../sessions/transcript.js";
-import type { MessageEntry, SessionEntry, StoredChatMessage, TranscriptHeader } from "../sessions/types.js";
+import { resumeBudgetBytes } from "../sessions/transcript-resume.js";
+import type {
+  GroupContextEntry,
+  MessageEntry,
+  SessionEntry,
+  StoredChatMessage,
+  TranscriptHeader,
+} from "../sessions/types.js";
 import { chooseSession, restoredProgress } from "./choose-session.js";
-import { deliverText } from "./deliver-text.js";
 import type { EventBus } from "./event-bus.js";
+import type { Delivery, Outbox } from "./outbox.js";
+import { stageAttachments } from "./stage-attachments.js";
 import { isTransientError, retryDelayMs } from "./transient-error.js";
 import type { WorkItem } from "./work-item.js";
 
@@ -31,10 +39,13 @@ export interface SessionRunnerDeps {
   logger: Logger;
   events: EventBus;
   workspaceDir: string;
+  /** Where plugins stage inbound attachments (`<state>/plugins`); files elsewhere are never moved. */
+  stagingRoot: string;
   llm(): LlmClient | undefined;
   modelName(): string | undefined;
   toolsFor(key: string, message: InboundMessage): ToolDefinition[];
-  transport(channel: string): Transport | undefined;
+  /** Where replies and notices to chats go (parked while their transport is down). */
+  outbox: Outbox;
   takeJoinable(key: string, predicate: (item: WorkItem) => boolean): WorkItem[];
   isStopping(): boolean;
   /** Runs `item` again after `delayMs` (its journal record stays open; progress is read from the transcript). */
@@ -105,8 +116,8 @@ export class SessionRunner {
       const sessionId = (await this.deps.store.get(item.sessionKey))?.sessionId;
       if (sessionId) extra = { ...extra, sessionId };
     }
-    await this.send(item, text, "notice");
-    await this.deps.journal.end(item.jid, "replied", this.deps.clock.now());
+    // Sent through the outbox, which ends the record once the chat has it (at once for local items).
+    await this.deliver(item, text, "notice", { end: [item.jid] });
     item.resolve(this.outcomeFor(item, "command", [text], undefined, extra));
   }
 
@@ -164,7 +175,7 @@ export class SessionRunner {
       error: why,
     });
     const text = `Something went wrong: ${why}. The session is ready for your next message.`;
-    await this.send(item, text, "notice").catch(() => {});
+    await this.deliver(item, text, "notice").catch(() => {});
     await this.deps.journal.end(item.jid, "failed-told", this.deps.clock.now(), why).catch(() => {});
     item.resolve(this.outcomeFor(item, "error", [text], why, { sessionKey: item.sessionKey }));
   }
@@ -183,12 +194,24 @@ export class SessionRunner {
           now,
         );
     const ids = { sessionKey: key, sessionId };
+    if (item.contextOnly) {
+      await this.keepAsContext(item, sessionId, key, now);
+      return;
+    }
 
     if (reset.matched && reset.rest.trim().length === 0 && !progress) {
       await this.answer(item, "New session started.", ids);
       return;
     }
-    const text = reset.matched ? reset.rest : item.text;
+    const said = reset.matched ? reset.rest : item.text;
+    const files = item.message.attachments?.length
+      ? await stageAttachments(item.message.attachments, {
+          cwd: await this.cwdFor(key),
+          jid: item.jid,
+          stagingRoot: this.deps.stagingRoot,
+        })
+      : [];
+    const text = files.length > 0 ? [said, ...files].filter((t) => t.length > 0).join("\n") : said;
     const header = makeHeader(sessionId, key, new Date(now));
     const transcriptPath = store.transcriptPath(sessionId);
     if (!progress?.userStored) await this.storeUserMessage(item, text, transcriptPath, header);
@@ -201,13 +224,75 @@ export class SessionRunner {
     const llm = this.deps.llm();
     const model = this.deps.modelName();
     if (!llm || !model) {
-      await this.send(item, NO_MODEL_REPLY, "notice");
+      await this.deliver(item, NO_MODEL_REPLY, "notice");
       await this.recordTurnSafely(key, item, undefined);
+      await this.markUnanswered(transcriptPath, header, [item], "no model configured");
       await journal.end(item.jid, "failed-told", clock.now(), "no model configured");
       item.resolve(this.outcomeFor(item, "error", [NO_MODEL_REPLY], "no model configured", ids));
       return;
     }
     await this.runModelTurn(key, item, { llm, model, transcriptPath, header, ids });
+  }
+
+  /**
+   * A `turn-failed` entry per message whose turn failed, so that later turns show it to the model as history
+   * that went unanswered, not as a pending question. Best effort.
+   */
+  private async markUnanswered(
+    transcriptPath: string,
+    header: TranscriptHeader,
+    items: WorkItem[],
+    reason: string,
+  ): Promise<void> {
+    const ts = new Date(this.deps.clock.now()).toISOString();
+    const entries = items.map((w) => ({
+      type: "turn-failed",
+      id: newEntryId(),
+      ts,
+      journalId: w.jid,
+      reason,
+    }));
+    await appendTranscript(transcriptPath, entries, { header }).catch((error: unknown) =>
+      this.deps.logger.warn("could not mark an unanswered message", { error: describeError(error) }),
+    );
+  }
+
+  /** The session's working directory (tools, attachments): the workspace for main, a folder per other key. */
+  private async cwdFor(key: string): Promise<string> {
+    const cwd =
+      key === this.deps.config.inbound.reply.session.mainKey
+        ? this.deps.workspaceDir
+        : join(this.deps.workspaceDir, safeDirName(key));
+    await mkdir(cwd, { recursive: true, mode: 0o700 });
+    return cwd;
+  }
+
+  /**
+   * A group message that did not address the agent: written to the group's transcript as a `group-context`
+   * entry (who said what), shown to the model with the next answered message; not answered, and not a real
+   * exchange for idle expiry. Its record ends `filtered`.
+   */
+  private async keepAsContext(item: WorkItem, sessionId: string, key: string, now: number): Promise<void> {
+    const m = item.message;
+    const entry: GroupContextEntry = {
+      type: "group-context",
+      id: newEntryId(),
+      ts: new Date(now).toISOString(),
+      senderId: m.senderId,
+      ...(m.senderName ? { senderName: m.senderName } : {}),
+      text: m.text,
+      meta: { channel: m.channel, chatId: m.chatId, messageId: m.messageId, journalId: item.jid },
+    };
+    await appendTranscript(this.deps.store.transcriptPath(sessionId), [entry], {
+      header: makeHeader(sessionId, key, new Date(now)),
+    });
+    await this.deps.journal.end(
+      item.jid,
+      "filtered",
+      this.deps.clock.now(),
+      "not addressed: kept as group context",
+    );
+    item.resolve(this.outcomeFor(item, "filtered", [], undefined, { sessionKey: key, sessionId }));
   }
 
   private async storeUserMessage(
@@ -231,6 +316,7 @@ export class SessionRunner {
         ...(m.senderName ? { senderName: m.senderName } : {}),
         messageId: m.messageId,
         journalId: item.jid,
+        ...(m.chatType === "group" ? { chatType: "group" as const } : {}),
         ...(m.automated ? { automated: true } : {}),
       },
     };
@@ -263,31 +349,48 @@ export class SessionRunner {
   ): Promise<void> {
     const { config, clock, events, logger } = this.deps;
     const agent = config.inbound.reply.agent;
-    const resume = await readTranscriptForResume(run.transcriptPath);
+    // Bounded by the model's window, whatever the size of the file (a 1 GB transcript reads about 1 MB here).
+    const resume = await readTranscriptForResume(run.transcriptPath, {
+      maxBytes: resumeBudgetBytes(agent.contextTokens),
+    });
     if (resume.badLines.length > 0) {
       logger.warn("transcript has lines that do not parse; they were skipped", {
         path: run.transcriptPath,
         offsets: resume.badLines.map((b) => b.offset).join(","),
       });
     }
+    if (resume.budgetCut) {
+      logger.warn("transcript is longer than the model's window: its oldest part was left out of this turn", {
+        path: run.transcriptPath,
+        bytesLeftOut: resume.budgetCut.bytesLeftOut,
+        toolResultsDropped: resume.budgetCut.toolResultsDropped,
+      });
+    }
     const messages = buildContext({
       systemPrompt: agent.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
       ...(resume.compaction ? { compaction: resume.compaction } : {}),
       entries: resume.entries,
+      groupHistoryLimit: groupHistoryLimit(config),
     });
     const entry = await this.deps.store.get(key);
-    const cwd =
-      key === config.inbound.reply.session.mainKey
-        ? this.deps.workspaceDir
-        : join(this.deps.workspaceDir, safeDirName(key));
-    await mkdir(cwd, { recursive: true });
+    const cwd = await this.cwdFor(key);
 
     const joined: WorkItem[] = [];
     const sender = `${item.message.channel}\u0000${item.message.senderId}`;
     const controller = new AbortController();
     const turnId = randomUUID();
+    const chat = { channel: item.message.channel, chatId: item.message.chatId };
+    const attachments: OutboundAttachment[] = [];
     this.running.set(key, { controller, turnId });
-    events.emit({ type: "turn-start", sessionKey: key, turnId, journalId: item.jid, ts: clock.now() });
+    events.emit({
+      type: "turn-start",
+      sessionKey: key,
+      turnId,
+      journalId: item.jid,
+      ...chat,
+      ...(item.restored ? { replay: true } : {}),
+      ts: clock.now(),
+    });
     const verbose = entry?.verboseLevel === "on";
     const thinking = entry?.thinkingLevel;
     let result: TurnResult;
@@ -307,9 +410,7 @@ export class SessionRunner {
         emit: (event) => {
           events.emit(event);
           if (verbose && event.type === "tool-call") {
-            void this.send(item, `⚙ ${event.name} ${truncate(event.arguments, 200)}`, "notice").catch(
-              () => {},
-            );
+            void this.deliver(item, `⚙ ${event.name} ${truncate(event.arguments, 200)}`, "notice");
           }
         },
         takeJoined: async () => {
@@ -330,12 +431,23 @@ export class SessionRunner {
         timeouts: config.inbound.reply.session.timeouts,
         maxOutputTokens: agent.maxOutputTokens,
         cwd,
+        attach: (file) => {
+          attachments.push(file);
+          events.emit({ type: "file", sessionKey: key, turnId, path: file.path, kind: file.kind });
+        },
         meta: { channel: item.message.channel, chatId: item.message.chatId, journalId: item.jid },
         ...(thinking && thinking !== "off" ? { reasoningEffort: thinking } : {}),
       });
     } catch (error) {
       // Whatever ends the turn, watchers see it end.
-      events.emit({ type: "turn-end", sessionKey: key, turnId, stopReason: "error", ts: clock.now() });
+      events.emit({
+        type: "turn-end",
+        sessionKey: key,
+        turnId,
+        stopReason: "error",
+        ...chat,
+        ts: clock.now(),
+      });
       throw error;
     } finally {
       this.running.delete(key);
@@ -345,11 +457,12 @@ export class SessionRunner {
       sessionKey: key,
       turnId,
       stopReason: result.stopReason,
+      ...chat,
       ts: clock.now(),
     });
 
     if (result.stopReason === "end") {
-      await this.finishReply(key, item, joined, result.text, run.ids, result);
+      await this.finishReply(key, item, joined, result.text, run.ids, result, attachments);
       return;
     }
     await this.recordTurnSafely(key, item, result);
@@ -357,7 +470,7 @@ export class SessionRunner {
     if (result.stopReason === "aborted" && abortReason === "shutdown") {
       // Left open in the journal: the next start finishes it.
       const text = "The gateway is stopping; your message will be answered after it restarts.";
-      await this.send(item, text, "notice").catch(() => {});
+      await this.deliver(item, text, "notice");
       for (const w of [item, ...joined])
         w.resolve(this.outcomeFor(w, "aborted", [text], "the gateway is stopping", run.ids));
       return;
@@ -366,7 +479,15 @@ export class SessionRunner {
       result.stopReason === "aborted"
         ? undefined
         : `⚠️ ${capitalize(result.error ?? result.stopReason)}. The session is ready for your next message.`;
-    if (told) await this.send(item, told, "notice");
+    if (told) await this.deliver(item, told, "notice");
+    if (result.stopReason !== "aborted") {
+      await this.markUnanswered(
+        run.transcriptPath,
+        run.header,
+        [item, ...joined],
+        result.error ?? result.stopReason,
+      );
+    }
     for (const w of [item, ...joined]) {
       await this.deps.journal.end(w.jid, "failed-told", clock.now(), result.error ?? result.stopReason);
       w.resolve(
@@ -379,6 +500,11 @@ export class SessionRunner {
     }
   }
 
+  /**
+   * The turn's reply: published, handed to the outbox (which ends the record of the message, and of those that
+   * joined the turn, once the chat has every part; while the transport is down it waits, record open), the turn
+   * recorded on the store entry, the outcome resolved. The person's reply never waits for the store.
+   */
   private async finishReply(
     key: string,
     item: WorkItem,
@@ -386,8 +512,9 @@ export class SessionRunner {
     text: string,
     ids: { sessionKey: string; sessionId: string },
     result: TurnResult | undefined,
+    attachments: OutboundAttachment[] = [],
   ): Promise<void> {
-    const { clock, journal, events } = this.deps;
+    const { clock, events } = this.deps;
     events.emit({
       type: "message",
       sessionKey: key,
@@ -402,26 +529,12 @@ export class SessionRunner {
       ...(result ? { model: result.model } : {}),
       ...(result?.usage ? { usage: result.usage } : {}),
     };
-    try {
-      await this.send(item, text, "reply", true);
-    } catch (error) {
-      // The reply is in the transcript (meta.final) and the record stays open: the next start delivers it.
-      const why = `the reply could not be delivered (${describeError(error)}); it is kept and sent after the next start`;
-      this.deps.logger.error(why, {
-        sessionKey: key,
-        channel: item.message.channel,
-        chatId: item.message.chatId,
-      });
-      for (const w of joined) await journal.end(w.jid, "replied", clock.now(), `answered with ${item.jid}`);
-      for (const w of [item, ...joined]) w.resolve(this.outcomeFor(w, "error", [text], why, outcomeExtra));
-      return;
-    }
-    // After the send: a store that cannot be written never costs the person the reply.
+    await this.deliver(item, text, "reply", {
+      end: [item.jid, ...joined.map((w) => w.jid)],
+      attachments,
+    });
     if (result) await this.recordTurnSafely(key, item, result);
-    for (const w of [item, ...joined]) {
-      await journal.end(w.jid, "replied", clock.now());
-      w.resolve(this.outcomeFor(w, "end", [text], undefined, outcomeExtra));
-    }
+    for (const w of [item, ...joined]) w.resolve(this.outcomeFor(w, "end", [text], undefined, outcomeExtra));
   }
 
   /**
@@ -487,8 +600,42 @@ export class SessionRunner {
    * A note before the reply ("a new session began"): published as a `notice` event, sent to the chat, and for
    * local (API) items put in front of the reply in the outcome's payloads.
    */
-  private send(item: WorkItem, text: string, kind: "reply" | "notice", journalParts = false): Promise<void> {
-    return deliverText(this.deps, item, text, kind, journalParts);
+  /**
+   * Sends text to the chat the item came from, through the outbox. `end`: journal records that this delivery
+   * completes (ended `replied` once the chat has it; at once for local items, whose reply travels in the
+   * outcome). Never waits for the transport.
+   */
+  private async deliver(
+    item: WorkItem,
+    text: string,
+    kind: "reply" | "notice",
+    options: { end?: string[]; attachments?: OutboundAttachment[] } = {},
+  ): Promise<void> {
+    const end = options.end ?? [];
+    if (item.local) {
+      for (const [index, jid] of end.entries()) {
+        await this.deps.journal.end(
+          jid,
+          "replied",
+          this.deps.clock.now(),
+          index > 0 ? `answered with ${end[0]}` : undefined,
+        );
+      }
+      return;
+    }
+    const m = item.message;
+    const delivery: Delivery = {
+      channel: m.channel,
+      chatId: m.chatId,
+      chatType: m.chatType,
+      text,
+      kind,
+      replyToMessageId: m.transportMessageId ?? m.messageId,
+      ...(options.attachments?.length ? { attachments: options.attachments } : {}),
+      ...(end.length > 0 ? { jid: end[0]!, alsoEnd: end.slice(1) } : {}),
+      ...(item.restored && end[0] === item.jid ? { deliveredParts: item.restored.delivered } : {}),
+    };
+    this.deps.outbox.enqueue(delivery);
   }
 
   private async notify(item: WorkItem, text: string): Promise<void> {
@@ -497,7 +644,7 @@ export class SessionRunner {
       item.notices ??= [];
       item.notices.push(text);
     } else {
-      await this.send(item, text, "notice");
+      await this.deliver(item, text, "notice");
     }
   }
 }
@@ -520,4 +667,9 @@ function truncate(text: string, max: number): string {
 
 function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** `inbound.groupChat.historyLimit`. */
+function groupHistoryLimit(config: ClawdisConfig): number {
+  return config.inbound.groupChat.historyLimit ?? DEFAULT_GROUP_HISTORY_LIMIT;
 }

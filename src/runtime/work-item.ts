@@ -13,6 +13,8 @@ export interface WorkItem {
   restored?: OpenRecord;
   /** The session key the message routes to. */
   sessionKey: string;
+  /** A group message that did not address the agent: kept as context for the group's next answered message. */
+  contextOnly?: boolean;
   /** How many times handling it failed for a passing reason (see SessionRunner.keepForRetry). */
   attempt?: number;
   /** Notices sent before the reply (e.g. "a new session began"); local items get them in their payloads. */

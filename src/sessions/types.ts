@@ -76,6 +76,8 @@ export interface MessageMeta {
   senderId?: string;
   senderName?: string;
   messageId?: string;
+  /** Set on messages of group chats: the model is shown who said them. */
+  chatType?: "direct" | "group";
   model?: string;
   usage?: { promptTokens?: number; completionTokens?: number; totalTokens?: number };
   [field: string]: unknown;
@@ -102,6 +104,20 @@ export interface CompactionEntry {
   tokensBefore?: number;
 }
 
+/**
+ * A group message that did not address the agent, kept as context: shown to the model, with who said it, in the
+ * next turn of the group's session (at most `inbound.groupChat.historyLimit` of them in a row).
+ */
+export interface GroupContextEntry {
+  type: "group-context";
+  id: string;
+  ts: string;
+  senderId: string;
+  senderName?: string;
+  text: string;
+  meta?: { channel?: string; chatId?: string; messageId?: string; journalId?: string };
+}
+
 /** Any other entry type (events, directives); readers ignore types they do not know. */
 export interface OtherEntry {
   type: string;
@@ -110,4 +126,4 @@ export interface OtherEntry {
   [field: string]: unknown;
 }
 
-export type TranscriptEntry = MessageEntry | CompactionEntry | OtherEntry;
+export type TranscriptEntry = MessageEntry | CompactionEntry | GroupContextEntry | OtherEntry;
