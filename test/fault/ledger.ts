@@ -20,6 +20,8 @@ export interface SentMessage {
   acked: boolean;
   /** The journal id the acknowledgement named (API and webhooks). */
   journalId?: string;
+  /** What the sender got back at the end, when it waits for it (the `done` payloads, `clawdis agent`'s output). */
+  answer?: string;
 }
 
 export interface TornLine {

@@ -65,7 +65,11 @@ export async function sendApi(
       stream
         .waitFor((e) => e.type === "done", "done", deadlineMs)
         .then(
-          () => "answered" as const,
+          (event) => {
+            const payloads = (event.data.payloads ?? []) as { text?: string }[];
+            message.answer = payloads.map((p) => p.text ?? "").join("\n");
+            return "answered" as const;
+          },
           () => "broken" as const,
         ),
       timer.late,
@@ -182,7 +186,8 @@ export function spawnCron(
       if (exit.code !== 0) return "failed" as const;
       try {
         const reply = JSON.parse(proc.stdout.text()) as { payloads?: { text?: string }[] };
-        const named = (reply.payloads ?? []).some((p) => p.text?.includes(message.marker));
+        message.answer = (reply.payloads ?? []).map((p) => p.text ?? "").join("\n");
+        const named = message.answer.includes(message.marker);
         if (named) ledger.ack(message);
         return named ? ("answered" as const) : ("failed" as const);
       } catch {
