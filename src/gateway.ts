@@ -50,6 +50,8 @@ export interface GatewayOptions {
   workspaceDir: string;
   /** The folder relative plugin paths are resolved against. */
   configDir: string;
+  /** The config file that was read (or looked for), for `/status`. */
+  configPath?: string;
   plugins: PluginDefinition[];
   builtinTools: ToolDefinition[];
   logger: Logger;
@@ -207,7 +209,8 @@ export class Gateway {
         sessionKey: this.sessionKeyFor(record.message),
         message: record.message,
         text: record.message.text,
-        local: !this.host.transports().has(record.message.channel),
+        // A record from before version 2 does not say: then a channel no plugin has is the local API's.
+        local: record.local ?? !this.host.states().some((p) => p.id === record.message.channel),
         restored: record,
         resolve: () => {},
       };
@@ -282,7 +285,7 @@ export class Gateway {
     item: WorkItem;
     result: ReceiveResult;
   }> {
-    const jid = await this.journal.accept(ctx.message, this.clock.now());
+    const jid = await this.journal.accept(ctx.message, this.clock.now(), { local: ctx.local });
     let resolve!: (outcome: TurnOutcome) => void;
     const done = new Promise<TurnOutcome>((r) => {
       resolve = r;
@@ -299,6 +302,16 @@ export class Gateway {
   }
 
   private enqueue(item: WorkItem): void {
+    if (this.queue.isBusy(item.sessionKey) && !item.contextOnly) {
+      this.events.emit({
+        type: "processing",
+        sessionKey: item.sessionKey,
+        state: "queued",
+        channel: item.message.channel,
+        chatId: item.message.chatId,
+        ts: this.clock.now(),
+      });
+    }
     this.queue.push(item.sessionKey, item);
   }
 
@@ -332,8 +345,9 @@ export class Gateway {
       case "think":
       case "verbose": {
         const field = command.kind === "think" ? "thinkingLevel" : "verboseLevel";
-        await this.store.update(key, (entry) => {
-          const base: SessionEntry = entry ?? freshEntry(undefined, newSessionId(), this.clock.now());
+        await this.store.update(key, (entry, unusable) => {
+          // A refused entry (bad sessionId) keeps its other fields under a new id.
+          const base: SessionEntry = entry ?? freshEntry(unusable, newSessionId(), this.clock.now());
           return { ...base, [field]: command.level, updatedAt: this.clock.now() };
         });
         if (command.rest.trim().length === 0) {
@@ -363,6 +377,7 @@ export class Gateway {
         .states()
         .map((s) => ({ id: s.id, state: s.state, ...(s.detail ? { detail: s.detail } : {}) })),
       model: probe,
+      parked: this.outbox.parked(),
       busy: this.queue.isBusy(key),
       waiting: this.queue.waiting(key),
     });

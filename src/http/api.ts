@@ -4,8 +4,10 @@ import { buildSessionsReport } from "../cli/sessions-report.js";
 import type { Gateway } from "../gateway.js";
 import { outcomeBody } from "../plugin-api/outcome-body.js";
 import type { GatewayEvent, HttpRequest, InboundMessage } from "../plugin-api/types.js";
+import { whyInvalidSessionKey } from "../sessions/session-key-rules.js";
 import { readTranscriptPage } from "../sessions/transcript-resume.js";
 import type { StoredChatMessage, TranscriptEntry } from "../sessions/types.js";
+import { parseOutputFilter, passesFilter } from "./event-filter.js";
 import type { HttpServer } from "./http-server.js";
 import { sendJson } from "./http-server.js";
 import { startSse } from "./sse.js";
@@ -26,6 +28,11 @@ export function registerApi(gateway: Gateway, server: HttpServer): void {
   });
   server.route("GET", "/api/history", async (req, res) => {
     const key = req.query.get("session") ?? gateway.mainKey;
+    const badKey = whyInvalidSessionKey(key);
+    if (badKey !== undefined) {
+      sendJson(res, 400, { error: "bad-request", message: `session: ${badKey}` });
+      return;
+    }
     const query = parseHistoryQuery(req.query.get("limit"), req.query.get("before"));
     if (typeof query === "string") {
       sendJson(res, 400, { error: "bad-request", message: query });
@@ -36,9 +43,16 @@ export function registerApi(gateway: Gateway, server: HttpServer): void {
   });
   server.route("GET", "/api/events", (req, res) => {
     const session = req.query.get("session");
+    const filter = parseOutputFilter(req.query.get("filter"));
+    if (typeof filter === "string") {
+      sendJson(res, 400, { error: "bad-request", message: filter });
+      return;
+    }
     const sse = startSse(res);
+    // A subscriber that goes away is dropped; the session never waits for one.
     const off = gateway.onEvent((event) => {
-      if (session === null || event.sessionKey === session) sse.send(event.type, event);
+      if ((session === null || event.sessionKey === session) && passesFilter(event, filter))
+        sse.send(event.type, event);
     });
     res.on("close", off);
   });
@@ -52,10 +66,14 @@ export function statusBody(gateway: Gateway): Record<string, unknown> {
     startedAt: gateway.startedAt,
     uptimeMs: now - gateway.startedAt,
     storePath: gateway.store.path,
+    ...(gateway.options.configPath ? { configPath: gateway.options.configPath } : {}),
     mainKey: gateway.mainKey,
+    contextWindow: gateway.config.inbound.reply.agent.contextTokens,
     transports: gateway.host.states(),
     model: gateway.modelProbe.snapshot(),
     openJournalRecords: gateway.journal.openCount(),
+    /** Replies waiting for a transport that is down, by channel. */
+    parkedReplies: gateway.outbox.parked(),
   };
 }
 

@@ -10,7 +10,7 @@ export async function readOrCreateToken(path: string): Promise<string> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
-  await mkdir(dirname(path), { recursive: true });
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   const token = randomBytes(32).toString("hex");
   await writeFile(path, `${token}\n`, { mode: 0o600 });
   await chmod(path, 0o600);

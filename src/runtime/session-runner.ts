@@ -393,7 +393,8 @@ export class SessionRunner {
     });
     const verbose = entry?.verboseLevel === "on";
     const thinking = entry?.thinkingLevel;
-    let result: TurnResult;
+    events.emit({ type: "processing", sessionKey: key, state: "thinking", ...chat, ts: clock.now() });
+    let result: TurnResult | undefined;
     try {
       result = await runTurn({
         turnId,
@@ -409,6 +410,10 @@ export class SessionRunner {
           }),
         emit: (event) => {
           events.emit(event);
+          if (event.type === "tool-call")
+            events.emit({ type: "processing", sessionKey: key, state: "tool", ...chat, ts: clock.now() });
+          if (event.type === "tool-result")
+            events.emit({ type: "processing", sessionKey: key, state: "thinking", ...chat, ts: clock.now() });
           if (verbose && event.type === "tool-call") {
             void this.deliver(item, `⚙ ${event.name} ${truncate(event.arguments, 200)}`, "notice");
           }
@@ -438,35 +443,52 @@ export class SessionRunner {
         meta: { channel: item.message.channel, chatId: item.message.chatId, journalId: item.jid },
         ...(thinking && thinking !== "off" ? { reasoningEffort: thinking } : {}),
       });
-    } catch (error) {
-      // Whatever ends the turn, watchers see it end.
+      this.running.delete(key);
+      if (result.usage) {
+        events.emit({
+          type: "usage",
+          sessionKey: key,
+          turnId,
+          promptTokens: result.usage.promptTokens,
+          completionTokens: result.usage.completionTokens,
+          contextTokens: result.contextTokens,
+          estimated: result.contextEstimated,
+        });
+      }
+      await this.settleTurn(key, item, joined, result, run, controller.signal, attachments);
+    } finally {
+      this.running.delete(key);
+      // Exactly one turn-end per turn-start, however the turn ended, and after its final message: watchers
+      // (typing indicators, the web chat's bubble) stop on it.
       events.emit({
         type: "turn-end",
         sessionKey: key,
         turnId,
-        stopReason: "error",
+        stopReason: result?.stopReason ?? "error",
         ...chat,
         ts: clock.now(),
       });
-      throw error;
-    } finally {
-      this.running.delete(key);
+      events.emit({ type: "processing", sessionKey: key, state: "idle", ...chat, ts: clock.now() });
     }
-    events.emit({
-      type: "turn-end",
-      sessionKey: key,
-      turnId,
-      stopReason: result.stopReason,
-      ...chat,
-      ts: clock.now(),
-    });
+  }
 
+  /** What follows a turn: the reply, or the notice and the records' end (a shutdown leaves them open). */
+  private async settleTurn(
+    key: string,
+    item: WorkItem,
+    joined: WorkItem[],
+    result: TurnResult,
+    run: { transcriptPath: string; header: TranscriptHeader; ids: { sessionKey: string; sessionId: string } },
+    signal: AbortSignal,
+    attachments: OutboundAttachment[],
+  ): Promise<void> {
+    const { clock } = this.deps;
     if (result.stopReason === "end") {
       await this.finishReply(key, item, joined, result.text, run.ids, result, attachments);
       return;
     }
     await this.recordTurnSafely(key, item, result);
-    const abortReason: unknown = controller.signal.reason;
+    const abortReason: unknown = signal.reason;
     if (result.stopReason === "aborted" && abortReason === "shutdown") {
       // Left open in the journal: the next start finishes it.
       const text = "The gateway is stopping; your message will be answered after it restarts.";

@@ -3,7 +3,13 @@ import { mkdtemp, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ownerForThisProcess } from "../sessions/lock-owner.js";
 import { isOwnerAlive, StateLock, stateLockPath, stateOwnerOf } from "./state-lock.js";
+
+/** An owner record as another process on this host would write it. */
+function ownerRecord(fields: Record<string, unknown>): string {
+  return JSON.stringify({ ...ownerForThisProcess(1), kind: "gateway", ...fields });
+}
 
 /** A pid that certainly belonged to a process that has exited. */
 function deadPid(): number {
@@ -39,23 +45,17 @@ describe("StateLock", () => {
   });
 
   it("takes over at once a lock whose owner is dead, also when many try at once", async () => {
-    await writeFile(
-      stateLockPath(dir),
-      JSON.stringify({ pid: deadPid(), kind: "gateway", since: 1, nonce: "dead-one" }),
-    );
+    await writeFile(stateLockPath(dir), ownerRecord({ pid: deadPid(), token: "dead-one" }));
     const results = await Promise.all(Array.from({ length: 8 }, () => take()));
     const winners = results.filter((r) => r.ok);
     expect(winners).toHaveLength(1);
     const holder = JSON.parse(await readFile(stateLockPath(dir), "utf8"));
-    expect(winners[0]!.ok && holder.nonce === winners[0]!.lock.info.nonce).toBe(true);
+    expect(winners[0]!.ok && holder.token === winners[0]!.lock.info.token).toBe(true);
   });
 
   it("takes over a lock whose pid now belongs to another (younger) process", async () => {
-    await writeFile(
-      stateLockPath(dir),
-      JSON.stringify({ pid: process.pid, procStart: "1", kind: "gateway", since: 1, nonce: "reused" }),
-    );
-    expect(isOwnerAlive({ pid: process.pid, procStart: "1" })).toBe(false);
+    await writeFile(stateLockPath(dir), ownerRecord({ start: "1", token: "reused" }));
+    expect(isOwnerAlive({ ...ownerForThisProcess(1), kind: "gateway", start: "1" })).toBe(false);
     expect((await take()).ok).toBe(true);
   });
 
@@ -72,13 +72,10 @@ describe("StateLock", () => {
     const first = await take();
     if (!first.ok) throw new Error("not taken");
     // Someone replaced the file (a second process that reaped it by mistake): release must not remove theirs.
-    await writeFile(
-      `${dir}/other`,
-      JSON.stringify({ pid: process.pid, kind: "agent", since: 2, nonce: "theirs" }),
-    );
+    await writeFile(`${dir}/other`, ownerRecord({ kind: "agent", token: "theirs" }));
     await rename(`${dir}/other`, stateLockPath(dir));
     await first.lock.release();
-    expect(JSON.parse(await readFile(stateLockPath(dir), "utf8")).nonce).toBe("theirs");
+    expect(JSON.parse(await readFile(stateLockPath(dir), "utf8")).token).toBe("theirs");
   });
 
   it("watch tells the owner when the file is no longer its own", async () => {
@@ -100,10 +97,7 @@ describe("StateLock", () => {
     });
     await first.lock.release();
     expect(await stateOwnerOf(dir)).toBeUndefined();
-    await writeFile(
-      stateLockPath(dir),
-      JSON.stringify({ pid: deadPid(), kind: "gateway", since: 1, nonce: "x" }),
-    );
+    await writeFile(stateLockPath(dir), ownerRecord({ pid: deadPid(), token: "x" }));
     expect(await stateOwnerOf(dir)).toBeUndefined();
   });
 });

@@ -1,15 +1,15 @@
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { link, mkdir, open, readFile, rename, rm, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { describeError } from "../core/errors.js";
+import { isOwnerDead, type LockOwner, ownerForThisProcess } from "../sessions/lock-owner.js";
 
 /**
  * One process owns a state directory: `<state>/state.lock`, a small JSON file created with O_EXCL and held for
  * the owner's whole life. Contract:
  * - it is taken before any other state file is touched (journal, store, token, workspace);
- * - a lock whose owner is dead (no such pid on this host, or the pid was reused by a younger process) is taken
- *   over at once: the stale file is renamed away, checked to be the dead one, and removed; a live lock moved by
+ * - a lock whose owner is certainly dead (the same host, boot and pid namespace, and no such pid, or the pid was
+ *   reused by a younger process; see sessions/lock-owner.ts) is taken over at once: the stale file is renamed away, checked to be the dead one, and removed; a live lock moved by
  *   mistake in a race is put back;
  * - the owner re-reads the file every few seconds (`watch`) and is told when it is no longer its own;
  * - `release` removes it only when it is still its own.
@@ -17,17 +17,12 @@ import { describeError } from "../core/errors.js";
 
 export type StateOwnerKind = "gateway" | "agent";
 
-export interface StateOwner {
-  pid: number;
+/** Who owns the state directory: the process's identity (as for the store's lock) and what it is. */
+export interface StateOwner extends LockOwner {
   kind: StateOwnerKind;
-  /** Epoch ms when the owner took the lock. */
-  since: number;
-  /** `/proc/<pid>/stat` start time, so a reused pid is not mistaken for the owner (Linux). */
-  procStart?: string;
   /** A gateway's configured port, and its URL once it listens. */
   port?: number;
   url?: string;
-  nonce: string;
 }
 
 export type AcquireResult = { ok: true; lock: StateLock } | { ok: false; holder: StateOwner };
@@ -56,11 +51,8 @@ export class StateLock {
     await mkdir(stateDir, { recursive: true, mode: 0o700 });
     const path = stateLockPath(stateDir);
     const owner: StateOwner = {
-      pid: process.pid,
+      ...ownerForThisProcess(who.now),
       kind: who.kind,
-      since: who.now,
-      nonce: randomUUID(),
-      ...(procStartOf(process.pid) ? { procStart: procStartOf(process.pid) } : {}),
       ...(who.port !== undefined ? { port: who.port } : {}),
     };
     for (let attempt = 0; attempt < 5; attempt++) {
@@ -73,7 +65,7 @@ export class StateLock {
         await delay(20);
         continue;
       }
-      await reap(path, holder === "unreadable" ? undefined : holder.nonce);
+      await reap(path, holder === "unreadable" ? undefined : holder.token);
     }
     const holder = await readOwner(path);
     if (typeof holder === "object") return { ok: false, holder };
@@ -118,7 +110,7 @@ export class StateLock {
 
   private async isOurs(): Promise<boolean> {
     const holder = await readOwner(this.path);
-    return typeof holder === "object" && holder.nonce === this.owner.nonce;
+    return typeof holder === "object" && holder.token === this.owner.token;
   }
 }
 
@@ -133,7 +125,7 @@ const UNREADABLE_GRACE_MS = 2000;
 
 async function createExclusive(path: string, owner: StateOwner): Promise<boolean> {
   // Written to a private temp file first and linked into place: the lock file is never seen half-written.
-  const tmp = `${path}.new-${owner.nonce}`;
+  const tmp = `${path}.new-${owner.token}`;
   await writePrivate(tmp, owner);
   try {
     await link(tmp, path);
@@ -166,7 +158,8 @@ async function readOwner(path: string): Promise<StateOwner | "missing" | "unread
   }
   try {
     const value = JSON.parse(text) as StateOwner;
-    if (typeof value.pid === "number" && typeof value.nonce === "string") return value;
+    if (typeof value.pid === "number" && typeof value.token === "string" && typeof value.host === "string")
+      return value;
   } catch {
     // Falls through.
   }
@@ -178,7 +171,7 @@ async function readOwner(path: string): Promise<StateOwner | "missing" | "unread
  * name of our own first, so two processes reaping at once cannot both remove it; if what we moved turns out to
  * be a live lock (someone reaped and re-created it between our read and our rename), it is linked back.
  */
-async function reap(path: string, deadNonce: string | undefined): Promise<void> {
+async function reap(path: string, deadToken: string | undefined): Promise<void> {
   const aside = `${path}.stale-${randomUUID()}`;
   try {
     await rename(path, aside);
@@ -188,36 +181,16 @@ async function reap(path: string, deadNonce: string | undefined): Promise<void> 
   }
   const moved = await readOwner(aside);
   const isTheDeadOne =
-    moved === "unreadable" ? deadNonce === undefined : typeof moved === "object" && moved.nonce === deadNonce;
+    moved === "unreadable" ? deadToken === undefined : typeof moved === "object" && moved.token === deadToken;
   if (!isTheDeadOne && typeof moved === "object" && isOwnerAlive(moved)) {
     await link(aside, path).catch(() => {});
   }
   await rm(aside, { force: true });
 }
 
-export function isOwnerAlive(owner: Pick<StateOwner, "pid" | "procStart">): boolean {
-  if (!Number.isInteger(owner.pid) || owner.pid <= 0) return false;
-  try {
-    process.kill(owner.pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EPERM") return false;
-  }
-  if (owner.procStart === undefined) return true;
-  const now = procStartOf(owner.pid);
-  // No /proc here: trust the pid. A different start time: the pid was reused, the owner is gone.
-  return now === undefined || now === owner.procStart;
-}
-
-/** Field 22 of `/proc/<pid>/stat` (start time in clock ticks since boot), or undefined off Linux. */
-function procStartOf(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // The command name (field 2) is in parentheses and may contain spaces: split after the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return fields[19];
-  } catch {
-    return undefined;
-  }
+/** Alive unless certainly dead: an owner on another host, boot or pid namespace is never taken over. */
+export function isOwnerAlive(owner: StateOwner): boolean {
+  return !isOwnerDead(owner);
 }
 
 async function olderThan(path: string, ms: number): Promise<boolean> {

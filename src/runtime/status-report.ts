@@ -12,6 +12,8 @@ export interface StatusInput {
   storePath: string;
   contextWindow: number;
   transports: { id: string; state: string; detail?: string }[];
+  /** Replies waiting for a transport that is down (see runtime/outbox.ts). */
+  parked?: { channel: string; count: number; oldestMs: number; reported: boolean }[];
   model: ModelSnapshot;
   busy: boolean;
   waiting: number;
@@ -23,6 +25,11 @@ export function formatStatus(input: StatusInput): string {
   lines.push(`clawdis ${input.version} · gateway up ${formatAge(input.now - input.startedAt)}`);
   const transports = input.transports.map((t) => `${t.id} ${t.state}${t.detail ? ` (${t.detail})` : ""}`);
   lines.push(`Transports: ${transports.length > 0 ? transports.join(" · ") : "none"}`);
+  for (const p of input.parked ?? []) {
+    lines.push(
+      `Waiting to send: ${p.count} ${p.count === 1 ? "reply" : "replies"} for ${p.channel}, the oldest for ${formatAge(p.oldestMs)} (sent when ${p.channel} is back)`,
+    );
+  }
   const m = input.model;
   if (!m.configured) {
     lines.push("Model: not configured (set inbound.reply.agent.model in clawdis.json)");

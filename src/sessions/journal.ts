@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { ClawdisError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { InboundMessage } from "../plugin-api/types.js";
+import { fromJournalMessage, type JournalMessageV2, toJournalMessage } from "./journal-record.js";
 
 /**
  * The durable inbound journal: `<state>/journal/inbound.jsonl`.
@@ -33,7 +34,8 @@ export const MAX_OPEN_BYTES = 256 * 1024 * 1024;
 export type JournalOutcome = "replied" | "failed-told" | "filtered";
 
 export type JournalRecord =
-  | { op: "accept"; jid: string; at: number; msg: InboundMessage }
+  /** `msg`: a JournalMessageV2 (journal-record.ts), or a version 1 record (the InboundMessage itself). */
+  | { op: "accept"; jid: string; at: number; msg: JournalMessageV2 | InboundMessage }
   | { op: "delivered"; jid: string; at: number; part: number }
   | { op: "end"; jid: string; at: number; outcome: JournalOutcome; reason?: string }
   | { op: "seen"; keys: string[] };
@@ -42,6 +44,8 @@ export type JournalRecord =
 export interface OpenRecord {
   jid: string;
   message: InboundMessage;
+  /** From the gateway's own API; undefined for a record written before version 2 (the caller decides). */
+  local?: boolean;
   acceptedAt: number;
   /** Reply parts already delivered. */
   delivered: number[];
@@ -115,9 +119,13 @@ export class Journal {
    * Durably records an accepted message; resolves after fsync. Refuses (MESSAGE_TOO_LARGE, STATE_BUSY) a
    * message over MAX_RECORD_BYTES or one that would take the open records over the limit; nothing is recorded.
    */
-  async accept(message: InboundMessage, now: number): Promise<string> {
+  async accept(
+    message: InboundMessage,
+    now: number,
+    origin: { local: boolean } = { local: false },
+  ): Promise<string> {
     const jid = randomUUID();
-    const record: JournalRecord = { op: "accept", jid, at: now, msg: message };
+    const record: JournalRecord = { op: "accept", jid, at: now, msg: toJournalMessage(message, origin) };
     const line = `${JSON.stringify(record)}\n`;
     const bytes = Buffer.byteLength(line);
     if (bytes > MAX_RECORD_BYTES) {
@@ -174,11 +182,13 @@ export class Journal {
   private apply(record: JournalRecord, bytes: number): void {
     switch (record.op) {
       case "accept": {
-        this.remember(dedupeKey(record.msg));
+        const { message, local } = fromJournalMessage(record.msg);
+        this.remember(dedupeKey(message));
         if (this.open.has(record.jid)) break;
         this.open.set(record.jid, {
           jid: record.jid,
-          message: record.msg,
+          message,
+          ...(local !== undefined ? { local } : {}),
           acceptedAt: record.at,
           delivered: [],
           bytes,
@@ -289,7 +299,9 @@ export class Journal {
   private async compact(): Promise<void> {
     const lines: string[] = [JSON.stringify({ op: "seen", keys: this.seen } satisfies JournalRecord)];
     for (const open of this.open.values()) {
-      lines.push(JSON.stringify({ op: "accept", jid: open.jid, at: open.acceptedAt, msg: open.message }));
+      const msg =
+        open.local === undefined ? open.message : toJournalMessage(open.message, { local: open.local });
+      lines.push(JSON.stringify({ op: "accept", jid: open.jid, at: open.acceptedAt, msg }));
       for (const part of open.delivered)
         lines.push(JSON.stringify({ op: "delivered", jid: open.jid, at: open.acceptedAt, part }));
     }

@@ -34,7 +34,7 @@ export async function migrateLegacyStore(
     );
     return "kept-both";
   }
-  await mkdir(dirname(storePath), { recursive: true });
+  await mkdir(dirname(storePath), { recursive: true, mode: 0o700 });
   try {
     await rename(legacy, storePath);
   } catch (error) {
