@@ -81,17 +81,18 @@ export async function sendApi(
   }
 }
 
-/** Resolves with the model request whose newest user message names `marker` (already arrived or later). */
-export function requestNaming(fake: FakeOpenAI, marker: string): Promise<FakeRequest> {
+/** Resolves with the `nth` (1-based) model request that carries a user message naming `marker`. */
+export function requestNaming(fake: FakeOpenAI, marker: string, nth = 1): Promise<FakeRequest> {
   const names = (r: FakeRequest) =>
     r.body.messages.some(
       (m) => m.role === "user" && typeof m.content === "string" && m.content.includes(marker),
     );
-  const found = fake.requests.find(names);
-  if (found) return Promise.resolve(found);
+  const found = fake.requests.filter(names);
+  if (found.length >= nth) return Promise.resolve(found[nth - 1]!);
+  let count = found.length;
   return new Promise((resolve) => {
     const onRequest = (request: FakeRequest) => {
-      if (!names(request)) return;
+      if (!names(request) || ++count < nth) return;
       fake.events.off("request", onRequest);
       resolve(request);
     };
