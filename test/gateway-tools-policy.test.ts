@@ -16,7 +16,7 @@ describe("gateway: tools are for people's own messages", () => {
   it("a person's message in the primary session gets tools.main", async () => {
     t = await startTestGateway({ tools: builtinTools() });
     await done(await t.chat.inject({ text: "hi" }));
-    expect(offered(0)).toEqual(["bash", "edit_file", "read_file", "write_file"]);
+    expect(offered(0)).toEqual(["bash", "edit_file", "read_file", "send_file", "write_file"]);
   });
 
   it("automated input into main gets no tools, even with tools.main = ['*']", async () => {
@@ -49,6 +49,6 @@ describe("gateway: tools are for people's own messages", () => {
       config: { inbound: { reply: { session: { scope: "global" } } } },
     });
     await done(await t.chat.inject({ text: "hi" }));
-    expect(offered(0)).toEqual(["bash", "edit_file", "read_file", "write_file"]);
+    expect(offered(0)).toEqual(["bash", "edit_file", "read_file", "send_file", "write_file"]);
   });
 });

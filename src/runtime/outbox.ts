@@ -45,8 +45,17 @@ export interface OutboxDeps {
   warnAfterMs: number;
 }
 
+/** How far a delivery got when `enqueue` resolves. */
+export type Handed = "sent" | "waiting" | "failed" | "dropped";
+
+interface Queued {
+  delivery: Delivery;
+  /** Resolves `enqueue`'s promise; called once. */
+  handed(how: Handed): void;
+}
+
 interface Lane {
-  queue: Delivery[];
+  queue: Queued[];
   running: boolean;
   /** Since when the head of the lane has waited for its transport (undefined: not parked). */
   parkedSince?: number;
@@ -88,9 +97,12 @@ export class Outbox {
 
   constructor(private readonly deps: OutboxDeps) {}
 
-  /** Hands a delivery in; returns at once (the lane sends it when it can). */
-  enqueue(delivery: Delivery): void {
-    if (this.stopped) return;
+  /**
+   * Hands a delivery in. Resolves once it is sent, or is waiting (its transport down, or a failed send to be
+   * tried again), or was given up: never later than that, so a session never waits on a transport that is down.
+   */
+  enqueue(delivery: Delivery): Promise<Handed> {
+    if (this.stopped) return Promise.resolve("dropped");
     const key = `${delivery.channel}\u0000${delivery.chatId}`;
     let lane = this.lanes.get(key);
     if (!lane) {
@@ -105,11 +117,23 @@ export class Outbox {
           : "too many replies wait for their transport: a notice was dropped",
         { channel: delivery.channel, chatId: delivery.chatId, kind: delivery.kind },
       );
-      return;
+      return Promise.resolve("dropped");
     }
     this.parkedBytes += delivery.text.length;
-    lane.queue.push(delivery);
+    const handed = new Promise<Handed>((resolve) => {
+      let done = false;
+      lane.queue.push({
+        delivery,
+        handed: (how) => {
+          if (done) return;
+          done = true;
+          resolve(how);
+        },
+      });
+    });
+    if (lane.parkedSince !== undefined || lane.backingOff) lane.queue.at(-1)!.handed("waiting");
     if (!lane.running) void this.run(key, lane);
+    return handed;
   }
 
   /** The transport of `channel` came up: its parked lanes send now. */
@@ -181,13 +205,15 @@ export class Outbox {
     lane.running = true;
     try {
       for (;;) {
-        const delivery = lane.queue[0];
-        if (delivery === undefined || this.stopped) break;
-        await this.deliver(lane, delivery);
+        const head = lane.queue[0];
+        if (head === undefined || this.stopped) break;
+        const how = await this.deliver(lane, head.delivery);
         lane.queue.shift();
-        this.parkedBytes -= delivery.text.length;
+        this.parkedBytes -= head.delivery.text.length;
+        head.handed(how);
       }
     } finally {
+      for (const queued of lane.queue) queued.handed("dropped");
       lane.running = false;
       if (lane.queue.length === 0) this.lanes.delete(key);
       this.notifySettle();
@@ -195,11 +221,11 @@ export class Outbox {
   }
 
   /** Sends one delivery (waiting while its transport is down); never throws. */
-  private async deliver(lane: Lane, delivery: Delivery): Promise<void> {
+  private async deliver(lane: Lane, delivery: Delivery): Promise<Handed> {
     let parts: string[] | undefined;
     for (let index = 0; ; ) {
       const transport = await this.upTransport(lane, delivery.channel);
-      if (!transport) return; // stopped: the journal keeps the reply for the next start
+      if (!transport) return "dropped"; // stopped: the journal keeps the reply for the next start
       parts ??= splitFor(transport, textWithFileNames(delivery, transport));
       // A single part needs no record of its own: the journal's `end` follows it.
       const recordParts = delivery.jid !== undefined && parts.length > 1;
@@ -210,7 +236,7 @@ export class Outbox {
       }
       const sent = await this.sendPart(lane, delivery, transport, parts[index]!, index === parts.length - 1);
       if (sent === "down") continue; // parked again: same part once the transport is back
-      if (sent === "gave-up") return;
+      if (sent === "gave-up") return "failed";
       if (recordParts && delivery.jid) {
         await this.deps.journal
           .markDelivered(delivery.jid, index, this.deps.clock.now())
@@ -221,6 +247,7 @@ export class Outbox {
       index++;
     }
     await this.endRecords(delivery, "replied");
+    return "sent";
   }
 
   /** The transport once it is up; while it is not, the lane is parked. Undefined when the outbox stopped. */
@@ -234,6 +261,7 @@ export class Outbox {
         return transport;
       }
       lane.parkedSince ??= this.deps.clock.now();
+      for (const queued of lane.queue) queued.handed("waiting");
       this.scheduleWarning();
       this.notifySettle();
       await new Promise<void>((resume) => {
@@ -305,6 +333,7 @@ export class Outbox {
           error: describeError(error),
         });
         lane.backingOff = true;
+        for (const queued of lane.queue) queued.handed("waiting");
         this.notifySettle();
         await new Promise<void>((resume) => {
           const timer = this.deps.clock.setTimeout(resume, wait);

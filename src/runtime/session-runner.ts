@@ -625,7 +625,8 @@ export class SessionRunner {
   /**
    * Sends text to the chat the item came from, through the outbox. `end`: journal records that this delivery
    * completes (ended `replied` once the chat has it; at once for local items, whose reply travels in the
-   * outcome). Never waits for the transport.
+   * outcome). Resolves once the chat has it or it waits for its transport: never waits for a transport that is
+   * down.
    */
   private async deliver(
     item: WorkItem,
@@ -657,7 +658,8 @@ export class SessionRunner {
       ...(end.length > 0 ? { jid: end[0]!, alsoEnd: end.slice(1) } : {}),
       ...(item.restored && end[0] === item.jid ? { deliveredParts: item.restored.delivered } : {}),
     };
-    this.deps.outbox.enqueue(delivery);
+    // Sent, or waiting for its transport: the session goes on either way (the outbox ends the records).
+    await this.deps.outbox.enqueue(delivery);
   }
 
   private async notify(item: WorkItem, text: string): Promise<void> {

@@ -24,6 +24,8 @@ export interface TestGateway {
   clock: ManualClock;
   stateDir: string;
   logs: LogLine[];
+  /** Resolves when `gateway.start()` has (with `waitForStart: false` it may still be running). */
+  started: Promise<unknown>;
   /** The message entries of the current transcript of `key`. */
   transcript(key?: string): Promise<MessageEntry[]>;
   close(): Promise<void>;
@@ -48,6 +50,10 @@ export async function startTestGateway(
     oneShot?: boolean;
     /** Where sessions.json (and so the transcripts) live; default `<state>/sessions/sessions.json`. */
     storePath?: string;
+    /** false: return while `gateway.start()` still runs (a plugin still starting). */
+    waitForStart?: boolean;
+    /** Set on the test transport before the gateway starts it. */
+    chat?: (chat: TestTransport) => void;
   } = {},
 ): Promise<TestGateway> {
   const ownsState = options.stateDir === undefined;
@@ -77,6 +83,7 @@ export async function startTestGateway(
   });
   const env = { CLAWDIS_STATE_DIR: stateDir, HOME: stateDir };
   const chat = new TestTransport();
+  options.chat?.(chat);
   const gateway = new Gateway({
     config,
     env,
@@ -94,7 +101,8 @@ export async function startTestGateway(
     registerApi,
     llmMaxRetries: 0,
   });
-  await gateway.start();
+  const started = gateway.start();
+  if (options.waitForStart !== false) await started;
   return {
     gateway,
     chat,
@@ -102,6 +110,7 @@ export async function startTestGateway(
     clock,
     stateDir,
     logs: lines,
+    started,
     async transcript(key = "main") {
       const entry = await gateway.store.get(key);
       if (!entry) return [];

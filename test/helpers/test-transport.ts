@@ -19,6 +19,14 @@ export class TestTransport {
   maxTextLength = 4000;
   /** While set, every send fails with this message (the chat app is unreachable). */
   failSends: string | undefined;
+  /** After this many successful sends, every send fails (a chat app that went away mid-reply). */
+  failAfter: number | undefined;
+  /** While true, the transport's health is "down" (reconnecting): the gateway parks what it would send. */
+  down = false;
+  /** When set, `start()` waits for it (a transport still connecting); `inject` works meanwhile. */
+  startGate: Promise<void> | undefined;
+  /** Whether the transport sends attachments (else the core names them in the text). */
+  attachments = false;
   context: PluginContext | undefined;
   readonly plugin: PluginDefinition;
   private readonly emitter = new EventEmitter();
@@ -37,17 +45,27 @@ export class TestTransport {
               get maxTextLength() {
                 return self.maxTextLength;
               },
+              get attachments() {
+                return self.attachments;
+              },
             },
+            health: () =>
+              self.down ? { state: "down" as const, detail: "reconnecting" } : { state: "ok" as const },
             authorize: (message: InboundMessage) =>
               self.allowed.has(message.senderId)
                 ? { allowed: true as const }
                 : { allowed: false as const, reason: "not in the test allowlist" },
             send: async (message: OutboundMessage) => {
               if (self.failSends) throw new Error(self.failSends);
+              if (self.failAfter !== undefined && self.sent.length >= self.failAfter)
+                throw new Error("the chat app went away");
               self.sent.push(message);
               self.emitter.emit("sent", self.sent.length);
               return { messageId: `out-${self.sent.length}` };
             },
+          },
+          start: async () => {
+            await self.startGate;
           },
         };
       },

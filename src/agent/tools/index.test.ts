@@ -10,9 +10,9 @@ const fakeTool = (name: string, description = name): ToolDefinition => ({
 });
 
 describe("builtinTools", () => {
-  it("offers bash, read_file, write_file and edit_file with JSON Schema parameters", () => {
+  it("offers bash, read_file, write_file, edit_file and send_file with JSON Schema parameters", () => {
     const tools = builtinTools();
-    expect(tools.map((t) => t.name)).toEqual(["bash", "read_file", "write_file", "edit_file"]);
+    expect(tools.map((t) => t.name)).toEqual(["bash", "read_file", "write_file", "edit_file", "send_file"]);
     for (const tool of tools) {
       expect(tool.description.length).toBeGreaterThan(20);
       expect(tool.parameters.type).toBe("object");

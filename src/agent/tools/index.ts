@@ -2,16 +2,18 @@ import type { ToolDefinition } from "../../plugin-api/types.js";
 import { bashTool } from "./bash.js";
 import { editFileTool } from "./edit-file.js";
 import { readFileTool } from "./read-file.js";
+import { sendFileTool } from "./send-file.js";
 import { writeFileTool } from "./write-file.js";
 
 export { bashTool } from "./bash.js";
 export { editFileTool } from "./edit-file.js";
 export { readFileTool } from "./read-file.js";
+export { sendFileTool } from "./send-file.js";
 export { writeFileTool } from "./write-file.js";
 
-/** The tools every gateway has: bash, read_file, write_file, edit_file (fresh instances each call). */
+/** The tools every gateway has: bash, read_file, write_file, edit_file, send_file (fresh instances each call). */
 export function builtinTools(): ToolDefinition[] {
-  return [bashTool(), readFileTool(), writeFileTool(), editFileTool()];
+  return [bashTool(), readFileTool(), writeFileTool(), editFileTool(), sendFileTool()];
 }
 
 /**
