@@ -52,3 +52,41 @@ describe("gateway: tools are for people's own messages", () => {
     expect(offered(0)).toEqual(["bash", "edit_file", "read_file", "send_file", "write_file"]);
   });
 });
+
+describe("gateway: what a turn logs", () => {
+  let t: TestGateway | undefined;
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+  });
+
+  it("one info line per turn, and debug lines per model and tool call with the arguments redacted", async () => {
+    t = await startTestGateway({ tools: builtinTools() });
+    t.fake.enqueue(
+      { toolCalls: [{ name: "read_file", arguments: { path: "secret-notes.txt" } }], usage: null },
+      { text: "done", usage: { prompt_tokens: 50, completion_tokens: 2, total_tokens: 52 } },
+    );
+    await done(await t.chat.inject({ text: "read it" }));
+    const turns = t.logs.filter((l) => l.message === "turn");
+    expect(turns).toHaveLength(1);
+    expect(turns[0]).toMatchObject({
+      level: "info",
+      fields: {
+        session: "main",
+        channel: "chat",
+        stopReason: "end",
+        promptTokens: 50,
+        completionTokens: 2,
+        rounds: 2,
+      },
+    });
+    expect(typeof turns[0]!.fields?.durationMs).toBe("number");
+    expect(t.logs.filter((l) => l.message === "model call" && l.level === "debug")).toHaveLength(2);
+    const toolLine = t.logs.find((l) => l.message === "tool call");
+    expect(toolLine).toMatchObject({
+      level: "debug",
+      fields: { tool: "read_file", arguments: "{path: <16 chars>}" },
+    });
+    expect(JSON.stringify(t.logs)).not.toContain("secret-notes");
+  });
+});

@@ -1,11 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../core/clock.js";
 import { describeError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
 import type { GatewayEvent, OutboundAttachment, StopReason, ToolDefinition } from "../plugin-api/types.js";
 import { newEntryId } from "../sessions/transcript.js";
 import type { MessageEntry, MessageMeta, StoredChatMessage, StoredToolCall } from "../sessions/types.js";
 import { estimateTokens } from "./build-context.js";
 import type { LlmClient } from "./llm-client.js";
+import { redactArguments } from "./redact-arguments.js";
 import { Watchdog } from "./watchdog.js";
 
 /**
@@ -47,6 +49,8 @@ export interface TurnInput {
   timeouts: TurnTimeouts;
   maxOutputTokens: number;
   cwd: string;
+  /** Debug lines per model call and per tool call (arguments redacted to their keys and sizes). */
+  log?: Pick<Logger, "debug">;
   /** Handed to tools as `ToolContext.attach`: a file to send with this turn's reply. */
   attach?: (attachment: OutboundAttachment) => void;
   /** Ends the turn with `tool-loop` after this many model calls (the loop guard proper comes later). */
@@ -101,6 +105,13 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
     }
     const watchdog = new Watchdog(input.clock, input.signal);
     let llm: Awaited<ReturnType<LlmClient["stream"]>>;
+    input.log?.debug("model call", {
+      session: input.sessionKey,
+      model: input.model,
+      round,
+      messages: messages.length,
+      tools: input.tools.length,
+    });
     try {
       watchdog.arm("first-token", input.timeouts.firstTokenSeconds);
       watchdog.arm("prefill", input.timeouts.prefillSeconds);
@@ -213,6 +224,11 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
 }
 
 async function executeTool(call: StoredToolCall, input: TurnInput): Promise<{ ok: boolean; output: string }> {
+  input.log?.debug("tool call", {
+    session: input.sessionKey,
+    tool: call.function.name,
+    arguments: redactArguments(call.function.arguments),
+  });
   const tool = input.tools.find((t) => t.name === call.function.name);
   if (!tool) {
     const names = input.tools.map((t) => t.name).join(", ") || "none";

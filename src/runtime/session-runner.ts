@@ -379,7 +379,16 @@ export class SessionRunner {
     const sender = `${item.message.channel}\u0000${item.message.senderId}`;
     const controller = new AbortController();
     const turnId = randomUUID();
+    const startedAt = clock.now();
     const chat = { channel: item.message.channel, chatId: item.message.chatId };
+    // Outcomes resolve after the turn-end event and the turn's log line: whoever waits for a message's outcome
+    // sees the turn over, as every watcher does.
+    const outcomes: (() => void)[] = [];
+    const deferOutcome = (w: WorkItem) => {
+      const resolve = w.resolve;
+      w.resolve = (outcome) => outcomes.push(() => resolve(outcome));
+    };
+    deferOutcome(item);
     const attachments: OutboundAttachment[] = [];
     this.running.set(key, { controller, turnId });
     events.emit({
@@ -424,6 +433,7 @@ export class SessionRunner {
           );
           const added: StoredChatMessage[] = [];
           for (const other of taken) {
+            deferOutcome(other);
             added.push(
               await this.storeUserMessage(other, other.text, run.transcriptPath, run.header, turnId),
             );
@@ -436,6 +446,7 @@ export class SessionRunner {
         timeouts: config.inbound.reply.session.timeouts,
         maxOutputTokens: agent.maxOutputTokens,
         cwd,
+        log: logger,
         attach: (file) => {
           attachments.push(file);
           events.emit({ type: "file", sessionKey: key, turnId, path: file.path, kind: file.kind });
@@ -458,6 +469,16 @@ export class SessionRunner {
       await this.settleTurn(key, item, joined, result, run, controller.signal, attachments);
     } finally {
       this.running.delete(key);
+      logger.info("turn", {
+        session: key,
+        channel: item.message.channel,
+        durationMs: clock.now() - startedAt,
+        promptTokens: result?.usage?.promptTokens,
+        completionTokens: result?.usage?.completionTokens,
+        contextTokens: result?.contextTokens,
+        stopReason: result?.stopReason ?? "error",
+        rounds: result?.rounds,
+      });
       // Exactly one turn-end per turn-start, however the turn ended, and after its final message: watchers
       // (typing indicators, the web chat's bubble) stop on it.
       events.emit({
@@ -469,6 +490,7 @@ export class SessionRunner {
         ts: clock.now(),
       });
       events.emit({ type: "processing", sessionKey: key, state: "idle", ...chat, ts: clock.now() });
+      for (const resolve of outcomes) resolve();
     }
   }
 
