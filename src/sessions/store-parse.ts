@@ -163,3 +163,202 @@ export function serializeStoreBytes(raw: Record<string, unknown>, cache: LineCac
   parts.push(CLOSE);
   return Buffer.concat(parts);
 }
+
+/** Where a JSON text first goes wrong, 1-based, and what was expected there. */
+export interface JsonErrorLocation {
+  /** UTF-16 offset into the text (after a leading byte order mark, which is not counted). */
+  offset: number;
+  line: number;
+  column: number;
+  /** E.g. `expected ',' or '}', found '"'` or `the text ends inside a string`. */
+  problem: string;
+}
+
+/** Line and column (1-based, columns in UTF-16 units) of `offset` in `text`; `\n`, `\r\n` and `\r` end a line. */
+export function lineColumnAt(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let start = 0;
+  const end = Math.min(offset, text.length);
+  for (let i = 0; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10 || (c === 13 && text.charCodeAt(i + 1) !== 10)) {
+      line += 1;
+      start = i + 1;
+    }
+  }
+  return { line, column: end - start + 1 };
+}
+
+type Expect = "value" | "value-or-]" | "key-or-}" | "key" | "colon" | "comma-or-close" | "end";
+
+const EXPECTED: Record<Expect, string> = {
+  value: "a value",
+  "value-or-]": "a value or ']'",
+  "key-or-}": "a double-quoted key or '}'",
+  key: "a double-quoted key",
+  colon: "':'",
+  "comma-or-close": "',' or the closing bracket",
+  end: "the end of the file",
+};
+
+/**
+ * The first place where `text` is not strict JSON (RFC 8259), or undefined when it is: the offset, line and
+ * column, and what was expected. Pure and iterative (any nesting depth). `JSON.parse` says "position 32" or,
+ * in many cases, no position at all; this is what a person needs to find the spot in an editor.
+ */
+export function locateJsonError(source: string): JsonErrorLocation | undefined {
+  const text = source.charCodeAt(0) === 0xfeff ? source.slice(1) : source;
+  const at = (offset: number, problem: string): JsonErrorLocation => ({
+    offset,
+    ...lineColumnAt(text, offset),
+    problem,
+  });
+  const stack: string[] = [];
+  const found = (i: number, expect: string): JsonErrorLocation => {
+    if (i < text.length) return at(i, `expected ${expect}, found ${quoteChar(text[i]!)}`);
+    const open = stack[stack.length - 1];
+    if (open === undefined) return at(i, `expected ${expect}, the file ends`);
+    return at(
+      i,
+      `the file ends before the closing '${open === "{" ? "}" : "]"}' (cut short, or a bracket missing?)`,
+    );
+  };
+  let state: Expect = "value";
+  let i = 0;
+  const afterValue = (): Expect => (stack.length === 0 ? "end" : "comma-or-close");
+  while (true) {
+    while (i < text.length && " \t\n\r".includes(text[i]!)) i++;
+    if (i >= text.length) return state === "end" ? undefined : found(i, EXPECTED[state]);
+    const c = text[i]!;
+    if (state === "end") return found(i, EXPECTED.end);
+    if (state === "colon") {
+      if (c !== ":") return found(i, EXPECTED.colon);
+      i++;
+      state = "value";
+      continue;
+    }
+    if (state === "comma-or-close") {
+      const open = stack[stack.length - 1];
+      if (c === ",") {
+        i++;
+        state = open === "{" ? "key" : "value";
+      } else if ((c === "}" && open === "{") || (c === "]" && open === "[")) {
+        i++;
+        stack.pop();
+        state = afterValue();
+      } else return found(i, `',' or '${open === "{" ? "}" : "]"}'`);
+      continue;
+    }
+    if (state === "key" || state === "key-or-}") {
+      if (c === "}" && state === "key-or-}") {
+        i++;
+        stack.pop();
+        state = afterValue();
+        continue;
+      }
+      if (c !== '"') return found(i, EXPECTED[state]);
+      const end = scanString(text, i);
+      if (typeof end !== "number") return at(end.offset, end.problem);
+      i = end;
+      state = "colon";
+      continue;
+    }
+    // A value (or, right after '[', the closing bracket).
+    if (c === "]" && state === "value-or-]") {
+      i++;
+      stack.pop();
+      state = afterValue();
+      continue;
+    }
+    if (c === "{" || c === "[") {
+      stack.push(c);
+      i++;
+      state = c === "{" ? "key-or-}" : "value-or-]";
+      continue;
+    }
+    const end =
+      c === '"'
+        ? scanString(text, i)
+        : c === "-" || (c >= "0" && c <= "9")
+          ? scanNumber(text, i)
+          : scanWord(text, i);
+    if (end === undefined) return found(i, EXPECTED[state]);
+    if (typeof end !== "number") return at(end.offset, end.problem);
+    i = end;
+    state = afterValue();
+  }
+}
+
+type Scan = number | { offset: number; problem: string } | undefined;
+
+function quoteChar(c: string): string {
+  const code = c.charCodeAt(0);
+  return code < 0x20 || code === 0x7f ? `U+${code.toString(16).toUpperCase().padStart(4, "0")}` : `'${c}'`;
+}
+
+/** A string starting at the quote at `start`: the offset after its closing quote, or where it goes wrong. */
+function scanString(text: string, start: number): Scan {
+  let i = start + 1;
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) return i + 1;
+    if (c < 0x20)
+      return { offset: i, problem: `a control character (${quoteChar(text[i]!)}) inside a string` };
+    if (c === 0x5c) {
+      const e = text[i + 1];
+      if (e === undefined) break;
+      if (e === "u") {
+        for (let k = 2; k < 6; k++) {
+          if (!/[0-9a-fA-F]/.test(text[i + k] ?? ""))
+            return { offset: i, problem: "a bad \\u escape in a string" };
+        }
+        i += 6;
+        continue;
+      }
+      if (!'"\\/bfnrt'.includes(e)) return { offset: i, problem: `a bad escape \\${e} in a string` };
+      i += 2;
+      continue;
+    }
+    i++;
+  }
+  return { offset: text.length, problem: "the file ends inside a string (a missing closing quote?)" };
+}
+
+/** A number starting at `start`: the offset after it, or where it goes wrong. */
+function scanNumber(text: string, start: number): Scan {
+  const pattern = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+  pattern.lastIndex = start;
+  const match = pattern.exec(text);
+  if (!match) return { offset: start, problem: "a number that is not valid JSON" };
+  const end = start + match[0].length;
+  const next = text[end];
+  if (next !== undefined && /[0-9.eE+-]/.test(next)) {
+    return { offset: end, problem: `a number that is not valid JSON (at ${quoteChar(next)})` };
+  }
+  return end;
+}
+
+/** `true`, `false` or `null` at `start`: the offset after it; undefined when no literal starts there. */
+function scanWord(text: string, start: number): Scan {
+  for (const word of ["true", "false", "null"]) {
+    if (text[start] !== word[0]) continue;
+    for (let k = 1; k < word.length; k++) {
+      if (text[start + k] !== word[k]) return { offset: start + k, problem: `expected ${word}` };
+    }
+    return start + word.length;
+  }
+  return undefined;
+}
+
+/**
+ * Why a store text does not parse, for people: `not valid JSON at line 3, column 5: expected ',' or '}', found
+ * '"'` instead of `JSON.parse`'s "position 32"; a blank file is "the file is empty". `reason` (from
+ * parseStoreText) is returned as it is when the text is valid JSON (the problem is its shape, not its syntax).
+ */
+export function storeParseReason(text: string, reason: string): string {
+  if (text.trim().length === 0 || (text.charCodeAt(0) === 0xfeff && text.slice(1).trim().length === 0))
+    return reason;
+  const where = locateJsonError(text);
+  if (!where) return reason;
+  return `not valid JSON at line ${where.line}, column ${where.column}: ${where.problem}`;
+}
