@@ -22,7 +22,11 @@ export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..
 /** The binary under test; `E2E_CLAWDIS_BIN` runs the suite against another build (e.g. an installed package). */
 export const BIN = resolve(process.env.E2E_CLAWDIS_BIN ?? join(REPO_ROOT, "bin", "clawdis.js"));
 export const DIST_MAIN = join(dirname(BIN), "..", "dist", "src", "main.js");
-export const ECHO_PLUGIN = join(REPO_ROOT, "test", "fixtures", "echo-plugin");
+/** The echo plugin of the build under test when it has one (its plugin API matches), else this checkout's. */
+export const ECHO_PLUGIN = [
+  join(dirname(BIN), "..", "test", "fixtures", "echo-plugin"),
+  join(REPO_ROOT, "test", "fixtures", "echo-plugin"),
+].find((p) => existsSync(join(p, "index.js")))!;
 const LISTENING = /listening on (http:\/\/\S+)/;
 /** How long a SIGTERM'd gateway may take before the test calls it a failure (the product's own deadline is 30 s). */
 export const STOP_DEADLINE_MS = 10_000;

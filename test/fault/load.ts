@@ -35,7 +35,7 @@ function extras(options: LoadOptions, id: string): string {
 export type LoopCounts = Record<SendResult, number>;
 
 function emptyCounts(): LoopCounts {
-  return { answered: 0, refused: 0, broken: 0, late: 0 };
+  return { answered: 0, accepted: 0, refused: 0, broken: 0, late: 0 };
 }
 
 /**

@@ -12,8 +12,8 @@ import type { Ledger, SentMessage } from "./ledger.js";
  * was owed is then counted by the ledger.
  */
 
-/** How one send ended, from the sender's side. */
-export type SendResult = "answered" | "refused" | "broken" | "late";
+/** How one send ended, from the sender's side ("accepted": acknowledged, and the sender did not wait on). */
+export type SendResult = "answered" | "accepted" | "refused" | "broken" | "late";
 
 /** A hook of the scenario's config: `webhooks.<name>`. */
 export interface HookSpec {
@@ -35,23 +35,29 @@ export function deadline(ms: number): { late: Promise<"late">; clear: () => void
   return { late, clear: () => clearTimeout(timer) };
 }
 
-/** One message through `POST /api/agent` (`Accept: text/event-stream`); acknowledged on `accepted`. */
+/**
+ * One message through `POST /api/agent` (`Accept: text/event-stream`); acknowledged on `accepted`. Then waits for
+ * `done` (its payloads go to `message.answer`), unless `waitDone` is false. `messageId` repeats an earlier send.
+ */
 export async function sendApi(
   gw: GatewayProcess,
   ledger: Ledger,
   message: SentMessage,
-  deadlineMs = SEND_DEADLINE_MS,
+  options: { deadlineMs?: number; waitDone?: boolean; messageId?: string } = {},
 ): Promise<SendResult> {
+  const deadlineMs = options.deadlineMs ?? SEND_DEADLINE_MS;
   let stream: EventStream;
   try {
     stream = await EventStream.postAgent(gw.url, gw.token, {
       message: message.text,
       session: message.sessionKey,
       channel: "api",
-      messageId: randomUUID(),
+      messageId: options.messageId ?? randomUUID(),
     });
   } catch (error) {
-    return error instanceof NotAStreamError ? "refused" : "broken";
+    if (!(error instanceof NotAStreamError)) return "broken";
+    message.answer = `${error.status} ${error.body.slice(0, 200)}`;
+    return "refused";
   }
   const timer = deadline(deadlineMs);
   try {
@@ -61,6 +67,7 @@ export async function sendApi(
     ]);
     if (accepted === "late" || accepted === undefined) return stream.isClosed ? "broken" : "late";
     ledger.ack(message, typeof accepted.data.journalId === "string" ? accepted.data.journalId : undefined);
+    if (options.waitDone === false) return "accepted";
     const done = await Promise.race([
       stream
         .waitFor((e) => e.type === "done", "done", deadlineMs)
@@ -111,14 +118,14 @@ export async function sendHook(
   hook: HookSpec,
   message: SentMessage,
   fake: FakeOpenAI,
-  options: { pace?: boolean; deadlineMs?: number } = {},
+  options: { pace?: boolean; deadlineMs?: number; messageId?: string } = {},
 ): Promise<SendResult> {
-  const answer = await postHook(gw, hook, message.text, randomUUID());
+  const answer = await postHook(gw, hook, message.text, options.messageId ?? randomUUID());
   if (answer === "broken") return "broken";
   if (answer.status !== 202) return "refused";
   const body = answer.body as { journalId?: string };
   ledger.ack(message, body.journalId);
-  if (options.pace === false) return "answered";
+  if (options.pace === false) return "accepted";
   const timer = deadline(options.deadlineMs ?? SEND_DEADLINE_MS);
   try {
     return await Promise.race([
