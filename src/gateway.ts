@@ -132,6 +132,7 @@ export class Gateway {
       stagingRoot: join(stateDirOf(options.env), "plugins"),
       llm: () => this.modelProbe.client(),
       modelName: () => this.modelProbe.modelName(),
+      modelReady: () => this.modelProbe.ready(),
       toolsFor: (key, message) => this.toolsFor(key, message),
       outbox: this.outbox,
       takeJoinable: (key, predicate) => this.queue.takeJoinable(key, predicate),

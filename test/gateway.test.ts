@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { definePlugin, PLUGIN_API_VERSION } from "../src/plugin-api/index.js";
+import { startFakeOpenAI } from "./fakes/openai-server.js";
 import { done, startTestGateway, type TestGateway } from "./helpers/gateway-harness.js";
 
 describe("gateway: sessions at work", () => {
@@ -228,11 +229,27 @@ describe("gateway: sessions at work", () => {
     expect((await t.transcript()).map((m) => m.message.role)).toEqual(["user"]);
   });
 
-  it("with no model configured, every reply says how to configure one", async () => {
-    t = await startTestGateway({ model: null });
+  it("with no model configured and an endpoint that lists several, every reply says how to configure one", async () => {
+    const fake = await startFakeOpenAI();
+    fake.models.splice(0, fake.models.length, "model-a", "model-b");
+    t = await startTestGateway({ model: null, fake });
     const outcome = await done(await t.chat.inject({ text: "hello?" }));
     expect(outcome.payloads[0]!.text).toMatch(/^No model is configured: set inbound\.reply\.agent\.model/);
     expect(t.fake.requests).toHaveLength(0);
+    expect(await t.gateway.statusText("main")).toContain("Model: not configured");
+    await fake.close();
+  });
+
+  it("with no model configured, uses the endpoint's only model and says so in /status", async () => {
+    const fake = await startFakeOpenAI();
+    fake.models.splice(0, fake.models.length, "the-only-one");
+    t = await startTestGateway({ model: null, fake });
+    await done(await t.chat.inject({ text: "hello?" }));
+    expect(t.fake.requests[0]!.body.model).toBe("the-only-one");
+    expect(await t.gateway.statusText("main")).toMatch(
+      /Model: the-only-one at .* · model from the endpoint's only model, endpoint from config/,
+    );
+    await fake.close();
   });
 
   it("splits a long reply to the transport's limit", async () => {

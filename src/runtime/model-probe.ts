@@ -3,6 +3,13 @@ import type { Clock } from "../core/clock.js";
 import type { AgentConfig } from "../core/config-schema.js";
 import type { Logger } from "../core/logger.js";
 import type { Env } from "../core/paths.js";
+import {
+  configuredModel,
+  type EndpointSource,
+  endpointSource,
+  type ModelSource,
+  shouldDiscoverModel,
+} from "./model-source.js";
 
 /** How long a reachability result is shown before `/status` triggers a new check. */
 const STALE_MS = 60_000;
@@ -10,7 +17,10 @@ const STALE_MS = 60_000;
 export interface ModelSnapshot {
   configured: boolean;
   name?: string;
+  /** Where the name came from (config, env OPENAI_MODEL, or the endpoint's only model). */
+  source?: ModelSource;
   baseUrl: string;
+  endpointSource: EndpointSource;
   /** null: not checked yet. */
   reachable: boolean | null;
   checkedAt?: number;
@@ -18,12 +28,17 @@ export interface ModelSnapshot {
 }
 
 /**
- * The model endpoint and its cached reachability. `/status` reads the cache and never waits for a model call;
- * a stale cache triggers one background `GET /models`.
+ * The model endpoint, the model, and the endpoint's cached reachability. `/status` reads the cache and never waits
+ * for a model call; a stale cache triggers one background `GET /models`. The model is the config's, else env
+ * `OPENAI_MODEL`; with neither and an endpoint chosen on purpose (config or `OPENAI_BASE_URL`), the endpoint's
+ * only model when `GET /models` lists exactly one (found by the first check; `ready()` waits for it).
  */
 export class ModelProbe {
   readonly endpoint: Endpoint;
   private llm: LlmClient | undefined;
+  private model: { name: string; source: ModelSource } | undefined;
+  private readonly discover: boolean;
+  private firstCheck: Promise<void> | undefined;
   private state: { reachable: boolean | null; checkedAt?: number; error?: string } = { reachable: null };
   private inFlight: Promise<void> | undefined;
 
@@ -37,16 +52,30 @@ export class ModelProbe {
     private readonly checkSeconds = 90,
   ) {
     this.endpoint = resolveEndpoint(agent, env);
+    this.model = configuredModel(agent, env);
+    this.discover = shouldDiscoverModel(agent, env);
+    this.source = endpointSource(agent, env);
   }
 
-  /** The model name, or undefined when none is configured. */
+  private readonly source: EndpointSource;
+
+  /** The model name, or undefined when none is configured (or found yet). */
   modelName(): string | undefined {
-    return this.agent.model;
+    return this.model?.name;
   }
 
-  /** The client, or undefined when no model is configured. */
+  /** Resolves once the first check is done when the model is to be found at the endpoint (else at once). */
+  ready(): Promise<void> {
+    return this.discover && !this.model ? (this.firstCheck ?? this.refresh()) : Promise.resolve();
+  }
+
+  /** The client, or undefined when there is no model and none is to be found. */
   client(): LlmClient | undefined {
-    if (!this.agent.model) return undefined;
+    if (!this.model && !this.discover) return undefined;
+    return this.endpointClient();
+  }
+
+  private endpointClient(): LlmClient {
     this.llm ??= createLlmClient({
       baseUrl: this.endpoint.baseUrl,
       apiKey: this.endpoint.apiKey,
@@ -56,11 +85,12 @@ export class ModelProbe {
   }
 
   snapshot(): ModelSnapshot {
-    const name = this.agent.model;
+    const model = this.model;
     return {
-      configured: name !== undefined,
-      ...(name ? { name } : {}),
+      configured: model !== undefined,
+      ...(model ? { name: model.name, source: model.source } : {}),
       baseUrl: this.endpoint.baseUrl,
+      endpointSource: this.source,
       reachable: this.state.reachable,
       ...(this.state.checkedAt !== undefined ? { checkedAt: this.state.checkedAt } : {}),
       ...(this.state.error ? { error: this.state.error } : {}),
@@ -78,7 +108,20 @@ export class ModelProbe {
     if (!llm) return Promise.resolve();
     this.inFlight ??= (async () => {
       const result = await llm.listModels(AbortSignal.timeout(this.checkSeconds * 1000));
-      const model = this.agent.model;
+      if (result.ok && !this.model && this.discover) {
+        if (result.models.length === 1) {
+          this.model = { name: result.models[0]!, source: "the endpoint's only model" };
+          this.logger.info(`using the endpoint's only model ${result.models[0]}`, {
+            baseUrl: this.endpoint.baseUrl,
+          });
+        } else {
+          this.logger.warn(
+            `no model is configured and the endpoint lists ${result.models.length} models; set inbound.reply.agent.model or OPENAI_MODEL`,
+            { baseUrl: this.endpoint.baseUrl },
+          );
+        }
+      }
+      const model = this.model?.name;
       if (result.ok) {
         const listed = result.models.length === 0 || (model !== undefined && result.models.includes(model));
         this.state = {
@@ -93,6 +136,7 @@ export class ModelProbe {
     })().finally(() => {
       this.inFlight = undefined;
     });
+    this.firstCheck ??= this.inFlight;
     return this.inFlight;
   }
 }

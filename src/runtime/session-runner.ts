@@ -43,6 +43,8 @@ export interface SessionRunnerDeps {
   stagingRoot: string;
   llm(): LlmClient | undefined;
   modelName(): string | undefined;
+  /** Resolves when the model is known (it may be the endpoint's only model, found by the first check). */
+  modelReady?(): Promise<void>;
   toolsFor(key: string, message: InboundMessage): ToolDefinition[];
   /** Where replies and notices to chats go (parked while their transport is down). */
   outbox: Outbox;
@@ -221,6 +223,8 @@ export class SessionRunner {
       await this.finishReply(key, item, [], progress.reply, ids, undefined);
       return;
     }
+    // A model to be found at the endpoint (its only one) is known once the first check is done.
+    await this.deps.modelReady?.();
     const llm = this.deps.llm();
     const model = this.deps.modelName();
     if (!llm || !model) {

@@ -32,7 +32,9 @@ export function formatStatus(input: StatusInput): string {
   }
   const m = input.model;
   if (!m.configured) {
-    lines.push("Model: not configured (set inbound.reply.agent.model in clawdis.json)");
+    lines.push(
+      `Model: not configured (set inbound.reply.agent.model in clawdis.json, or OPENAI_MODEL) · endpoint ${m.baseUrl} (from ${m.endpointSource ?? "config"})`,
+    );
   } else {
     const reach =
       m.reachable === null
@@ -41,7 +43,8 @@ export function formatStatus(input: StatusInput): string {
           ? "reachable"
           : `unreachable${m.error ? `: ${m.error}` : ""}`;
     const age = m.checkedAt ? ` (checked ${formatAge(input.now - m.checkedAt)} ago)` : "";
-    lines.push(`Model: ${m.name} at ${m.baseUrl} — ${reach}${age}`);
+    const sources = `model from ${m.source ?? "config"}, endpoint from ${m.endpointSource ?? "config"}`;
+    lines.push(`Model: ${m.name} at ${m.baseUrl} — ${reach}${age} · ${sources}`);
   }
   const e = input.entry;
   if (!e) {
