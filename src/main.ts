@@ -3,6 +3,9 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { processIO } from "./cli/io.js";
 import { runCli } from "./cli/program.js";
+import type { ConfigSectionEntry } from "./core/config-sections.js";
+import type { Env } from "./core/paths.js";
+import type { PluginDefinition } from "./plugin-api/types.js";
 
 /**
  * The composition root: the only module that knows both the core and the built-in plugins. Plugins are imported
@@ -26,13 +29,41 @@ export function packageVersion(): string {
   }
 }
 
+/** The plugins every gateway runs (their runtime: SDKs and all). */
+export async function builtinPlugins(): Promise<PluginDefinition[]> {
+  return [
+    (await import("../plugins/webchat/index.js")).default,
+    (await import("../plugins/webhook/index.js")).default,
+  ];
+}
+
+/**
+ * The config sections this build knows without loading a plugin's runtime: those of the built-in plugins
+ * (`webhooks`), and those of the transports registered without a plugin to run them (`telegram`, `whatsapp`,
+ * built in later issues), which warn when they ask for their transport. Loads only `plugins/<id>/config.ts`
+ * modules (zod and the plugin API types). Every built-in plugin's `configSection` must be here (main.test.ts).
+ */
+export async function builtinConfigSections(env: Env): Promise<ConfigSectionEntry[]> {
+  const [{ sectionEntry }, webhook, telegram, whatsapp] = await Promise.all([
+    import("./core/config-sections.js"),
+    import("../plugins/webhook/config.js"),
+    import("../plugins/telegram/config.js"),
+    import("../plugins/whatsapp/config.js"),
+  ]);
+  return [
+    sectionEntry("webhook", webhook.webhookConfigSection),
+    sectionEntry("telegram", telegram.telegramConfigSection(env), (config) =>
+      telegram.telegramNotAvailable(config, env),
+    ),
+    sectionEntry("whatsapp", whatsapp.whatsappConfigSection, whatsapp.whatsappNotAvailable),
+  ];
+}
+
 export async function main(argv: string[]): Promise<number> {
   return runCli(argv, processIO(), {
     version: packageVersion(),
-    builtinPlugins: async () => [
-      (await import("../plugins/webchat/index.js")).default,
-      (await import("../plugins/webhook/index.js")).default,
-    ],
+    builtinPlugins,
+    configSections: builtinConfigSections,
     terminalChat: async () => (await import("../plugins/terminal/index.js")).runTerminalChat,
   });
 }

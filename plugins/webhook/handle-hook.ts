@@ -8,6 +8,7 @@ import {
   type PluginContext,
   type ReceiveResult,
 } from "../../src/plugin-api/index.js";
+import type { WebhooksConfig } from "./config.js";
 import { parseHookBody } from "./parse-hook-body.js";
 import { bearerToken, resolveHook, tokensEqual } from "./resolve-hook.js";
 
@@ -48,11 +49,14 @@ function header(req: HttpRequest, name: string): string | undefined {
  * Input is handed over as automated: it waits for its own turn and never joins a running one.
  */
 export function hookHandler(
-  context: Pick<PluginContext, "gatewayConfig" | "gatewayToken" | "receive" | "logger">,
+  context: Pick<
+    PluginContext<WebhooksConfig>,
+    "config" | "gatewayConfig" | "gatewayToken" | "receive" | "logger"
+  >,
 ): HttpHandler {
   return async (req, res) => {
     const name = req.params.name ?? "";
-    const hook = resolveHook(context.gatewayConfig, context.gatewayToken, name);
+    const hook = resolveHook(context.config, context.gatewayConfig, context.gatewayToken, name);
     if (!hook) {
       reply(res, 404, {
         error: "not-found",

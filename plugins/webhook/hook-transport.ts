@@ -1,4 +1,5 @@
 import type { PluginContext, Transport } from "../../src/plugin-api/index.js";
+import type { WebhooksConfig } from "./config.js";
 import { hookSenderId, WEBHOOK_CHANNEL } from "./handle-hook.js";
 
 /**
@@ -6,11 +7,11 @@ import { hookSenderId, WEBHOOK_CHANNEL } from "./handle-hook.js";
  * `?wait=1`), so `send` delivers nowhere: it logs and resolves. The reply stays in the transcript and the events.
  * `authorize` allows exactly the senders `hook:<name>` of hooks configured right now.
  */
-export function hookTransport(context: Pick<PluginContext, "gatewayConfig" | "logger">): Transport {
+export function hookTransport(context: Pick<PluginContext<WebhooksConfig>, "config" | "logger">): Transport {
   return {
     capabilities: { maxTextLength: 1_000_000 },
     authorize(message) {
-      const configured = Object.keys(context.gatewayConfig.webhooks);
+      const configured = Object.keys(context.config);
       if (
         message.channel === WEBHOOK_CHANNEL &&
         configured.some((name) => message.senderId === hookSenderId(name))
@@ -29,7 +30,7 @@ export function hookTransport(context: Pick<PluginContext, "gatewayConfig" | "lo
       return {};
     },
     health() {
-      const names = Object.keys(context.gatewayConfig.webhooks);
+      const names = Object.keys(context.config);
       return {
         state: "ok",
         detail: names.length === 0 ? "no webhooks configured" : `hooks: ${names.join(", ")}`,

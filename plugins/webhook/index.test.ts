@@ -1,6 +1,7 @@
 import { tmpdir } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
-import { type ClawdisConfig, configSchema } from "../../src/core/config-schema.js";
+import type { ClawdisConfig } from "../../src/core/config-schema.js";
+import { composeConfigSchema, sectionEntry } from "../../src/core/config-sections.js";
 import { createMemoryLogger, type LogLine } from "../../src/core/logger.js";
 import { HttpServer } from "../../src/http/http-server.js";
 import type {
@@ -10,6 +11,7 @@ import type {
   ReceiveResult,
   TurnOutcome,
 } from "../../src/plugin-api/index.js";
+import { type WebhooksConfig, webhookConfigSection } from "./config.js";
 import webhook from "./index.js";
 
 const GATEWAY_TOKEN = "gateway-token-abcdef0123456789";
@@ -32,7 +34,10 @@ afterEach(async () => {
 });
 
 async function start(config: unknown): Promise<Harness> {
-  const gatewayConfig: ClawdisConfig = configSchema.parse(config);
+  // The config as the gateway composes it; the plugin's settings are its section, `webhooks`.
+  const parsed = composeConfigSchema([sectionEntry("webhook", webhookConfigSection)]).parse(config);
+  const gatewayConfig: ClawdisConfig = parsed;
+  const hooks = parsed.webhooks as WebhooksConfig;
   const { logger, lines } = createMemoryLogger();
   server = new HttpServer({ token: GATEWAY_TOKEN, logger });
   const harness: Harness = {
@@ -42,11 +47,14 @@ async function start(config: unknown): Promise<Harness> {
     instance: {},
     answer: async () => ({ status: "accepted", journalId: "j-1", done: new Promise<TurnOutcome>(() => {}) }),
   };
-  const context: PluginContext = {
+  const context: PluginContext<WebhooksConfig> = {
     id: "webhook",
-    config: undefined,
+    config: hooks,
     gatewayConfig,
     stateDir: tmpdir(),
+    pluginStateDir: tmpdir(),
+    stagingDir: tmpdir(),
+    primarySessionKey: "main",
     logger,
     receive: (message) => {
       harness.received.push(message);

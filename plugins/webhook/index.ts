@@ -1,15 +1,18 @@
 import { definePlugin, PLUGIN_API_VERSION } from "../../src/plugin-api/index.js";
+import { webhookConfigSection } from "./config.js";
 import { hookHandler } from "./handle-hook.js";
 import { hookTransport } from "./hook-transport.js";
 
 /**
  * Webhooks: `POST /hooks/<name>` hands text from scripts and services (CI, monitoring, cron) to the agent as
- * automated input. Hooks are configured under `webhooks` in clawdis.json; see docs/webhooks.md.
+ * automated input. Hooks are configured in the plugin's own config section, `webhooks` (config.ts), which is its
+ * `context.config`; see docs/webhooks.md.
  */
 export default definePlugin({
   apiVersion: PLUGIN_API_VERSION,
   id: "webhook",
   version: "1.0.0",
+  configSection: webhookConfigSection,
   create(context) {
     context.http.route("POST", "/hooks/:name", hookHandler(context), { auth: false });
     return { transport: hookTransport(context) };

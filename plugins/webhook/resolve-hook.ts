@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { PluginContext } from "../../src/plugin-api/index.js";
+import type { WebhooksConfig } from "./config.js";
 
 type GatewayConfig = PluginContext["gatewayConfig"];
 
@@ -14,17 +15,17 @@ export interface ResolvedHook {
 }
 
 /**
- * The configured hook called `name`, with its defaults filled in: the session is `webhooks.<name>.session`, else
- * the primary session (`mainKey`), or `global` under `scope: "global"` (where everything shares one session);
- * the token is `webhooks.<name>.token`, else the gateway token. Undefined for a name not configured
- * (own keys only: `constructor` is not a hook).
+ * The hook called `name` in `hooks` (the plugin's section, `webhooks`), with its defaults filled in: the session
+ * is `webhooks.<name>.session`, else the primary session (`mainKey`), or `global` under `scope: "global"` (where
+ * everything shares one session); the token is `webhooks.<name>.token`, else the gateway token. Undefined for a
+ * name not configured (own keys only: `constructor` is not a hook).
  */
 export function resolveHook(
+  hooks: WebhooksConfig,
   config: GatewayConfig,
   gatewayToken: string,
   name: string,
 ): ResolvedHook | undefined {
-  const hooks = config.webhooks;
   if (!Object.hasOwn(hooks, name)) return undefined;
   const hook = hooks[name];
   if (!hook) return undefined;

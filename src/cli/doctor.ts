@@ -1,6 +1,7 @@
 import { access, readdir, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { loadConfig } from "../core/config.js";
+import type { ConfigSectionsSource } from "../core/config-sections.js";
 import { describeError } from "../core/errors.js";
 import { createLogger, type Logger } from "../core/logger.js";
 import { defaultStorePath, legacyStorePath } from "../core/paths.js";
@@ -57,16 +58,28 @@ class Report {
   }
 }
 
-export async function runDoctor(opts: { fix?: boolean }, io: CliIO): Promise<number> {
+/** `sections`: the built-in plugins' config sections; plugins of `plugins.load` are not loaded (see notes). */
+export async function runDoctor(
+  opts: { fix?: boolean },
+  io: CliIO,
+  sections?: ConfigSectionsSource,
+): Promise<number> {
   const report = new Report(io);
   let storePath: string;
   let configOk = true;
   try {
-    const loaded = loadConfig(io.env);
+    const loaded = loadConfig(io.env, sections ? await sections(io.env) : undefined);
     storePath = loaded.storePath;
     report.ok(
       loaded.exists ? `config ${loaded.path} is valid` : `no config at ${loaded.path}: every default applies`,
     );
+    for (const warning of loaded.warnings) report.note(warning);
+    for (const { key, closest } of loaded.unchecked) {
+      const typo = closest === undefined ? "" : ` (did you mean "${closest}"?)`;
+      report.note(
+        `config key "${key}" not checked${typo}: no built-in plugin owns it, so it may be the section of a plugin in plugins.load, which \`clawdis gateway\` checks when it starts`,
+      );
+    }
   } catch (error) {
     configOk = false;
     storePath = defaultStorePath(io.env);

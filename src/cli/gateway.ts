@@ -3,12 +3,13 @@ import { dirname } from "node:path";
 import { builtinTools } from "../agent/tools/index.js";
 import { bindExposure } from "../core/bind-exposure.js";
 import { bindListenError } from "../core/bind-listen-error.js";
-import { type LoadedConfig, loadConfig } from "../core/config.js";
+import type { LoadedConfig } from "../core/config.js";
+import type { ConfigSectionsSource } from "../core/config-sections.js";
 import { ClawdisError, describeError } from "../core/errors.js";
 import { createLogger } from "../core/logger.js";
 import { gatewayTokenPath, stateDir } from "../core/paths.js";
 import { Gateway } from "../gateway.js";
-import { loadPluginModule } from "../host/plugin-loader.js";
+import { loadGatewayConfig, loadPluginModule } from "../host/plugin-loader.js";
 import { registerApi } from "../http/api.js";
 import type { PluginDefinition } from "../plugin-api/types.js";
 import { readOrCreateToken } from "../runtime/gateway-token.js";
@@ -23,6 +24,8 @@ const STOP_DEADLINE_MS = 30_000;
 
 export interface GatewayDeps {
   builtinPlugins(): Promise<PluginDefinition[]>;
+  /** The config sections known without loading a plugin's runtime (the composition root's list). */
+  configSections: ConfigSectionsSource;
   version: string;
 }
 
@@ -32,9 +35,10 @@ export async function createGateway(
   deps: GatewayDeps,
   options: { listen: boolean; loaded?: LoadedConfig },
 ): Promise<Gateway> {
-  const loaded = options.loaded ?? loadConfig(io.env);
+  const loaded = options.loaded ?? (await loadGatewayConfig(io.env, await deps.configSections(io.env)));
   const { config } = loaded;
   const logger = createLogger({ level: config.logging.level });
+  for (const warning of loaded.warnings) logger.warn(warning);
   await migrateLegacyStore(io.env, logger, loaded.storePath);
   const exposure = options.listen ? bindExposure(config.gateway.bind) : {};
   if (exposure.warning) logger.warn(exposure.warning);
@@ -103,7 +107,7 @@ async function runGatewayUntilSignal(
   deps: GatewayDeps,
   signals: { received(): NodeJS.Signals | undefined; next(): Promise<NodeJS.Signals> },
 ): Promise<number> {
-  const loaded = loadConfig(io.env);
+  const loaded = await loadGatewayConfig(io.env, await deps.configSections(io.env));
   const bootLogger = createLogger({ level: loaded.config.logging.level });
   const lock = await ownForGateway(stateDir(io.env), loaded.config.gateway.port, {
     now: Date.now,

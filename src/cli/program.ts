@@ -1,13 +1,18 @@
 import { Command, CommanderError } from "commander";
+import type { ConfigSectionsSource } from "../core/config-sections.js";
 import { describeError, isClawdisError } from "../core/errors.js";
 import type { PluginDefinition } from "../plugin-api/types.js";
 import type { TerminalChat } from "./chat.js";
 import { type CliIO, EXIT } from "./io.js";
 
-/** What only the composition root (src/main.ts) knows: the built-in plugins and the terminal chat client. */
+/**
+ * What only the composition root (src/main.ts) knows: the built-in plugins, the config sections known without
+ * loading a plugin's runtime, and the terminal chat client.
+ */
 export interface CliDeps {
   version: string;
   builtinPlugins(): Promise<PluginDefinition[]>;
+  configSections: ConfigSectionsSource;
   terminalChat(): Promise<TerminalChat>;
 }
 
@@ -54,7 +59,9 @@ export function buildProgram(io: CliIO, deps: CliDeps, setExit: (code: number) =
     .option("--active <minutes>", "only sessions updated within this many minutes")
     .option("--store <path>", "session store to read instead of the configured one")
     .action((opts: { json?: boolean; active?: string; store?: string }) =>
-      run(async () => (await import("./sessions.js")).runSessions(opts, io))(),
+      run(async () =>
+        (await import("./sessions.js")).runSessions(opts, io, undefined, deps.configSections),
+      )(),
     );
 
   program
@@ -62,7 +69,7 @@ export function buildProgram(io: CliIO, deps: CliDeps, setExit: (code: number) =
     .description("store path, session count, recent sessions, transport state")
     .option("--json", "print JSON only")
     .action((opts: { json?: boolean }) =>
-      run(async () => (await import("./status.js")).runStatus(opts, io))(),
+      run(async () => (await import("./status.js")).runStatus(opts, io, undefined, deps.configSections))(),
     );
 
   program
@@ -70,7 +77,7 @@ export function buildProgram(io: CliIO, deps: CliDeps, setExit: (code: number) =
     .description("check config, store and transcripts")
     .option("--fix", "repair what can be repaired, keeping backups")
     .action((opts: { fix?: boolean }) =>
-      run(async () => (await import("./doctor.js")).runDoctor(opts, io))(),
+      run(async () => (await import("./doctor.js")).runDoctor(opts, io, deps.configSections))(),
     );
 
   return program;

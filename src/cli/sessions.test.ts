@@ -115,6 +115,7 @@ describe("clawdis sessions --json", () => {
     const deps: CliDeps = {
       version: "0.0.0",
       builtinPlugins: async () => [],
+      configSections: async () => [],
       terminalChat: async () => {
         throw new Error("not used by this command");
       },

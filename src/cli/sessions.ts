@@ -1,6 +1,7 @@
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { type Clock, systemClock } from "../core/clock.js";
+import type { ConfigSectionsSource } from "../core/config-sections.js";
 import { ClawdisError } from "../core/errors.js";
 import { formatAge } from "../core/format.js";
 import { expandHome } from "../core/paths.js";
@@ -22,12 +23,14 @@ export interface SessionsOptions {
  * Read-only and fast: it never takes the lock and never changes the store (a store that does not parse is
  * reported, exit 1; the gateway sets it aside on its next access). With `--store` the config is not needed
  * (only consulted, best effort, for the context window in the table). Imports nothing heavy: the config
- * loader (zod, json5) is loaded only when the config is actually read.
+ * loader (zod, json5) and `sections` (the built-in plugins' config sections, without their runtime) are loaded only
+ * when the config is actually read; plugins of `plugins.load` never are (their sections are left unchecked).
  */
 export async function runSessions(
   opts: SessionsOptions,
   io: CliIO,
   clock: Clock = systemClock,
+  sections?: ConfigSectionsSource,
 ): Promise<number> {
   const active = parseActiveMinutes(opts.active);
   if (active instanceof Error) {
@@ -39,11 +42,11 @@ export async function runSessions(
   let contextWindow: number | undefined;
   if (opts.store !== undefined) {
     storePath = await resolveStoreArgument(opts.store, io);
-    if (!opts.json) contextWindow = await configuredWindow(io).catch(() => undefined);
+    if (!opts.json) contextWindow = await configuredWindow(io, sections).catch(() => undefined);
   } else {
     // A config that does not load ends the command with exit 2 (ClawdisError CONFIG_*, printed by the CLI).
     const { loadConfig } = await import("../core/config.js");
-    const loaded = loadConfig(io.env);
+    const loaded = loadConfig(io.env, sections ? await sections(io.env) : undefined);
     storePath = loaded.storePath;
     contextWindow = loaded.config.inbound.reply.agent.contextTokens;
   }
@@ -65,9 +68,10 @@ async function resolveStoreArgument(value: string, io: CliIO): Promise<string> {
   return info?.isDirectory() ? join(path, "sessions.json") : path;
 }
 
-async function configuredWindow(io: CliIO): Promise<number> {
+async function configuredWindow(io: CliIO, sections: ConfigSectionsSource | undefined): Promise<number> {
   const { loadConfig } = await import("../core/config.js");
-  return loadConfig(io.env).config.inbound.reply.agent.contextTokens;
+  return loadConfig(io.env, sections ? await sections(io.env) : undefined).config.inbound.reply.agent
+    .contextTokens;
 }
 
 /** The usable entries of the store; unusable ones are named on stderr (stdout stays clean for --json). */

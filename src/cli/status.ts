@@ -1,5 +1,6 @@
 import { type Clock, systemClock } from "../core/clock.js";
 import { loadConfig } from "../core/config.js";
+import type { ConfigSectionsSource } from "../core/config-sections.js";
 import { describeError } from "../core/errors.js";
 import { formatAge } from "../core/format.js";
 import { readStoreFile } from "../sessions/store-read.js";
@@ -22,14 +23,16 @@ export interface StatusReport {
 /**
  * `clawdis status [--json]`: store path, session count, the five most recent sessions, and what the running
  * gateway says about its transports. Exit 0; 1 when the store does not parse (everything else is still shown);
- * a config that does not load throws (exit 2).
+ * a config that does not load throws (exit 2). `sections`: the built-in plugins' config sections (validated with the
+ * core's keys; plugins of `plugins.load` are not loaded, their sections are left unchecked).
  */
 export async function runStatus(
   opts: { json?: boolean },
   io: CliIO,
   clock: Clock = systemClock,
+  sections?: ConfigSectionsSource,
 ): Promise<number> {
-  const loaded = loadConfig(io.env);
+  const loaded = loadConfig(io.env, sections ? await sections(io.env) : undefined);
   const [store, gateway] = await Promise.all([
     readStoreSummary(loaded.storePath),
     probeGateway(loaded.config, io.env),

@@ -164,6 +164,11 @@ export function formatConfigIssues(
       continue;
     }
     const { line, suffix } = where(path);
+    if (issue.code === "custom") {
+      // A rule of the loader's own (e.g. a plugin's settings outside its section): the message says it all.
+      problems.push({ line, text: `${formatPath(path)}: ${issue.message}${suffix}` });
+      continue;
+    }
     if (issue.code === "invalid_key") {
       const rule = issue.issues[0]?.message ?? "a valid name";
       const name = path[path.length - 1];

@@ -2,13 +2,16 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import JSON5 from "json5";
 import { describe, expect, it } from "vitest";
-import { configSchema, parseConfigText } from "./config.js";
+import { builtinConfigSections } from "../main.js";
+import { parseConfigText } from "./config.js";
 import { ANY_INDEX, ANY_KEY, schemaKeyPaths } from "./config-schema-walk.js";
+import { composeConfigSchema } from "./config-sections.js";
 import { type Json5Path, locateJson5 } from "./json5-locate.js";
 
 /**
- * Keeps clawdis.example.json and docs/configuration.md complete: a key added to the schema without being shown
- * in the example (with a comment) and in the docs table fails here.
+ * Keeps clawdis.example.json and docs/configuration.md complete: a key added to the schema, the core's or a
+ * built-in plugin's section, without being shown in the example (with a comment) and in the docs table fails
+ * here; so does a section key whose text there is not the plugin's own `describe`.
  */
 
 const examplePath = fileURLToPath(new URL("../../clawdis.example.json", import.meta.url));
@@ -22,7 +25,9 @@ const docsText = readFileSync(docsPath, "utf8");
  */
 const COMMENTED_OUT_KEYS = new Set(["$schema"]);
 
-const schemaPaths = schemaKeyPaths(configSchema);
+const sections = await builtinConfigSections({});
+const options = { sections, unclaimed: "error" as const };
+const schemaPaths = schemaKeyPaths(composeConfigSchema(sections));
 
 function matches(pattern: readonly string[], path: Json5Path): boolean {
   if (pattern.length !== path.length) return false;
@@ -50,12 +55,12 @@ function valuePaths(value: unknown, prefix: Json5Path = []): Json5Path[] {
 
 describe("clawdis.example.json", () => {
   it("parses and validates", () => {
-    const config = parseConfigText(exampleText, "clawdis.example.json");
+    const config = parseConfigText(exampleText, "clawdis.example.json", options);
     expect(config.gateway.port).toBe(18789);
   });
 
   it("shows the seed keys of SPEC section 3 verbatim", () => {
-    const { session } = parseConfigText(exampleText, "clawdis.example.json").inbound.reply;
+    const { session } = parseConfigText(exampleText, "clawdis.example.json", options).inbound.reply;
     expect(session.scope).toBe("per-sender");
     expect(session.idleMinutes).toBe(60);
     expect(session.resetTriggers).toEqual(["/new"]);
@@ -102,6 +107,68 @@ describe("clawdis.example.json", () => {
       .paths()
       .map((path) => JSON.stringify(path));
     expect(new Set(located)).toEqual(new Set(expected));
+  });
+});
+
+/** `<name>.session` -> a pattern for the walker's path below the section (`*` for any record key). */
+function describedPath(sectionKey: string, described: string): string[] {
+  return [
+    sectionKey,
+    ...described.split(".").map((segment) => (/^<[a-z]+>$/.test(segment) ? ANY_KEY : segment)),
+  ];
+}
+
+/** The comment on a line and the `//` lines just above it, as one line of text. */
+function commentAt(lines: readonly string[], line: number): string {
+  const parts: string[] = [];
+  const own = lines[line - 1] ?? "";
+  const trailing = own.indexOf("//");
+  if (trailing >= 0) parts.push(own.slice(trailing + 2));
+  for (let at = line - 2; at >= 0 && /^\s*\/\//.test(lines[at] ?? ""); at--) {
+    parts.unshift((lines[at] ?? "").replace(/^\s*\/\//, ""));
+  }
+  return parts.join(" ").replace(/\s+/g, " ").trim();
+}
+
+describe("the plugins' own descriptions (describe)", () => {
+  it("cover every key of each section, and name only keys the section has", () => {
+    for (const { section } of sections) {
+      const own = schemaPaths.filter(({ path }) => path[0] === section.key && path.length > 1);
+      const described = Object.keys(section.describe).map((key) => describedPath(section.key, key).join("."));
+      const leaves = own.filter(({ leaf }) => leaf).map(({ path }) => path.join("."));
+      expect(leaves.filter((path) => !described.includes(path))).toEqual([]);
+      // Every path and its prefixes: a record's entries (`webhooks.<name>`) are described too.
+      const all = own.flatMap(({ path }) => path.slice(1).map((_, i) => path.slice(0, i + 2).join(".")));
+      expect(described.filter((path) => !all.includes(path))).toEqual([]);
+    }
+  });
+
+  it("are the comments of the section's keys in clawdis.example.json", () => {
+    const lines = exampleText.split("\n");
+    const located = locateJson5(exampleText);
+    const wrong: string[] = [];
+    for (const { section } of sections) {
+      for (const [key, text] of Object.entries(section.describe)) {
+        const pattern = describedPath(section.key, key);
+        const at = located.paths().find((path) => matches(pattern, path));
+        const comment = at === undefined ? "" : commentAt(lines, located.at(at)?.line ?? 0);
+        if (!comment.toLowerCase().includes(text.toLowerCase()))
+          wrong.push(`${section.key}.${key}: ${JSON.stringify(comment)}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it("are the meanings of the section's rows in docs/configuration.md", () => {
+    const rows = docsText.split("\n").filter((line) => line.startsWith("| `"));
+    const wrong: string[] = [];
+    for (const { section } of sections) {
+      for (const [key, text] of Object.entries(section.describe)) {
+        const row = rows.find((line) => line.startsWith(`| \`${section.key}.${key}\``));
+        if (!row?.includes(` ${text} `)) wrong.push(`${section.key}.${key}: ${row ?? "no row"}`);
+      }
+    }
+    expect(wrong).toEqual([]);
   });
 });
 

@@ -36,8 +36,8 @@ describe("schemaAt / objectKeysAt", () => {
     expect(describeExpected(schemaAt(configSchema, ["inbound", "reply", "session", "idleMinutes"])!)).toBe(
       "a number >= 1",
     );
-    expect(describeExpected(schemaAt(configSchema, ["webhooks", "any-name", "token"])!)).toBe(
-      "a string of at least 8 characters",
+    expect(describeExpected(schemaAt(configSchema, ["plugins", "entries", "any-name", "enabled"])!)).toBe(
+      "true or false",
     );
     expect(
       describeExpected(schemaAt(configSchema, ["inbound", "reply", "session", "resetTriggers", 0])!),

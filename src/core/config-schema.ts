@@ -1,9 +1,11 @@
 import { z } from "zod";
 
 /**
- * The one schema of `clawdis.json`. Strict everywhere: an unknown key is an error, never ignored.
- * Defaults live here and only here; `ClawdisConfig` is the fully defaulted result.
- * Every key is documented in docs/configuration.md and shown in clawdis.example.json.
+ * The core's part of the schema of `clawdis.json`: every key the core itself reads. Strict everywhere: an unknown
+ * key is an error, never ignored. The sections plugins own (`telegram`, `webhooks`, …) are added to it at load
+ * (config-sections.ts), so a transport's keys live with the transport. Defaults live here and in each section's
+ * own schema; `ClawdisConfig` is the fully defaulted core. Every key is documented in docs/configuration.md and
+ * shown in clawdis.example.json.
  */
 
 /** An absolute http:// or https:// URL ("localhost:11434" without a scheme is refused, not misread). */
@@ -74,6 +76,8 @@ export const replySchema = z.strictObject({
 export const groupChatSchema = z.strictObject({
   requireMention: z.boolean().default(true),
   mentionPatterns: z.array(z.string().min(1)).default([]),
+  /** Unaddressed group messages in a row shown to the model as context with the next answered one (newest). */
+  historyLimit: z.number().int().min(0).max(1000).default(50),
 });
 
 export const inboundSchema = z.strictObject({
@@ -85,31 +89,9 @@ export const inboundSchema = z.strictObject({
   reply: replySchema.default(() => replySchema.parse({})),
 });
 
-export const telegramSchema = z.strictObject({
-  botToken: z.string().min(1).optional(),
-  allowFrom: z
-    .array(z.union([z.number().int(), z.string().regex(/^(\*|-?[0-9]+)$/, 'a numeric user id or "*"')]))
-    .default([]),
-  requireMention: z.boolean().default(true),
-  apiRoot: httpUrl("https://api.telegram.org").default("https://api.telegram.org"),
-});
-
-export const whatsappSchema = z.strictObject({
-  enabled: z.boolean().default(false),
-});
-
 export const gatewaySchema = z.strictObject({
   port: z.number().int().min(0).max(65535).default(18789),
   bind: z.string().min(1).default("127.0.0.1"),
-});
-
-export const webhookSchema = z.strictObject({
-  /** Session key the hook's input goes to; default the primary session. */
-  session: z.string().min(1).optional(),
-  /** Bearer token for this hook; default the gateway token. */
-  token: z.string().min(8).optional(),
-  /** Tools the agent may use on this hook's input (names, or "*"); default none: hook input is untrusted. */
-  tools: z.array(z.string().min(1)).default([]),
 });
 
 export const pluginEntrySchema = z.strictObject({
@@ -132,15 +114,7 @@ export const loggingSchema = z.strictObject({
 export const configSchema = z.strictObject({
   $schema: z.string().optional(),
   inbound: inboundSchema.default(() => inboundSchema.parse({})),
-  telegram: telegramSchema.default(() => telegramSchema.parse({})),
-  whatsapp: whatsappSchema.default(() => whatsappSchema.parse({})),
   gateway: gatewaySchema.default(() => gatewaySchema.parse({})),
-  webhooks: z
-    .record(
-      z.string().regex(/^[a-z0-9-]{1,64}$/, "a name of 1 to 64 lowercase letters, digits or '-'"),
-      webhookSchema,
-    )
-    .default({}),
   plugins: pluginsSchema.default(() => pluginsSchema.parse({})),
   logging: loggingSchema.default(() => loggingSchema.parse({})),
 });

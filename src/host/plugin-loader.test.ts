@@ -4,7 +4,12 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ClawdisError } from "../core/errors.js";
-import { loadPluginModule, resolvePluginEntry } from "./plugin-loader.js";
+import {
+  loadGatewayConfig,
+  loadPluginModule,
+  loadPluginSections,
+  resolvePluginEntry,
+} from "./plugin-loader.js";
 
 const fixtures = resolve(fileURLToPath(new URL("../../test/fixtures", import.meta.url)));
 
@@ -60,7 +65,8 @@ describe("loadPluginModule: folders", () => {
   it("loads the echo fixture plugin", async () => {
     const definition = await loadPluginModule("./echo-plugin", fixtures);
     expect(definition.id).toBe("echo-transport");
-    expect(definition.apiVersion).toBe(1);
+    expect(definition.apiVersion).toBe(2);
+    expect(definition.configSection?.key).toBe("echo");
   });
 
   it("names the spec and the missing path when the folder does not exist", async () => {
@@ -97,7 +103,7 @@ describe("loadPluginModule: invalid modules", () => {
     const error = await loadError(() => loadPluginModule("./plugins/wrong-api", fixtures));
     expect(error.code).toBe("PLUGIN_INVALID");
     expect(error.message).toContain("plugin API version 99");
-    expect(error.message).toContain("this gateway speaks version 1");
+    expect(error.message).toContain("this gateway speaks versions 1 and 2");
     expect(error.message).toContain("update clawdis");
   });
 
@@ -178,5 +184,47 @@ describe("loadPluginModule: packages, ~ and files", () => {
     await mkdir(dir);
     await writeFile(join(dir, "package.json"), "{ nope");
     expect(() => resolvePluginEntry("./broken-json", root)).toThrow(/package\.json does not parse/);
+  });
+});
+
+describe("loadPluginSections / loadGatewayConfig", () => {
+  let root: string;
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), "clawdis-sections-"));
+  });
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("gives the sections of the plugins that declare one, owned by their id, in order", async () => {
+    const entries = await loadPluginSections(["./echo-plugin", "./plugins/index-only"], fixtures);
+    expect(entries.map((entry) => [entry.owner, entry.section.key])).toEqual([["echo-transport", "echo"]]);
+  });
+
+  it("loads plugins.load relative to the config file and checks their sections with the rest", async () => {
+    const echo = join(fixtures, "echo-plugin");
+    const env = { CLAWDIS_STATE_DIR: root, HOME: root };
+    await writeFile(
+      join(root, "clawdis.json"),
+      JSON.stringify({ plugins: { load: [echo] }, echo: { allowFrom: ["alice"] } }),
+    );
+    const loaded = await loadGatewayConfig(env, []);
+    expect((loaded.config as Record<string, unknown>).echo).toEqual({
+      allowFrom: ["alice"],
+      maxTextLength: 4000,
+    });
+    await writeFile(
+      join(root, "clawdis.json"),
+      JSON.stringify({ plugins: { load: [echo] }, echo: { allow: [] } }),
+    );
+    await expect(loadGatewayConfig(env, [])).rejects.toThrow("echo.allow: unknown key (clawdis.json line 1)");
+  });
+
+  it("stops with the loader's error when a plugin of plugins.load does not load", async () => {
+    const env = { CLAWDIS_STATE_DIR: root, HOME: root };
+    await writeFile(join(root, "clawdis.json"), JSON.stringify({ plugins: { load: ["./nope"] } }));
+    const error = await loadError(() => loadGatewayConfig(env, []));
+    expect(error.code).toBe("PLUGIN_INVALID");
+    expect(error.message).toContain(join(root, "nope"));
   });
 });

@@ -2,6 +2,8 @@ import { readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { type LoadedConfig, loadConfigWithPlugins } from "../core/config.js";
+import type { ConfigSectionEntry } from "../core/config-sections.js";
 import { ClawdisError, describeError } from "../core/errors.js";
 import { type Env, expandHome } from "../core/paths.js";
 import type { PluginDefinition } from "../plugin-api/index.js";
@@ -190,4 +192,30 @@ export async function loadPluginModule(
     );
   }
   return validatePluginDefinition(loaded.default, origin);
+}
+
+/**
+ * The config sections of the plugins `specs` names (entries of `plugins.load`), in order, each owned by its
+ * plugin's id; plugins without a section give none. Loading a plugin imports its module, never runs `create`.
+ * Throws ClawdisError PLUGIN_INVALID like `loadPluginModule`.
+ */
+export async function loadPluginSections(
+  specs: readonly string[],
+  baseDir: string,
+  env: Env = process.env,
+): Promise<ConfigSectionEntry[]> {
+  const entries: ConfigSectionEntry[] = [];
+  for (const spec of specs) {
+    const definition = await loadPluginModule(spec, baseDir, env);
+    if (definition.configSection) entries.push({ owner: definition.id, section: definition.configSection });
+  }
+  return entries;
+}
+
+/**
+ * The config as the gateway loads it: the core, the built-in `sections`, and the sections of the plugins in
+ * `plugins.load`, which are loaded for them once the rest of the file validates (see `loadConfigWithPlugins`).
+ */
+export function loadGatewayConfig(env: Env, sections: readonly ConfigSectionEntry[]): Promise<LoadedConfig> {
+  return loadConfigWithPlugins(env, sections, (specs, baseDir) => loadPluginSections(specs, baseDir, env));
 }
