@@ -1,8 +1,21 @@
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanupAll, E2eState } from "./harness.js";
+import { cleanupAll, E2eState, type Json } from "./harness.js";
+
+/**
+ * The harness's config with the echo plugin's settings in its own section, `echo` (where a plugin with a section
+ * takes them), merged with `extra` (top-level keys replaced).
+ */
+function sectionConfig(state: E2eState, extra: Json = {}): Json {
+  const base = state.configFor();
+  const plugins = { ...(base.plugins as Json) };
+  const entries = { ...((plugins.entries as Json | undefined) ?? {}) };
+  delete entries["echo-transport"];
+  return { ...base, plugins: { ...plugins, entries }, echo: { allowFrom: ["alice", "bob"] }, ...extra };
+}
 
 describe("e2e: a bad config stops the start", () => {
   afterEach(cleanupAll);
@@ -39,5 +52,102 @@ describe("e2e: a bad config stops the start", () => {
     expect(run.stderr).not.toMatch(/listening on|\n\s+at /);
     expect(existsSync(join(state.dir, "gateway.json"))).toBe(false);
     expect(await readFile(state.configPath, "utf8")).toBe(text);
+  });
+});
+
+describe("e2e: config sections owned by plugins", () => {
+  afterEach(cleanupAll);
+
+  it("a misspelled key in a built-in plugin's section stops the start: exit 2, full path, line, did you mean", async () => {
+    const state = await E2eState.create();
+    const text = JSON.stringify(sectionConfig(state, { telegram: { botTokn: "1:x" } }), null, 2);
+    await state.writeConfig(text);
+    const line = text.split("\n").findIndex((row) => row.includes('"botTokn"')) + 1;
+    const run = await state.cli(["gateway"]);
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toContain(
+      `telegram.botTokn: unknown key (clawdis.json line ${line}) — did you mean "botToken"?`,
+    );
+    expect(existsSync(join(state.dir, "gateway.json"))).toBe(false);
+  });
+
+  it("a misspelled key in the section of a plugin from plugins.load stops the start the same way", async () => {
+    const state = await E2eState.create();
+    const text = JSON.stringify(sectionConfig(state, { echo: { allowFrm: ["alice"] } }), null, 2);
+    await state.writeConfig(text);
+    const line = text.split("\n").findIndex((row) => row.includes('"allowFrm"')) + 1;
+    const run = await state.cli(["gateway"]);
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toContain(
+      `echo.allowFrm: unknown key (clawdis.json line ${line}) — did you mean "allowFrom"?`,
+    );
+    expect(state.fake.requests).toHaveLength(0);
+  });
+
+  it("a Telegram token (in the file or the environment) is named in one warning at start and by doctor", async () => {
+    const state = await E2eState.create();
+    await state.writeConfig(sectionConfig(state, { telegram: { botToken: "123:abc" } }));
+    const warning =
+      "telegram.botToken is set but the Telegram transport is not available in this build; it is ignored";
+    const gateway = await state.startGateway();
+    expect(gateway.stderr.text().split(warning)).toHaveLength(2);
+    expect((await gateway.stop()).code).toBe(0);
+    const doctor = await state.cli(["doctor"]);
+    expect(doctor.stdout).toContain(`- ${warning}`);
+
+    await state.writeConfig(sectionConfig(state));
+    const fromEnv = await state.cli(["doctor"], undefined, { env: { TELEGRAM_BOT_TOKEN: "123:abc" } });
+    expect(fromEnv.stdout).toContain(
+      "- TELEGRAM_BOT_TOKEN is set but the Telegram transport is not available in this build; it is ignored",
+    );
+    expect((await state.cli(["doctor"])).stdout).not.toContain("Telegram transport");
+  });
+
+  it("read-only commands accept an external plugin's section unchecked, and load no model client or plugin code", async () => {
+    const state = await E2eState.create();
+    // A typo in the external section: the gateway would refuse it; read-only commands do not load the plugin.
+    await state.writeConfig(sectionConfig(state, { echo: { allowFrm: ["alice"] }, webhooks: { ci: {} } }));
+    const log = join(state.dir, "loaded.txt");
+    const hooks = join(state.dir, "hooks.mjs");
+    const register = join(state.dir, "register.mjs");
+    await writeFile(
+      hooks,
+      'import { appendFileSync } from "node:fs";\n' +
+        "export async function load(url, context, next) {\n" +
+        '  appendFileSync(process.env.E2E_LOADED_LOG, url + "\\n");\n' +
+        "  return next(url, context);\n}\n",
+    );
+    await writeFile(
+      register,
+      `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
+    );
+    const env = { NODE_OPTIONS: `--import=${pathToFileURL(register).href}`, E2E_LOADED_LOG: log };
+    for (const args of [["sessions", "--json"], ["status", "--json"], ["doctor"]]) {
+      await writeFile(log, "");
+      const run = await state.cli(args, undefined, { env });
+      expect(run.code, `${args.join(" ")}: ${run.stderr}`).toBe(0);
+      const loaded = (await readFile(log, "utf8")).split("\n").filter(Boolean);
+      expect(
+        loaded.some((url) => url.endsWith("/src/core/config.js")),
+        args.join(" "),
+      ).toBe(true);
+      expect(
+        loaded.some((url) => url.endsWith("/plugins/webhook/config.js")),
+        args.join(" "),
+      ).toBe(true);
+      const heavy = loaded.filter(
+        (url) =>
+          url.includes("/node_modules/openai/") ||
+          url.endsWith("/src/agent/llm-client.js") ||
+          /\/plugins\/[^/]+\/(?!config\.js$)[^/]+$/.test(url) ||
+          url.includes("/echo-plugin/"),
+      );
+      expect(heavy, args.join(" ")).toEqual([]);
+      if (args[0] === "doctor") {
+        expect(run.stdout).toContain(
+          '- config key "echo" not checked: no built-in plugin owns it, so it may be the section of a plugin in plugins.load',
+        );
+      }
+    }
   });
 });
