@@ -102,7 +102,8 @@ export class Ledger {
     const torn: TornLine[] = [];
     const markerPattern = new RegExp(`<${escapeRegExp(this.prefix)}\\d+>`, "g");
     for (const file of files) {
-      const text = await readFile(join(sessionsDir, file), "utf8");
+      // A file deleted while the audit runs (a scenario that deletes transcripts) has nothing left to count.
+      const text = await readFile(join(sessionsDir, file), "utf8").catch(() => "");
       const lines = text.split("\n");
       lines.forEach((line, index) => {
         if (line.trim().length === 0) return;
