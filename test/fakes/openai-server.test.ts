@@ -65,6 +65,39 @@ describe("startFakeOpenAI", () => {
     expect(body.data.map((m) => m.id)).toEqual(["a", "b"]);
   });
 
+  it("records model-list requests apart and holds them while hangModels is set", async () => {
+    fake.hangModels = true;
+    const answer = fetch(`${fake.url}/models`);
+    const held = await fake.waitForModelsRequest(1);
+    expect(held.n).toBe(1);
+    expect(held.answered()).toBe(false);
+    // A chat hang's release does not answer a held model list.
+    fake.release();
+    const chat = await post(fake, userSays("still served"));
+    expect(chat.status).toBe(200);
+    expect(held.answered()).toBe(false);
+    expect(fake.requests).toHaveLength(1);
+    fake.releaseModels();
+    const body = (await (await answer).json()) as { data: { id: string }[] };
+    expect(body.data.map((m) => m.id)).toEqual(["fake-model"]);
+    expect(await held.closed).toBe("finished");
+    expect(held.answered()).toBe(true);
+    // Released: later requests are answered at once again.
+    expect((await fetch(`${fake.url}/models`)).status).toBe(200);
+    expect(fake.modelRequests.map((r) => r.n)).toEqual([1, 2]);
+  });
+
+  it("sees a held model-list request whose client went away", async () => {
+    fake.hangModels = true;
+    const controller = new AbortController();
+    const answer = fetch(`${fake.url}/models`, { signal: controller.signal });
+    const held = await fake.waitForModelsRequest(1);
+    controller.abort();
+    await expect(answer).rejects.toThrow();
+    expect(await held.closed).toBe("aborted");
+    expect(held.answered()).toBe(false);
+  });
+
   it("echoes the last user message by default, as plain JSON without stream", async () => {
     const response = await post(fake, userSays("hello"));
     const body = (await response.json()) as {

@@ -11,6 +11,9 @@ import type { AddressInfo } from "node:net";
  * (`id` and `function.name` only in the first fragment of a call, `arguments` split across fragments), a chunk
  * with `finish_reason`, a usage chunk whose `choices` is empty (only when the request asked for it with
  * `stream_options.include_usage`), then `data: [DONE]`.
+ *
+ * `GET /v1/models` requests are recorded apart (`modelRequests`); while `hangModels` is set they get no answer
+ * until the client goes away or `releaseModels()` is called (an endpoint whose model list hangs).
  */
 
 export interface FakeToolCall {
@@ -78,6 +81,17 @@ export interface FakeRequest {
   closed: Promise<"finished" | "aborted">;
 }
 
+/** One `GET /v1/models` request. */
+export interface FakeModelsRequest {
+  /** 1-based arrival number, counted apart from chat completion requests. */
+  n: number;
+  receivedAt: number;
+  /** Resolves when the response ended: "finished" (fully sent) or "aborted" (the client went away first). */
+  closed: Promise<"finished" | "aborted">;
+  /** Whether the response is complete yet (false while it hangs). */
+  answered(): boolean;
+}
+
 export interface FakeOpenAI {
   /** Base URL including `/v1`, e.g. `http://127.0.0.1:1234/v1`. */
   url: string;
@@ -85,6 +99,13 @@ export interface FakeOpenAI {
   requests: FakeRequest[];
   /** Model ids listed by `GET /v1/models`. */
   models: string[];
+  /** Every `GET /v1/models` request received, in arrival order (not in `requests`). */
+  modelRequests: FakeModelsRequest[];
+  /**
+   * While true, a `GET /v1/models` that arrives holds its answer until the client goes away or
+   * `releaseModels()`; `release()` does not end it (chat hangs and model-list hangs are released apart).
+   */
+  hangModels: boolean;
   /** `request` (FakeRequest) and `abort` (FakeRequest) events. */
   events: EventEmitter;
   enqueue(...replies: FakeReply[]): void;
@@ -93,6 +114,10 @@ export interface FakeOpenAI {
   waitForRequest(n: number): Promise<FakeRequest>;
   /** Resolves when the client of the n-th request went away before its response was complete. */
   waitForAbort(n: number): Promise<FakeRequest>;
+  /** Resolves with the n-th (1-based) `GET /v1/models` request once it has arrived. */
+  waitForModelsRequest(n: number): Promise<FakeModelsRequest>;
+  /** Answers every held `GET /v1/models` now, and clears `hangModels`. */
+  releaseModels(): void;
   /** Lets every hanging reply (now and until the next `hold()`) carry on and finish. */
   release(): void;
   /** Makes `hang` replies hang again after a `release()`. */
@@ -171,6 +196,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   const queue: FakeReply[] = [];
   let handler: (body: ChatRequestBody) => FakeReply | Promise<FakeReply> = echoReply;
   const requests: FakeRequest[] = [];
+  const modelRequests: FakeModelsRequest[] = [];
   const events = new EventEmitter();
   events.setMaxListeners(0);
   let released = false;
@@ -193,6 +219,8 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     url: "",
     requests,
     models: ["fake-model"],
+    modelRequests,
+    hangModels: false,
     events,
     enqueue: (...replies) => {
       queue.push(...replies);
@@ -217,6 +245,21 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       if (how !== "aborted") throw new Error(`request ${n} finished normally; its client did not go away`);
       return request;
     },
+    waitForModelsRequest: (n) =>
+      new Promise((resolve) => {
+        const found = modelRequests[n - 1];
+        if (found) return resolve(found);
+        const onRequest = (request: FakeModelsRequest) => {
+          if (request.n !== n) return;
+          events.off("models-request", onRequest);
+          resolve(request);
+        };
+        events.on("models-request", onRequest);
+      }),
+    releaseModels: () => {
+      fake.hangModels = false;
+      events.emit("release-models");
+    },
     release: () => {
       released = true;
       events.emit("release");
@@ -227,6 +270,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     close: () =>
       new Promise((resolve, reject) => {
         events.emit("release");
+        events.emit("release-models");
         server.closeAllConnections();
         server.close((error) => (error ? reject(error) : resolve()));
       }),
@@ -262,9 +306,38 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     });
   }
 
+  /** Resolves when a held `GET /v1/models` may answer ("released"), or "gone" when its client went away. */
+  function waitModelsRelease(res: ServerResponse): Promise<"released" | "gone"> {
+    if (res.destroyed) return Promise.resolve("gone");
+    return new Promise((resolve) => {
+      const onRelease = () => done("released");
+      const onClose = () => done("gone");
+      const done = (how: "released" | "gone") => {
+        events.off("release-models", onRelease);
+        res.off("close", onClose);
+        resolve(how);
+      };
+      events.on("release-models", onRelease);
+      res.on("close", onClose);
+    });
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     if (req.method === "GET" && url.pathname === "/v1/models") {
+      const closed = new Promise<"finished" | "aborted">((resolve) => {
+        res.on("close", () => resolve(res.writableFinished ? "finished" : "aborted"));
+      });
+      const request: FakeModelsRequest = {
+        n: modelRequests.length + 1,
+        receivedAt: Date.now(),
+        closed,
+        answered: () => res.writableFinished,
+      };
+      modelRequests.push(request);
+      events.emit("models-request", request);
+      if (fake.hangModels && (await waitModelsRelease(res)) === "gone") return;
+      if (isGone(res)) return;
       const data = fake.models.map((id) => ({
         id,
         object: "model",
