@@ -19,11 +19,15 @@ afterEach(async () => {
   await rm(state, { recursive: true, force: true });
 });
 
-async function doctor(fix = false): Promise<{ code: number; out: string; err: string }> {
+async function doctor(fix = false, json = false): Promise<{ code: number; out: string; err: string }> {
   const io = recordingIO({ CLAWDIS_STATE_DIR: state, HOME: state });
-  const code = await runDoctor({ fix }, io);
+  const code = await runDoctor({ fix, json }, io);
   return { code, out: io.out, err: io.err };
 }
+
+/** As the gateway writes them: files 0600, folders 0700 (whatever the umask of the test run). */
+const PRIVATE_FILE = { mode: 0o600 } as const;
+const PRIVATE_DIR = { recursive: true, mode: 0o700 } as const;
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -41,16 +45,16 @@ function messageLine(text: string, id = `e-${text}`): string {
 }
 
 async function writeTranscript(id: string, lines: string[], mtimeMs?: number): Promise<string> {
-  await mkdir(sessions, { recursive: true });
+  await mkdir(sessions, PRIVATE_DIR);
   const path = join(sessions, `${id}.jsonl`);
-  await writeFile(path, `${lines.join("\n")}\n`);
+  await writeFile(path, `${lines.join("\n")}\n`, PRIVATE_FILE);
   if (mtimeMs !== undefined) await utimes(path, mtimeMs / 1000, mtimeMs / 1000);
   return path;
 }
 
 async function writeStore(map: Record<string, unknown>): Promise<void> {
-  await mkdir(sessions, { recursive: true });
-  await writeFile(storePath, `${JSON.stringify(map, null, 2)}\n`);
+  await mkdir(sessions, PRIVATE_DIR);
+  await writeFile(storePath, `${JSON.stringify(map, null, 2)}\n`, PRIVATE_FILE);
 }
 
 async function snapshot(): Promise<Record<string, string>> {
@@ -70,7 +74,11 @@ describe("clawdis doctor", () => {
   });
 
   it("passes a healthy state, counting an archived transcript as normal", async () => {
-    await writeFile(join(state, "clawdis.json"), "{ inbound: { reply: { session: { idleMinutes: 30 } } } }");
+    await writeFile(
+      join(state, "clawdis.json"),
+      "{ inbound: { reply: { session: { idleMinutes: 30 } } } }",
+      PRIVATE_FILE,
+    );
     await writeStore({
       main: { sessionId: "s1", updatedAt: T0, lastInteractionAt: T0 },
       "group:-1001234": { sessionId: "g1", updatedAt: T0 },
@@ -80,7 +88,8 @@ describe("clawdis doctor", () => {
     const { code, out } = await doctor();
     expect(out).toMatch(/✓ config .*clawdis\.json is valid/);
     expect(out).toContain("✓ store");
-    expect(out).toContain("1 transcripts belong to their entries; 1 archived");
+    expect(out).toContain("1 transcript belongs to its entry; 1 archived");
+    expect(out).toContain("parses (2 sessions)");
     expect(out).toContain('- entry "group:-1001234": no transcript yet');
     expect(out).not.toContain("✗");
     expect(code).toBe(0);
@@ -90,6 +99,7 @@ describe("clawdis doctor", () => {
     await writeFile(
       join(state, "clawdis.json"),
       "{ inbound: { reply: { session: { idleMinutes: 'soon' } } } }",
+      PRIVATE_FILE,
     );
     await writeStore({ main: { sessionId: "../escape", updatedAt: T0 } });
     const before = await snapshot();
@@ -127,12 +137,12 @@ describe("clawdis doctor", () => {
     expect(check.out).toContain('✗ entry "bad": sessionId');
     expect(check.out).toContain('✗ entry "group:a": transcript ga.jsonl is missing');
     expect(check.out).toContain('✗ entry "stamp": updatedAt "yesterday" is not a number');
-    expect(check.out).toContain(
-      '✗ key "group:b" has no entry but 2 transcript(s): gb-new.jsonl, gb-old.jsonl',
-    );
-    expect(check.out).toContain(`✗ transcript ${s1}: 2 malformed line(s): 3, 5`);
+    expect(check.out).toContain('✗ key "group:b" has no entry but 2 transcripts: gb-new.jsonl, gb-old.jsonl');
+    expect(check.out).toContain(`✗ transcript ${s1}: 2 malformed lines: 3, 5`);
     expect(check.out).toMatch(/✗ transcript .*s3\.jsonl: bad header/);
-    expect(check.out).toContain("6 problems found, 0 fixed, 6 remain");
+    expect(check.out).toContain(
+      "doctor: 6 problems found (run `clawdis doctor --fix` to repair what can be repaired)",
+    );
     expect(await snapshot()).toEqual(original);
 
     const fixed = await doctor(true);
@@ -174,8 +184,8 @@ describe("clawdis doctor", () => {
   });
 
   it("sets a store that does not parse aside and rebuilds it from transcript headers", async () => {
-    await mkdir(sessions, { recursive: true });
-    await writeFile(storePath, '{ "main": { "sessionId": "s1", ');
+    await mkdir(sessions, PRIVATE_DIR);
+    await writeFile(storePath, '{ "main": { "sessionId": "s1", ', PRIVATE_FILE);
     await writeTranscript("s1", [headerLine("s1", "main"), messageLine("hi")]);
     await writeTranscript("g1", [headerLine("g1", "group:-100"), messageLine("yo")]);
 
@@ -204,5 +214,90 @@ describe("clawdis doctor", () => {
     expect(out).toContain(`✗ transcript ${path} belongs to no entry and has no header`);
     expect(out).toContain("not repaired: line 1 is no header and no session key is known");
     expect(await readFile(path, "utf8")).toBe(`${messageLine("x")}\n`);
+  });
+
+  it("says 'all fixed' and exits 0 when one fix repairs two problems of one entry", async () => {
+    await writeStore({
+      main: { sessionId: "s1", updatedAt: T0, lastInteractionAt: T0 },
+      "group:9": { sessionId: "nofile-1", updatedAt: "yesterday", lastInteractionAt: 1 },
+    });
+    await writeTranscript("s1", [headerLine("s1", "main"), messageLine("hi")]);
+    const check = await doctor();
+    expect(check.out).toContain("doctor: 2 problems found (run");
+    const fixed = await doctor(true);
+    expect(fixed.out).toContain('✓ fixed: removed entry "group:9" whose transcript is missing');
+    expect(fixed.out).toContain("doctor: 2 problems found, all fixed\n");
+    expect(fixed.code).toBe(0);
+    expect((await doctor()).out).toContain("doctor: no problems found");
+  });
+
+  it("counts in the singular: 1 problem, 1 session, 1 malformed line", async () => {
+    await writeStore({ main: { sessionId: "s1", updatedAt: T0, lastInteractionAt: T0 } });
+    await writeTranscript("s1", [headerLine("s1", "main"), messageLine("one"), "garbage {"]);
+    const { code, out } = await doctor();
+    expect(code).toBe(1);
+    expect(out).toContain("parses (1 session)");
+    expect(out).toContain("1 transcript belongs to its entry");
+    expect(out).toContain(": 1 malformed line: 3 (first:");
+    expect(out).toContain("readers skip it");
+    expect(out).toContain("doctor: 1 problem found (run `clawdis doctor --fix`");
+    const fixed = await doctor(true);
+    expect(fixed.out).toContain("dropped 1 bad line;");
+    expect(fixed.out).toContain("doctor: 1 problem found, all fixed\n");
+  });
+
+  it("says so and exits 1 when --fix leaves a problem", async () => {
+    await writeStore({
+      a: { sessionId: "shared", updatedAt: T0, lastInteractionAt: T0 },
+      b: { sessionId: "shared", updatedAt: T0, lastInteractionAt: T0 },
+      stamp: { sessionId: "s4", updatedAt: "yesterday" },
+    });
+    await writeTranscript("shared", [headerLine("shared", "a")]);
+    await writeTranscript("s4", [headerLine("s4", "stamp")]);
+    const { code, out } = await doctor(true);
+    expect(out).toContain("doctor: 2 problems found, 1 fixed, 1 remains\n");
+    expect(code).toBe(1);
+  });
+
+  it("gives the line and column where the store stops being JSON", async () => {
+    await mkdir(sessions, PRIVATE_DIR);
+    await writeFile(
+      storePath,
+      '{\n  "main": { "sessionId": "s1", "updatedAt": 1 }\n  "b": {}\n}\n',
+      PRIVATE_FILE,
+    );
+    const { out } = await doctor();
+    expect(out).toContain(
+      `✗ store ${storePath} does not parse: not valid JSON at line 3, column 3: expected ',' or '}', found '"'`,
+    );
+    expect(out).not.toContain("position");
+  });
+
+  it("--json prints one object and nothing else: every finding with its level, the counts, the exit code", async () => {
+    await writeStore({ main: { sessionId: "s1", updatedAt: "yesterday", lastInteractionAt: T0 } });
+    await writeTranscript("s1", [headerLine("s1", "main"), messageLine("hi")]);
+    const check = await doctor(false, true);
+    const report = JSON.parse(check.out);
+    expect(check.code).toBe(1);
+    expect(report).toMatchObject({ problems: 1, fixed: 0, remaining: 1, exitCode: 1, fix: false });
+    expect(report.findings).toContainEqual({
+      level: "problem",
+      text: 'entry "main": updatedAt "yesterday" is not a number',
+    });
+    expect(report.findings).toContainEqual({ level: "ok", text: `store ${storePath} parses (1 session)` });
+    expect(new Set(report.findings.map((f: { level: string }) => f.level))).toEqual(
+      new Set(["ok", "problem"]),
+    );
+    expect(check.out).not.toContain("✗");
+
+    const fixed = await doctor(true, true);
+    const after = JSON.parse(fixed.out);
+    expect(fixed.code).toBe(0);
+    expect(after).toMatchObject({ problems: 1, fixed: 1, remaining: 0, exitCode: 0, fix: true });
+    expect(after.findings).toContainEqual({ level: "fixed", text: 'entry "main": updatedAt set to now' });
+    expect(after.findings.some((f: { level: string }) => f.level === "note")).toBe(true);
+
+    const clean = JSON.parse((await doctor(false, true)).out);
+    expect(clean).toMatchObject({ problems: 0, fixed: 0, remaining: 0, exitCode: 0 });
   });
 });

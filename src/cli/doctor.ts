@@ -4,22 +4,34 @@ import { loadConfig } from "../core/config.js";
 import type { ConfigSectionsSource } from "../core/config-sections.js";
 import { describeError } from "../core/errors.js";
 import { createLogger, type Logger } from "../core/logger.js";
-import { defaultStorePath, legacyStorePath } from "../core/paths.js";
+import {
+  configPath,
+  defaultStorePath,
+  defaultWorkspaceDir,
+  legacyStorePath,
+  stateDir,
+} from "../core/paths.js";
 import { isValidSessionId, quoteId, whyInvalid } from "../sessions/session-id.js";
 import { SessionStore } from "../sessions/store.js";
 import { withFileLock } from "../sessions/store-lock.js";
-import { serializeStore } from "../sessions/store-parse.js";
+import { serializeStore, storeParseReason } from "../sessions/store-parse.js";
 import { readStoreFile } from "../sessions/store-read.js";
 import { writeFileAtomic } from "../sessions/store-write.js";
 import { readTranscript, type TranscriptRead } from "../sessions/transcript.js";
 import { copyAside, repairTranscript } from "../sessions/transcript-repair.js";
 import { checkJournal } from "./doctor-journal.js";
-import { type CliIO, EXIT } from "./io.js";
+import { checkModes } from "./doctor-modes.js";
+import { DoctorFindings, doctorJson, summarize, summaryLine } from "./doctor-report.js";
+import type { CliIO } from "./io.js";
+import { count } from "./plural.js";
 
 /**
- * `clawdis doctor [--fix]`: checks the config, the session store and the transcripts, one line per finding
- * ("✓" fine, "-" worth knowing, "✗" a problem, "✓ fixed:" repaired). Exit 0 when nothing is wrong or everything
- * found was fixed, 1 when a problem remains (a bad config included: reporting it is doctor's job, so not 2).
+ * `clawdis doctor [--fix] [--json]`: checks the config, the session store, the transcripts, the journal and the
+ * file modes, one line per finding ("✓" fine, "-" worth knowing, "✗" a problem, "✓ fixed:" repaired), then one
+ * summary line. Exit 0 when nothing is wrong or everything found was fixed, 1 when a problem remains (a bad config
+ * included: reporting it is doctor's job, so not 2). After `--fix` repaired something, the whole check runs once
+ * more, silently: what it finds is what remains, so "all fixed" and exit 0 are never said while something is left.
+ * `--json` prints one object instead (see DoctorJson), nothing else on stdout.
  *
  * Nothing is changed without `--fix`. With it, every change keeps a backup next to the file it touches, store
  * writes take the store's lock, and the sessions are left alone while the config is invalid (the store path is
@@ -38,38 +50,46 @@ interface TranscriptInfo {
   read: TranscriptRead;
 }
 
-class Report {
-  problems = 0;
-  fixed = 0;
-  constructor(private readonly io: CliIO) {}
-  ok(text: string): void {
-    this.io.stdout(`✓ ${text}\n`);
-  }
-  note(text: string): void {
-    this.io.stdout(`- ${text}\n`);
-  }
-  problem(text: string): void {
-    this.problems += 1;
-    this.io.stdout(`✗ ${text}\n`);
-  }
-  repaired(text: string, count = 1): void {
-    this.fixed += count;
-    this.io.stdout(`✓ fixed: ${text}\n`);
-  }
-}
+type Report = DoctorFindings;
 
 /** `sections`: the built-in plugins' config sections; plugins of `plugins.load` are not loaded (see notes). */
 export async function runDoctor(
-  opts: { fix?: boolean },
+  opts: { fix?: boolean; json?: boolean },
   io: CliIO,
   sections?: ConfigSectionsSource,
 ): Promise<number> {
-  const report = new Report(io);
+  const fixRan = opts.fix === true;
+  const report = new DoctorFindings(opts.json ? undefined : io.stdout);
+  await checkEverything(fixRan, io, report, sections);
+  let remaining = report.problems;
+  if (fixRan && report.findings.some((f) => f.level === "fixed")) {
+    const recheck = new DoctorFindings();
+    await checkEverything(false, io, recheck, sections);
+    remaining = recheck.problems;
+  }
+  const summary = summarize(report.problems, remaining);
+  if (opts.json) io.stdout(`${JSON.stringify(doctorJson(report.findings, summary, fixRan), null, 2)}\n`);
+  else io.stdout(`${summaryLine(summary, fixRan)}\n`);
+  return summary.exitCode;
+}
+
+/** One pass over everything doctor checks, reporting into `report`; with `fixRequested`, repairing too. */
+async function checkEverything(
+  fixRequested: boolean,
+  io: CliIO,
+  report: Report,
+  sections: ConfigSectionsSource | undefined,
+): Promise<void> {
+  const opts = { fix: fixRequested };
   let storePath: string;
+  let configFile = configPath(io.env);
+  let workspaceDir = defaultWorkspaceDir(io.env);
   let configOk = true;
   try {
     const loaded = loadConfig(io.env, sections ? await sections(io.env) : undefined);
     storePath = loaded.storePath;
+    configFile = loaded.path;
+    workspaceDir = loaded.workspaceDir;
     report.ok(
       loaded.exists ? `config ${loaded.path} is valid` : `no config at ${loaded.path}: every default applies`,
     );
@@ -99,15 +119,12 @@ export async function runDoctor(
   else if (transcripts.length > 0) report.note("transcript ownership not checked: the store does not parse");
   await checkTranscriptLines(raw, transcripts, fix, report);
   await checkJournal(io.env, report);
-
-  const remain = report.problems - report.fixed;
-  if (report.problems === 0) io.stdout("doctor: no problems found\n");
-  else if (remain === 0) io.stdout(`doctor: ${report.problems} problems found, all fixed\n`);
-  else {
-    const hint = opts.fix ? "" : " (run `clawdis doctor --fix` to repair what can be repaired)";
-    io.stdout(`doctor: ${report.problems} problems found, ${report.fixed} fixed, ${remain} remain${hint}\n`);
-  }
-  return remain > 0 ? EXIT.failed : EXIT.ok;
+  // Modes are repaired even while the config is invalid: tightening a mode loses nothing.
+  await checkModes(
+    { stateDir: stateDir(io.env), configFile, storeDir: dirname(storePath), workspaceDir },
+    fixRequested,
+    report,
+  );
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -136,7 +153,7 @@ async function checkStore(
     return {};
   }
   if (!read.parsed.ok) {
-    report.problem(`store ${storePath} does not parse: ${read.parsed.reason}`);
+    report.problem(`store ${storePath} does not parse: ${storeParseReason(read.text, read.parsed.reason)}`);
     if (!fix) return undefined;
     // The store itself sets a bad file aside (sessions.json.bad-<ts>) and rebuilds it from transcript headers.
     logLines.length = 0;
@@ -146,7 +163,7 @@ async function checkStore(
     report.repaired(logLines.join("; ") || `store ${storePath} rebuilt`);
   }
   const raw = read.parsed.raw as RawStore;
-  report.ok(`store ${storePath} parses (${Object.keys(raw).length} sessions)`);
+  report.ok(`store ${storePath} parses (${count(Object.keys(raw).length, "session")})`);
   return raw;
 }
 
@@ -244,12 +261,12 @@ async function checkEntries(
   }
   if (transcripts.length > 0) {
     report.ok(
-      `${owned} transcripts belong to their entries; ${archived} archived (earlier sessions after /new or idle expiry)`,
+      `${owned === 1 ? "1 transcript belongs to its entry" : `${owned} transcripts belong to their entries`}; ${archived} archived (earlier sessions after /new or idle expiry)`,
     );
   }
   for (const [key, list] of orphans) {
     report.problem(
-      `key ${quoteId(key)} has no entry but ${list.length} transcript(s): ${list.map((t) => t.name).join(", ")} (if you deleted the key to reset it, this is expected; --fix brings the newest back)`,
+      `key ${quoteId(key)} has no entry but ${count(list.length, "transcript")}: ${list.map((t) => t.name).join(", ")} (if you deleted the key to reset it, this is expected; --fix brings the newest back)`,
     );
   }
   if (!fix) return;
@@ -270,8 +287,7 @@ async function checkEntries(
       await writeFileAtomic(storePath, serializeStore(current), () => lock.assertHeld());
     });
     report.repaired(
-      `removed ${removeInvalid.length} entries with refused ids (a reset of those keys)`,
-      removeInvalid.length,
+      `removed ${count(removeInvalid.length, "entry", "entries")} with refused ids (a reset of ${removeInvalid.length === 1 ? "that key" : "those keys"})`,
     );
   }
   for (const { key, sessionId } of removeMissing) {
@@ -299,7 +315,9 @@ async function checkEntries(
         },
     );
     report.repaired(
-      `key ${quoteId(key)} points to ${newest.id} again (the newest of its ${list.length} transcripts)`,
+      list.length === 1
+        ? `key ${quoteId(key)} points to ${newest.id} again (its only transcript)`
+        : `key ${quoteId(key)} points to ${newest.id} again (the newest of its ${list.length} transcripts)`,
     );
   }
 }
@@ -338,7 +356,7 @@ async function checkTranscriptLines(
       const shown = bodyBad.slice(0, 20).map((b) => b.line);
       const more = bodyBad.length > shown.length ? `, … (${bodyBad.length} in all)` : "";
       report.problem(
-        `transcript ${t.path}: ${bodyBad.length} malformed line(s): ${shown.join(", ")}${more} (first: ${bodyBad[0]!.reason}); readers skip them`,
+        `transcript ${t.path}: ${count(bodyBad.length, "malformed line")}: ${shown.join(", ")}${more} (first: ${bodyBad[0]!.reason}); readers skip ${bodyBad.length === 1 ? "it" : "them"}`,
       );
       problems += 1;
     }
@@ -354,13 +372,10 @@ async function checkTranscriptLines(
     }).catch((error: unknown) => ({ repaired: false as const, reason: describeError(error) }));
     if (result.repaired) {
       const what = [
-        result.removedLines > 0 ? `dropped ${result.removedLines} bad line(s)` : "",
+        result.removedLines > 0 ? `dropped ${count(result.removedLines, "bad line")}` : "",
         result.headerRebuilt ? "rebuilt the header" : "",
       ].filter((s) => s.length > 0);
-      report.repaired(
-        `transcript ${t.path}: ${what.join(", ")}; the original is kept as ${result.backup}`,
-        problems,
-      );
+      report.repaired(`transcript ${t.path}: ${what.join(", ")}; the original is kept as ${result.backup}`);
     } else {
       report.note(`transcript ${t.path} not repaired: ${result.reason}`);
     }

@@ -289,7 +289,8 @@ export function locateJsonError(source: string): JsonErrorLocation | undefined {
   }
 }
 
-type Scan = number | { offset: number; problem: string } | undefined;
+/** Where a scanned token ends, or where it goes wrong. */
+type Scan = number | { offset: number; problem: string };
 
 function quoteChar(c: string): string {
   const code = c.charCodeAt(0);
@@ -339,7 +340,7 @@ function scanNumber(text: string, start: number): Scan {
 }
 
 /** `true`, `false` or `null` at `start`: the offset after it; undefined when no literal starts there. */
-function scanWord(text: string, start: number): Scan {
+function scanWord(text: string, start: number): Scan | undefined {
   for (const word of ["true", "false", "null"]) {
     if (text[start] !== word[0]) continue;
     for (let k = 1; k < word.length; k++) {
