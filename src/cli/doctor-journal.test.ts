@@ -11,7 +11,8 @@ describe("doctor: the journal", () => {
   let state: string;
   beforeEach(async () => {
     state = await mkdtemp(join(tmpdir(), "clawdis-doctor-journal-"));
-    await mkdir(join(state, "journal"), { recursive: true });
+    // As the gateway creates it (0700, the journal 0600): doctor reports wider modes as problems.
+    await mkdir(join(state, "journal"), { recursive: true, mode: 0o700 });
   });
   afterEach(async () => {
     await rm(state, { recursive: true, force: true });
@@ -43,6 +44,7 @@ describe("doctor: the journal", () => {
     await writeFile(
       join(state, "journal", "inbound.jsonl"),
       `${[accept("a"), accept("b"), JSON.stringify({ op: "end", jid: "a", at: 2, outcome: "replied" }), '{"op":"acc'].join("\n")}\n`,
+      { mode: 0o600 },
     );
     const { code, out } = await doctor();
     expect(out).toMatch(/✓ journal .*inbound\.jsonl: 0\.0 MB, 1 message not answered yet/);
@@ -51,7 +53,7 @@ describe("doctor: the journal", () => {
   });
 
   it("reports a journal that has grown too large as a problem", async () => {
-    const handle = await open(join(state, "journal", "inbound.jsonl"), "w");
+    const handle = await open(join(state, "journal", "inbound.jsonl"), "w", 0o600);
     // Sparse: a file of zeros (no newline) past the limit, without writing it.
     await handle.truncate(LARGE_JOURNAL_BYTES + 1024);
     await handle.close();
