@@ -131,8 +131,8 @@ export class GatewayProcess extends ClawdisProcess {
   token = "";
 
   /** Waits for the `listening on http://…` log line, then reads the token the gateway created. */
-  async ready(tokenPath: string): Promise<this> {
-    const { match } = await this.stderr.waitFor(LISTENING);
+  async ready(tokenPath: string, timeoutMs?: number): Promise<this> {
+    const { match } = await this.stderr.waitFor(LISTENING, timeoutMs === undefined ? {} : { timeoutMs });
     this.url = match[1] ?? "";
     this.token = (await readFile(tokenPath, "utf8")).trim();
     return this;
