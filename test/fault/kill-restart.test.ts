@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -45,6 +46,7 @@ describe("fault: kill -9 during streamed turns, webhooks and tool calls", () => 
         crons.push(spawnCron(state, ledger, ledger.mint("cli", key, `(${why})`)));
       };
 
+      let locksLeft = 0;
       let gw: GatewayProcess = await state.startGateway();
       for (let cycle = 0; cycle < cycles; cycle++) {
         const withCron = random.chance(0.5);
@@ -82,6 +84,7 @@ describe("fault: kill -9 during streamed turns, webhooks and tool calls", () => 
         if (signal === "SIGTERM" && exit && exit.code !== 0) {
           findings.push(`cycle ${cycle}: SIGTERM exit ${JSON.stringify(exit)}`);
         }
+        if (existsSync(`${state.storePath}.lock`)) locksLeft++;
         sending = false;
         await Promise.all(loops);
         if (withCron) cron("while it is down");
@@ -100,7 +103,7 @@ describe("fault: kill -9 during streamed turns, webhooks and tool calls", () => 
       const ranTwice = runs.length - new Set(runs).size;
       console.log(describeAudit(`kill-restart (${cycles} cycles)`, audit));
       console.log(
-        `[fault] kill-restart: ${crons.length} clawdis agent runs: ${cronResults.filter((r) => r === "answered").length} answered, ${cronResults.filter((r) => r === "failed").length} failed, ${cronResults.filter((r) => r === "hung").length} hung; ${runs.length} tool runs, ${ranTwice} repeated after a crash; findings: ${findings.length}`,
+        `[fault] kill-restart: ${crons.length} clawdis agent runs: ${cronResults.filter((r) => r === "answered").length} answered, ${cronResults.filter((r) => r === "failed").length} failed, ${cronResults.filter((r) => r === "hung").length} hung; ${runs.length} tool runs, ${ranTwice} repeated after a crash; ${locksLeft} kills left the store lock behind; findings: ${findings.length}`,
       );
 
       expect.soft(findings, "the gateway's behaviour during the cycles").toEqual([]);
