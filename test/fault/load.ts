@@ -57,7 +57,8 @@ export async function apiLoop(
     if (extra) message.text = `${message.text} ${extra}`;
     const result = await sendApi(gw, options.ledger, message);
     counts[result]++;
-    if (result === "broken" || result === "late") break;
+    // Refused (the gateway stops, or does not take this input), broken (it died) or late (wedged): stop sending.
+    if (result !== "answered" && result !== "accepted") break;
   }
   return counts;
 }
@@ -77,7 +78,8 @@ export async function hookLoop(
     if (extra) message.text = `${message.text} ${extra}`;
     const result = await sendHook(gw, options.ledger, hook, message, options.fake);
     counts[result]++;
-    if (result === "broken" || result === "late") break;
+    // Refused (the gateway stops, or does not take this input), broken (it died) or late (wedged): stop sending.
+    if (result !== "answered" && result !== "accepted") break;
   }
   return counts;
 }
