@@ -2,12 +2,14 @@ import { randomUUID } from "node:crypto";
 import { loadConfig } from "../core/config.js";
 import { ClawdisError } from "../core/errors.js";
 import { createLogger } from "../core/logger.js";
-import { stateDir } from "../core/paths.js";
+import { gatewayTokenPath, stateDir } from "../core/paths.js";
 import type { OutcomeBody } from "../plugin-api/outcome-body.js";
 import type { TurnOutcome } from "../plugin-api/types.js";
 import { describeHolder, ownForAgent } from "../runtime/own-state-dir.js";
+import { LiveReply, useColor } from "./agent-live.js";
+import { streamAgentTurn } from "./agent-stream.js";
 import type { GatewayDeps } from "./gateway.js";
-import { connectGateway, type GatewayConnection } from "./gateway-client.js";
+import { connectGateway } from "./gateway-client.js";
 import { type CliIO, EXIT } from "./io.js";
 
 type AgentReply = OutcomeBody;
@@ -21,6 +23,11 @@ export const AGENT_WAIT_MS = 120_000;
  * only when it can take the state directory itself (so a gateway starting meanwhile waits for this turn, and
  * nothing is answered twice or written beside a running gateway). A gateway that answers but refuses the token
  * is an error, never a reason to run in-process.
+ *
+ * Through the gateway the turn is streamed (see streamAgentTurn). On a terminal (and without `--json`) the reply
+ * is printed as it comes, tool calls as dim lines (no colour with NO_COLOR); piped, only the final reply is
+ * printed. A gateway that goes away mid-turn is one line on stderr (the message is safe in its journal), exit 1.
+ * The in-process path prints the final reply in every case.
  */
 export async function runAgent(
   opts: { message?: string; session?: string; json?: boolean },
@@ -35,13 +42,20 @@ export async function runAgent(
   const logger = createLogger({ level: config.logging.level });
   const until = Date.now() + AGENT_WAIT_MS;
   let reply: AgentReply | undefined;
+  let live: LiveReply | undefined;
   let toldWaiting = false;
   // One messageId for every try: if a try reached the gateway after all, the next one is a duplicate, not a second turn.
   const messageId = randomUUID();
   while (reply === undefined) {
     const connection = await connectGateway(config, io.env, toldWaiting ? 3000 : undefined);
     if (connection) {
-      reply = await viaGateway(connection, opts.message, opts.session, messageId);
+      live = io.isTTY && !opts.json ? new LiveReply(io.stdout, useColor(io.isTTY, io.env)) : undefined;
+      reply = await streamAgentTurn(
+        connection,
+        { message: opts.message, messageId, ...(opts.session ? { session: opts.session } : {}) },
+        gatewayTokenPath(io.env),
+        live,
+      );
       break;
     }
     const owned = await ownForAgent(
@@ -71,34 +85,10 @@ export async function runAgent(
   }
   if (reply === undefined) throw new Error("unreachable: no reply");
   if (opts.json) io.stdout(`${JSON.stringify(reply)}\n`);
+  else if (live) live.finish(reply);
   else for (const p of reply.payloads) io.stdout(`${p.text}\n`);
   const ok = reply.meta.stopReason === "end" || reply.meta.stopReason === "command";
   return ok ? EXIT.ok : EXIT.failed;
-}
-
-async function viaGateway(
-  connection: GatewayConnection,
-  message: string,
-  session: string | undefined,
-  messageId: string,
-): Promise<AgentReply> {
-  const res = await fetch(`${connection.url}/api/agent`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${connection.token}`, "content-type": "application/json" },
-    body: JSON.stringify({
-      message,
-      channel: "cli",
-      messageId,
-      ...(session ? { session } : {}),
-    }),
-  });
-  const body = (await res.json()) as AgentReply & { message?: string };
-  if (!res.ok)
-    throw new ClawdisError(
-      "GATEWAY_UNREACHABLE",
-      `the gateway answered ${res.status}: ${body.message ?? "error"}`,
-    );
-  return body;
 }
 
 async function runInProcess(

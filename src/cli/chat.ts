@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { loadConfig } from "../core/config.js";
-import { findGateway } from "./gateway-client.js";
+import { connectGateway } from "./gateway-client.js";
 import { type CliIO, EXIT } from "./io.js";
 
 export type TerminalChat = (options: {
@@ -12,10 +12,14 @@ export type TerminalChat = (options: {
   chatId?: string;
 }) => Promise<number>;
 
-/** `clawdis chat`: the terminal chat on the primary session, through the running gateway. */
+/**
+ * `clawdis chat`: the terminal chat on the primary session, through the running gateway. Exit 1 with one line
+ * when none answers; a gateway that answers but refuses the token (or is not a gateway) is a GATEWAY_UNREACHABLE
+ * error saying so, as for `clawdis agent`, never "not running".
+ */
 export async function runChat(io: CliIO, terminalChat: TerminalChat): Promise<number> {
   const { config } = loadConfig(io.env);
-  const connection = await findGateway(config, io.env);
+  const connection = await connectGateway(config, io.env);
   if (!connection) {
     const { bind, port } = config.gateway;
     io.stderr(`the gateway is not running at http://${bind}:${port}: start it with \`clawdis gateway\`\n`);
