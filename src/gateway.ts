@@ -165,6 +165,7 @@ export class Gateway {
     this.host = new PluginHost({
       definitions: options.plugins,
       entries,
+      gatewayConfig: options.config,
       logger: logger.child("plugins"),
       clock: this.clock,
       contextFor: (definition, config, retired) => this.pluginContext(definition, config, retired),

@@ -59,6 +59,7 @@ export async function createGateway(
     storePath: loaded.storePath,
     workspaceDir: loaded.workspaceDir,
     configDir: dirname(loaded.path),
+    configPath: loaded.path,
     plugins,
     builtinTools: builtinTools(),
     logger,

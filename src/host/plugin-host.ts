@@ -46,6 +46,8 @@ export interface PluginHostOptions {
   contextFor: (definition: PluginDefinition, config: unknown, retired: AbortSignal) => BasePluginContext;
   /** `plugins.entries` from the config. */
   entries: Record<string, PluginEntry>;
+  /** The whole validated config: a plugin with a `configSection` takes its settings from there. */
+  gatewayConfig?: Readonly<object>;
   logger: Logger;
   clock: Clock;
   /** create + start must finish within this (default 15 s). */
@@ -143,7 +145,7 @@ export class PluginHost {
       let config: unknown;
       if (enabled) {
         try {
-          config = validatePluginConfig(definition, entry?.config);
+          config = validatePluginConfig(definition, entry?.config, options.gatewayConfig);
         } catch (error) {
           configErrors.push(describeError(error));
         }

@@ -43,7 +43,7 @@ export class ModelProbe {
   private inFlight: Promise<void> | undefined;
 
   constructor(
-    private readonly agent: AgentConfig,
+    agent: AgentConfig,
     env: Env,
     private readonly clock: Clock,
     private readonly logger: Logger,

@@ -199,7 +199,7 @@ export class GatewayProcess extends ClawdisProcess {
 }
 
 export interface E2eOptions {
-  /** `plugins.entries["echo-transport"].config.allowFrom` (default `["alice", "bob"]`). */
+  /** `echo.allowFrom`: who may talk through the echo transport (default `["alice", "bob"]`). */
   allowFrom?: string[];
   /** Merged (deeply) over the generated config. */
   config?: Json;
@@ -248,10 +248,8 @@ export class E2eState {
     const base: Json = {
       gateway: { port: this.port, bind: "127.0.0.1" },
       inbound: { reply: { agent: { baseUrl: this.fake.url, model: "fake-model" } } },
-      plugins: {
-        load: [ECHO_PLUGIN],
-        entries: { "echo-transport": { config: { allowFrom: options.allowFrom ?? ["alice", "bob"] } } },
-      },
+      plugins: { load: [ECHO_PLUGIN] },
+      echo: { allowFrom: options.allowFrom ?? ["alice", "bob"] },
     };
     return deepMerge(base, options.config ?? {});
   }

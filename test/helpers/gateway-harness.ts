@@ -2,10 +2,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ManualClock } from "../../src/core/clock.js";
-import { type ClawdisConfig, configSchema } from "../../src/core/config-schema.js";
+import type { ClawdisConfig } from "../../src/core/config-schema.js";
+import { composeConfigSchema } from "../../src/core/config-sections.js";
 import { createMemoryLogger, type LogLine } from "../../src/core/logger.js";
 import { Gateway } from "../../src/gateway.js";
 import { registerApi } from "../../src/http/api.js";
+import { builtinConfigSections } from "../../src/main.js";
 import type {
   PluginDefinition,
   ReceiveResult,
@@ -66,6 +68,8 @@ export async function startTestGateway(
   const inbound = (raw.inbound ?? {}) as Record<string, unknown>;
   const reply = (inbound.reply ?? {}) as Record<string, unknown>;
   const agent = (reply.agent ?? {}) as Record<string, unknown>;
+  // The root schema with the built-in plugins' sections (webhooks, telegram, …), as the gateway composes it.
+  const configSchema = composeConfigSchema(await builtinConfigSections({}));
   const config = configSchema.parse({
     ...raw,
     gateway: { port: 0, ...((raw.gateway as object) ?? {}) },
