@@ -297,6 +297,8 @@ describe("e2e: the web chat page in Chromium", () => {
 
   it("says on the empty page that no model is configured, which file to edit and how", async () => {
     const bare = await E2eState.create({ config: { inbound: { reply: { agent: { model: undefined } } } } });
+    // An endpoint that lists one model would be used without a name; one that lists two leaves it unset.
+    bare.fake.models.splice(0, bare.fake.models.length, "model-a", "model-b");
     const bgw = await bare.startGateway();
     const { page } = await open(bgw.url);
     await expect(page.locator("#model").textContent()).resolves.toBe("no model configured");
