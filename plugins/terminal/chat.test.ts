@@ -176,10 +176,28 @@ describe("runTerminalChat", () => {
     expect(printed).toBe("error: message is required\nok\n");
   });
 
-  it("says so when the stream ends without done", async () => {
+  it("when the stream ends without done, says the message is safe and ends with 1", async () => {
     const gw = await fakeGateway((res) => sse(res, [["delta", { text: "partial" }]]));
-    const { printed } = await chat(gw.baseUrl, ["x\n"]);
-    expect(printed).toBe("partial\nerror: the gateway closed the stream before the turn ended\n");
+    const { code, printed } = await chat(gw.baseUrl, ["x\n", "never sent\n"]);
+    expect(code).toBe(1);
+    expect(printed).toBe(
+      `partial\nthe gateway at ${gw.baseUrl} went away during the turn. Your message is safe in its journal and will be answered after the gateway restarts (\`clawdis gateway\`)\n`,
+    );
+    expect(gw.requests.filter((r) => r.path === "/api/agent")).toHaveLength(1);
+  });
+
+  it("when the gateway dies mid-reply, says the message is safe, no raw error, and ends with 1", async () => {
+    const gw = await fakeGateway((res) => {
+      res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8" });
+      res.write(`event: accepted\ndata: ${JSON.stringify({ journalId: "j", sessionKey: "main" })}\n\n`);
+      res.write(`event: delta\ndata: ${JSON.stringify({ text: "Half" })}\n\n`);
+      setImmediate(() => res.socket?.destroy());
+    });
+    const { code, printed } = await chat(gw.baseUrl, ["x\n"]);
+    expect(code).toBe(1);
+    expect(printed).toContain("Half\nthe gateway at");
+    expect(printed).toContain("went away during the turn. Your message is safe in its journal");
+    expect(printed).not.toMatch(/terminated|TypeError/);
   });
 
   it("uses ANSI dim for tool lines only at a terminal", async () => {

@@ -71,7 +71,8 @@ function printDone(body: DoneBody, segments: string[], out: LineWriter, style: S
 /**
  * Sends one message to `POST /api/agent` with `Accept: text/event-stream` and prints the turn as it happens:
  * reply text as it streams, each tool call as one dim line, failed tool results as one red line, and at `done`
- * whatever the stream did not show. Never throws for gateway trouble: it prints one line and says what to do next.
+ * whatever the stream did not show. Never throws for gateway trouble: it prints one line and says what to do next
+ * (a stream that breaks or ends without `done` ends the chat with 1: the gateway went away, the message is safe).
  */
 export async function streamTurn(options: {
   baseUrl: string;
@@ -149,16 +150,22 @@ export async function streamTurn(options: {
         return { kind: "continue" };
       }
     }
-  } catch (error) {
+  } catch {
     if (signal.aborted) {
       out.line(style.dim("(stopped waiting for this reply)"));
       return { kind: "continue" };
     }
-    out.line(
-      style.red(`error: the reply stream broke: ${error instanceof Error ? error.message : String(error)}`),
-    );
-    return { kind: "continue" };
+    out.line(style.red(wentAwayLine(baseUrl)));
+    return { kind: "exit", code: 1 };
   }
-  out.line(style.red("error: the gateway closed the stream before the turn ended"));
-  return { kind: "continue" };
+  out.line(style.red(wentAwayLine(baseUrl)));
+  return { kind: "exit", code: 1 };
+}
+
+/**
+ * The stream broke or ended without `done` after the gateway accepted the message (it answers 200 only after
+ * journaling it): the message is not lost, and the chat cannot go on without the gateway.
+ */
+export function wentAwayLine(baseUrl: string): string {
+  return `the gateway at ${baseUrl} went away during the turn. Your message is safe in its journal and will be answered after the gateway restarts (\`clawdis gateway\`)`;
 }
