@@ -107,9 +107,15 @@ describe("fault: garbled store and transcript lines while sessions run", () => {
           if ((TRANSCRIPT_FAULTS as readonly string[]).includes(fault)) {
             const key = random.pick(keys);
             // Applied before this key's next message; the message after it shows the session carried on.
-            await new Promise<void>((applied) => {
-              transcriptFaults.set(key, [...(transcriptFaults.get(key) ?? []), { fault, applied }]);
+            const applied = new Promise<void>((done) => {
+              transcriptFaults.set(key, [...(transcriptFaults.get(key) ?? []), { fault, applied: done }]);
             });
+            // A loop that stopped (its message was refused or never answered) applies nothing: the audit says why.
+            const stopped = await Promise.race([
+              applied.then(() => false),
+              loops[keys.indexOf(key)]!.then(() => true),
+            ]);
+            if (stopped) problems.push(`fault ${i} (${fault}): the client of ${key} had stopped`);
             continue;
           }
           const current = await readFile(state.storePath, "utf8");

@@ -61,11 +61,14 @@ describe("fault: damage to the store directory while the gateway runs", () => {
     const loops = keys.map((key) =>
       apiLoop(gw, { ledger, random, fake: state.fake, keys: [key] }, () => sending),
     );
+    const allStopped = Promise.all(loops).then(() => "stopped" as const);
     for (let i = 0; i < deletions; i++) {
       // Paced on the turns: a few more answered messages between two deletions.
       const target = ledger.ackedCount + random.int(2, 6);
-      while (ledger.ackedCount < target && gw.running)
-        await state.fake.waitForRequest(state.fake.requests.length + 1);
+      while (ledger.ackedCount < target && gw.running) {
+        const next = state.fake.waitForRequest(state.fake.requests.length + 1).then(() => "request" as const);
+        if ((await Promise.race([next, allStopped])) === "stopped") break;
+      }
       // The gateway may create files while the tree goes: rm retries ENOTEMPTY.
       await rm(sessionsDir(state), { recursive: true, force: true, maxRetries: 10, retryDelay: 5 });
     }
