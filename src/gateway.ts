@@ -89,6 +89,8 @@ export class Gateway {
   private stopping = false;
   /** Items waiting to be tried again after a passing failure (cleared at stop: their records stay open). */
   private readonly retries = new Set<unknown>();
+  /** Resolves once every plugin has started or failed its first attempt (see `start`). */
+  pluginsStarted: Promise<void> = Promise.resolve();
   private stopped: Promise<void> | undefined;
   private address: { port: number; host: string } | undefined;
 
@@ -193,15 +195,26 @@ export class Gateway {
     // A one-shot run leaves the journal file as it is (no compaction): the next gateway reads it whole.
     const open = await this.journal.openJournal({ compact: !this.options.oneShot });
     if (this.options.listen) this.options.registerApi?.(this, this.http);
-    await this.host.start();
+    // Plugins start in the background (each within its deadline): the local API and web chat do not wait for a
+    // slow transport, replies to one that is still starting wait for it in the outbox, and what it hands in while
+    // starting is accepted. Instances are created (their routes registered) before the server listens.
+    this.pluginsStarted = this.host.start();
     if (this.options.listen) {
       const { port, bind } = this.options.config.gateway;
-      const address = await this.http.listen(port, bind);
-      this.address = { port: address.port, host: bind };
+      try {
+        const address = await this.http.listen(port, bind);
+        this.address = { port: address.port, host: bind };
+      } catch (error) {
+        await this.pluginsStarted;
+        throw error;
+      }
     }
     // A one-shot in-process run (`clawdis agent` without a gateway) has no transports to deliver to: it leaves
     // what the journal holds open for the next real gateway, and does not probe the endpoint.
-    if (this.options.oneShot) return undefined;
+    if (this.options.oneShot) {
+      await this.pluginsStarted;
+      return undefined;
+    }
     this.modelProbe.refresh();
     if (open.length > 0)
       this.options.logger.info("finishing messages accepted before the last stop", { count: open.length });

@@ -98,7 +98,7 @@ export async function probeGateway(
       const why =
         response.status === 401
           ? token
-            ? `it refused the token in ${tokenPath} (HTTP 401); was the token file replaced after the gateway started?`
+            ? `it refused the token in ${tokenPath} (HTTP 401): the token file was replaced after the gateway started; restart the gateway, or put its token back`
             : `it wants a token and ${tokenPath} does not exist (HTTP 401)`
           : `it answered HTTP ${response.status}`;
       return { running: true, url, error: why };
@@ -121,18 +121,6 @@ export async function probeGateway(
     return { running: true, url, ...rest };
   }
   return { running: false, url: urls[urls.length - 1]! };
-}
-
-/** The running gateway and its token, or undefined when none answers properly. */
-export async function findGateway(
-  config: ClawdisConfig,
-  env: Env,
-  timeoutMs = GATEWAY_PROBE_TIMEOUT_MS,
-): Promise<GatewayConnection | undefined> {
-  const state = await probeGateway(config, env, timeoutMs);
-  if (!state.running || state.error) return undefined;
-  const token = (await readFile(gatewayTokenPath(env), "utf8")).trim();
-  return { url: state.url, token };
 }
 
 /**

@@ -76,8 +76,19 @@ export function buildProgram(io: CliIO, deps: CliDeps, setExit: (code: number) =
     .command("doctor")
     .description("check config, store and transcripts")
     .option("--fix", "repair what can be repaired, keeping backups")
-    .action((opts: { fix?: boolean }) =>
+    .option("--json", "print one JSON object only")
+    .action((opts: { fix?: boolean; json?: boolean }) =>
       run(async () => (await import("./doctor.js")).runDoctor(opts, io, deps.configSections))(),
+    );
+
+  program
+    .command("init")
+    .description("write a commented starter config (never overwrites one)")
+    .option("--base-url <url>", "the model endpoint (an OpenAI-compatible base URL)")
+    .option("--model <name>", "the model")
+    .option("--api-key <key>", "the endpoint's API key (or set OPENAI_API_KEY)")
+    .action((opts: { baseUrl?: string; model?: string; apiKey?: string }) =>
+      run(async () => (await import("./init.js")).runInit(opts, io))(),
     );
 
   return program;

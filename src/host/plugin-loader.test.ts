@@ -212,6 +212,7 @@ describe("loadPluginSections / loadGatewayConfig", () => {
     expect((loaded.config as Record<string, unknown>).echo).toEqual({
       allowFrom: ["alice"],
       maxTextLength: 4000,
+      holdStart: false,
     });
     await writeFile(
       join(root, "clawdis.json"),

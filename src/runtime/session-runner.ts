@@ -27,6 +27,7 @@ import type { EventBus } from "./event-bus.js";
 import type { Delivery, Outbox } from "./outbox.js";
 import { stageAttachments } from "./stage-attachments.js";
 import { isTransientError, retryDelayMs } from "./transient-error.js";
+import { formatTurnNotice } from "./turn-notice.js";
 import type { WorkItem } from "./work-item.js";
 
 export type { WorkItem } from "./work-item.js";
@@ -213,7 +214,10 @@ export class SessionRunner {
           stagingRoot: this.deps.stagingRoot,
         })
       : [];
-    const text = files.length > 0 ? [said, ...files].filter((t) => t.length > 0).join("\n") : said;
+    const quoted = quoteLine(item.message.replyTo);
+    const text = [quoted, said, ...files]
+      .filter((t): t is string => t !== undefined && t.length > 0)
+      .join("\n");
     const header = makeHeader(sessionId, key, new Date(now));
     const transcriptPath = store.transcriptPath(sessionId);
     if (!progress?.userStored) await this.storeUserMessage(item, text, transcriptPath, header);
@@ -524,9 +528,7 @@ export class SessionRunner {
       return;
     }
     const told =
-      result.stopReason === "aborted"
-        ? undefined
-        : `⚠️ ${capitalize(result.error ?? result.stopReason)}. The session is ready for your next message.`;
+      result.stopReason === "aborted" ? undefined : formatTurnNotice(result.error ?? result.stopReason);
     if (told) await this.deliver(item, told, "notice");
     if (result.stopReason !== "aborted") {
       await this.markUnanswered(
@@ -715,11 +717,15 @@ function truncate(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
-function capitalize(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
-}
-
 /** `inbound.groupChat.historyLimit`. */
 function groupHistoryLimit(config: ClawdisConfig): number {
   return config.inbound.groupChat.historyLimit ?? DEFAULT_GROUP_HISTORY_LIMIT;
+}
+
+/** The message a person replied to, as the model is shown it (one line, at most 300 characters of it). */
+export function quoteLine(replyTo: InboundMessage["replyTo"]): string | undefined {
+  if (!replyTo?.text) return undefined;
+  const who = replyTo.fromAgent ? "your message" : (replyTo.senderName ?? replyTo.senderId ?? "a message");
+  const text = replyTo.text.replace(/\s+/g, " ").trim();
+  return `[In reply to ${who}: "${text.length > 300 ? `${text.slice(0, 300)}…` : text}"]`;
 }

@@ -11,6 +11,7 @@ import {
   parseStoreText,
   serializeStoreBytes,
   setOwn,
+  storeParseReason,
   usableEntries,
   usableEntry,
 } from "./store-parse.js";
@@ -319,7 +320,7 @@ export class SessionStore {
           this.remember(read.version, read.bytes, raw);
           return { raw: nullPrototypeCopy(raw), version: read.version };
         }
-        reason = parsed.reason;
+        reason = storeParseReason(read.bytes.toString("utf8"), parsed.reason);
       }
       try {
         return await this.replaceBadFile(read.version, reason, lock);

@@ -61,6 +61,10 @@ export interface EchoInbound {
   text: string;
   messageId?: string;
   chatType?: "direct" | "group";
+  mentioned?: boolean;
+  replyTo?: { messageId: string; text?: string; fromAgent?: boolean };
+  /** Files as the echo transport takes them: base64, written into its staging area. */
+  files?: { fileName: string; contentBase64: string; kind?: string; mimeType?: string; caption?: string }[];
 }
 
 export interface HttpAnswer<T = Json> {

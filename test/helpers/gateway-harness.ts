@@ -105,7 +105,7 @@ export async function startTestGateway(
     registerApi,
     llmMaxRetries: 0,
   });
-  const started = gateway.start();
+  const started = gateway.start().then(() => gateway.pluginsStarted);
   if (options.waitForStart !== false) await started;
   return {
     gateway,
