@@ -19,7 +19,7 @@ describe("doctor: the journal", () => {
   });
 
   async function doctor(): Promise<{ code: number; out: string }> {
-    const io = recordingIO({ CLAWDIS_STATE_DIR: state, HOME: state });
+    const io = recordingIO({ CLAWDIS_STATE_DIR: state, HOME: state, OPENAI_MODEL: "test-model" });
     const code = await runDoctor({}, io);
     return { code, out: io.out };
   }

@@ -91,7 +91,7 @@ describe("findWideModes", () => {
 
 describe("clawdis doctor: file modes", () => {
   const doctor = async (fix: boolean, env: Record<string, string> = {}) => {
-    const io = recordingIO({ CLAWDIS_STATE_DIR: state, HOME: root, ...env });
+    const io = recordingIO({ CLAWDIS_STATE_DIR: state, HOME: root, OPENAI_MODEL: "test-model", ...env });
     const code = await runDoctor({ fix }, io);
     return { code, out: io.out };
   };

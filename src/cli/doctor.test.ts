@@ -19,8 +19,13 @@ afterEach(async () => {
   await rm(state, { recursive: true, force: true });
 });
 
-async function doctor(fix = false, json = false): Promise<{ code: number; out: string; err: string }> {
-  const io = recordingIO({ CLAWDIS_STATE_DIR: state, HOME: state });
+/** `clawdis doctor` with a model named in the environment (the model check has its own test). */
+async function doctor(
+  fix = false,
+  json = false,
+  env: Record<string, string> = { OPENAI_MODEL: "test-model" },
+): Promise<{ code: number; out: string; err: string }> {
+  const io = recordingIO({ CLAWDIS_STATE_DIR: state, HOME: state, ...env });
   const code = await runDoctor({ fix, json }, io);
   return { code, out: io.out, err: io.err };
 }
@@ -299,5 +304,22 @@ describe("clawdis doctor", () => {
 
     const clean = JSON.parse((await doctor(false, true)).out);
     expect(clean).toMatchObject({ problems: 0, fixed: 0, remaining: 0, exitCode: 0 });
+  });
+});
+
+describe("doctor: the model", () => {
+  it("says when no model is configured, with the file to edit and an example (a problem: the agent cannot answer)", async () => {
+    const { code, out } = await doctor(false, false, {});
+    expect(out).toContain("✗ No model is configured: the agent cannot answer yet.");
+    expect(out).toContain(`Put this in ${join(state, "clawdis.json")}`);
+    expect(out).toContain('baseUrl: "http://127.0.0.1:11434/v1", model: "qwen2.5:14b"');
+    expect(code).toBe(1);
+  });
+
+  it("names the model and where it came from, or says the endpoint's only model will be used", async () => {
+    expect((await doctor()).out).toContain("✓ model test-model (from env OPENAI_MODEL)");
+    const { out, code } = await doctor(false, false, { OPENAI_BASE_URL: "http://127.0.0.1:9/v1" });
+    expect(out).toContain("- no model named: the gateway uses the endpoint's only model");
+    expect(code).toBe(0);
   });
 });

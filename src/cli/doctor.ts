@@ -4,6 +4,7 @@ import { loadConfig } from "../core/config.js";
 import type { ConfigSectionsSource } from "../core/config-sections.js";
 import { describeError } from "../core/errors.js";
 import { createLogger, type Logger } from "../core/logger.js";
+import { noModelHint } from "../core/no-model-hint.js";
 import {
   configPath,
   defaultStorePath,
@@ -11,6 +12,7 @@ import {
   legacyStorePath,
   stateDir,
 } from "../core/paths.js";
+import { modelSetup } from "../runtime/model-source.js";
 import { isValidSessionId, quoteId, whyInvalid } from "../sessions/session-id.js";
 import { SessionStore } from "../sessions/store.js";
 import { withFileLock } from "../sessions/store-lock.js";
@@ -94,6 +96,14 @@ async function checkEverything(
       loaded.exists ? `config ${loaded.path} is valid` : `no config at ${loaded.path}: every default applies`,
     );
     for (const warning of loaded.warnings) report.note(warning);
+    // The gateway's start would run without a model: say so here, with the fix, not only at the first message.
+    const setup = modelSetup(loaded.config.inbound.reply.agent, io.env);
+    if (setup.state === "missing") report.problem(noModelHint(loaded.path).join("\n    "));
+    else if (setup.state === "discover")
+      report.note(
+        "no model named: the gateway uses the endpoint's only model when GET /models lists exactly one",
+      );
+    else report.ok(`model ${setup.name} (from ${setup.source})`);
     for (const { key, closest } of loaded.unchecked) {
       const typo = closest === undefined ? "" : ` (did you mean "${closest}"?)`;
       report.note(

@@ -3,6 +3,8 @@ import { loadConfig } from "../core/config.js";
 import type { ConfigSectionsSource } from "../core/config-sections.js";
 import { describeError } from "../core/errors.js";
 import { formatAge } from "../core/format.js";
+import { noModelHint } from "../core/no-model-hint.js";
+import { modelSetup } from "../runtime/model-source.js";
 import { readStoreFile } from "../sessions/store-read.js";
 import type { SessionMap } from "../sessions/types.js";
 import { renderTable } from "./format-table.js";
@@ -12,6 +14,12 @@ import { buildSessionsReport, type SessionKind } from "./sessions-report.js";
 
 export interface StatusReport {
   path: string;
+  /** The config file read; null when there is none (every default). */
+  config: string | null;
+  /** The model the running gateway uses, or the one configured; null when none is known. */
+  model: string | null;
+  /** When no model is configured: what to do, line by line (the file to edit and an example). */
+  setup?: string[];
   /** Usable sessions in the store; null when the store does not parse. */
   count: number | null;
   /** Present only when the store does not parse. */
@@ -37,8 +45,17 @@ export async function runStatus(
     readStoreSummary(loaded.storePath),
     probeGateway(loaded.config, io.env),
   ]);
+  const running = gateway.running && gateway.error === undefined;
+  const gatewayModel = running
+    ? (gateway.model as { configured?: boolean; name?: string } | undefined)
+    : undefined;
+  const setup = modelSetup(loaded.config.inbound.reply.agent, io.env);
+  const noModel = gatewayModel ? gatewayModel.configured === false : setup.state === "missing";
   const report: StatusReport = {
     path: loaded.storePath,
+    config: loaded.exists ? loaded.path : null,
+    model: gatewayModel?.name ?? (setup.state === "named" ? setup.name : null),
+    ...(noModel ? { setup: noModelHint(loaded.path) } : {}),
     count: store.map ? Object.keys(store.map).length : null,
     ...(store.error !== undefined ? { storeError: store.error } : {}),
     recent: buildSessionsReport(store.map ?? {}, loaded.storePath, clock.now(), null)
@@ -63,6 +80,9 @@ async function readStoreSummary(path: string): Promise<{ map?: SessionMap; error
 
 function humanStatus(report: StatusReport): string {
   const lines: string[] = [];
+  lines.push(`config: ${report.config ?? "none (every default applies)"}`);
+  if (report.setup) lines.push(...report.setup.map((line) => `model: ${line}`));
+  else lines.push(`model: ${report.model ?? "the endpoint's only model (found when the gateway starts)"}`);
   if (report.storeError !== undefined) {
     lines.push(`store: ${report.path} ${report.storeError}`);
   } else {

@@ -7,7 +7,7 @@ import type { ClawdisConfig } from "./config-schema.js";
 import { CORE_CONFIG_KEYS, type ConfigSectionEntry, composeConfigSchema } from "./config-sections.js";
 import { ClawdisError, describeError } from "./errors.js";
 import { isBlankJson5, locateJson5 } from "./json5-locate.js";
-import { configPath, defaultStorePath, defaultWorkspaceDir, type Env, expandHome } from "./paths.js";
+import { defaultStorePath, defaultWorkspaceDir, type Env, expandHome, resolveConfigPath } from "./paths.js";
 
 /**
  * The configuration loader: `clawdis.json` (JSON5) -> a validated, fully defaulted config.
@@ -190,15 +190,34 @@ interface ConfigFile {
   path: string;
   /** Undefined: there is no file. */
   text: string | undefined;
+  /** Said once at start (both clawdis.json and clawdis.json5 exist). */
+  notes: string[];
 }
 
-/** @throws ClawdisError IO when the file exists but cannot be read. */
+/**
+ * The config file (see `resolveConfigPath`: `CLAWDIS_CONFIG_PATH`, else `<state>/clawdis.json`, else
+ * `<state>/clawdis.json5`). A path set in `CLAWDIS_CONFIG_PATH` that does not exist is a config error (exit 2):
+ * the user named a file, running on defaults instead would be silent.
+ * @throws ClawdisError CONFIG_INVALID for a missing explicit path, IO when the file exists but cannot be read.
+ */
 function readConfigFile(env: Env): ConfigFile {
-  const path = configPath(env);
+  const { path, explicit, both } = resolveConfigPath(env);
+  const notes = both
+    ? [`both clawdis.json and clawdis.json5 exist next to each other; reading ${path}, not the .json5 one`]
+    : [];
   try {
-    return { path, text: readFileSync(path, "utf8") };
+    return { path, text: readFileSync(path, "utf8"), notes };
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { path, text: undefined };
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") {
+      if (explicit) {
+        throw new ClawdisError(
+          "CONFIG_INVALID",
+          `CLAWDIS_CONFIG_PATH names ${path}, which does not exist: create it (clawdis init writes a starter one) or unset CLAWDIS_CONFIG_PATH`,
+          { cause: error },
+        );
+      }
+      return { path, text: undefined, notes };
+    }
     throw new ClawdisError("IO", `cannot read config ${path}: ${describeError(error)}`, { cause: error });
   }
 }
@@ -213,6 +232,7 @@ function loaded(file: ConfigFile, options: ConfigOptions, env: Env): LoadedConfi
   const { workspace } = validated.config.inbound.reply.agent;
   return {
     ...validated,
+    warnings: [...file.notes, ...validated.warnings],
     path: file.path,
     exists: file.text !== undefined,
     storePath: store !== undefined ? resolveConfigRelativePath(store, file.path, env) : defaultStorePath(env),

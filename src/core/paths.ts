@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -18,10 +19,30 @@ export function stateDir(env: Env = process.env): string {
   return override && override.length > 0 ? expandHome(override, env) : expandHome("~/.clawdis", env);
 }
 
-/** `CLAWDIS_CONFIG_PATH`, else `<state>/clawdis.json`. */
+/** `CLAWDIS_CONFIG_PATH`, else `<state>/clawdis.json` (where a new config is written). */
 export function configPath(env: Env = process.env): string {
   const override = env.CLAWDIS_CONFIG_PATH;
   return override && override.length > 0 ? expandHome(override, env) : join(stateDir(env), "clawdis.json");
+}
+
+/**
+ * The config file to read: `CLAWDIS_CONFIG_PATH` when set (`explicit`: a missing one is an error), else
+ * `<state>/clawdis.json`, else `<state>/clawdis.json5` when only that one exists. `both`: the two exist (the
+ * `.json` one is read).
+ */
+export function resolveConfigPath(env: Env = process.env): {
+  path: string;
+  explicit: boolean;
+  both: boolean;
+} {
+  const override = env.CLAWDIS_CONFIG_PATH;
+  if (override && override.length > 0)
+    return { path: expandHome(override, env), explicit: true, both: false };
+  const json = join(stateDir(env), "clawdis.json");
+  const json5 = join(stateDir(env), "clawdis.json5");
+  const hasJson = existsSync(json);
+  const hasJson5 = existsSync(json5);
+  return { path: !hasJson && hasJson5 ? json5 : json, explicit: false, both: hasJson && hasJson5 };
 }
 
 /** The session store when `inbound.reply.session.store` is not set: `<state>/sessions/sessions.json`. */

@@ -28,6 +28,19 @@ export function endpointSource(agent: AgentConfig, env: Env): EndpointSource {
 }
 
 /**
+ * What a command can say about the model without asking the endpoint: named (config or env), to be found at the
+ * endpoint (its only model, when the gateway starts), or missing. Pure.
+ */
+export function modelSetup(
+  agent: AgentConfig,
+  env: Env,
+): { state: "named"; name: string; source: ModelSource } | { state: "discover" } | { state: "missing" } {
+  const named = configuredModel(agent, env);
+  if (named) return { state: "named", ...named };
+  return shouldDiscoverModel(agent, env) ? { state: "discover" } : { state: "missing" };
+}
+
+/**
  * Whether to ask the endpoint for its only model: no model is named, and an endpoint was chosen on purpose (in
  * the config or the environment: the default OpenAI endpoint lists dozens). Pure.
  */
