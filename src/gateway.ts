@@ -256,6 +256,11 @@ export class Gateway {
     return this.stopped;
   }
 
+  /** Resolves when no session has work: every turn over, its bookkeeping (the store update) done. */
+  idle(): Promise<void> {
+    return this.queue.drain();
+  }
+
   isStopping(): boolean {
     return this.stopping;
   }

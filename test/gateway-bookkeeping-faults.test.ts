@@ -52,6 +52,7 @@ describe("gateway: faults around a turn", () => {
     const outcome = await done(await t.chat.inject({ text: "second" }));
     expect(outcome.stopReason).toBe("end");
     expect(t.chat.textsTo("c-alice")).toContain("echo: second");
+    await t.idle();
     expect(t.logs.some((l) => l.message.includes("could not record the turn") && l.level === "warn")).toBe(
       true,
     );

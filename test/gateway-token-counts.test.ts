@@ -22,6 +22,7 @@ describe("gateway: token counts on the session entry", () => {
     t = await startTestGateway();
     t.fake.enqueue({ text: "first", usage: usage(100, 10) });
     await done(await t.chat.inject({ text: "one" }));
+    await t.idle();
     expect(await t.gateway.store.get("main")).toMatchObject({
       inputTokens: 100,
       outputTokens: 10,
@@ -36,6 +37,7 @@ describe("gateway: token counts on the session entry", () => {
     });
     t.fake.enqueue({ text: "second", usage: usage(170, 3) });
     await done(await t.chat.inject({ text: "two" }));
+    await t.idle();
     expect(await t.gateway.store.get("main")).toMatchObject({
       inputTokens: 100 + 150 + 170,
       outputTokens: 10 + 7 + 3,
@@ -47,6 +49,7 @@ describe("gateway: token counts on the session entry", () => {
     await done(await t.chat.inject({ text: "/new" }));
     t.fake.enqueue({ text: "fresh", usage: usage(40, 2) });
     await done(await t.chat.inject({ text: "three" }));
+    await t.idle();
     expect(await t.gateway.store.get("main")).toMatchObject({
       inputTokens: 40,
       outputTokens: 2,

@@ -122,10 +122,12 @@ describe("gateway rules: commands that are not a real exchange", () => {
     async (directive, confirmation) => {
       t = await startTestGateway({ config: { inbound: { reply: { session: { idleMinutes: 60 } } } } });
       await done(await t.chat.inject({ text: "morning" }));
+      await t.idle();
       const before = (await t.gateway.store.get("main"))!;
       t.clock.advance(59 * 60_000);
       const answered = await done(await t.chat.inject({ text: directive }));
       expect(answered.payloads).toEqual([{ text: confirmation }]);
+      await t.idle();
       const after = (await t.gateway.store.get("main"))!;
       expect(after.sessionId).toBe(before.sessionId);
       expect(after.lastInteractionAt).toBe(before.lastInteractionAt);

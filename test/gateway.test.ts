@@ -35,6 +35,7 @@ describe("gateway: sessions at work", () => {
       senderId: "alice",
       messageId: "m1",
     });
+    await t.idle();
     const entry = await t.gateway.store.get("main");
     expect(entry).toMatchObject({
       model: "fake-model",

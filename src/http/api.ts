@@ -1,9 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import { buildSessionsReport } from "../cli/sessions-report.js";
+import { describeError, isClawdisError } from "../core/errors.js";
 import type { Gateway } from "../gateway.js";
 import { outcomeBody } from "../plugin-api/outcome-body.js";
 import type { GatewayEvent, HttpRequest, InboundMessage } from "../plugin-api/types.js";
+import { isTransientError } from "../runtime/transient-error.js";
 import { whyInvalidSessionKey } from "../sessions/session-key-rules.js";
 import { readTranscriptPage } from "../sessions/transcript-resume.js";
 import type { StoredChatMessage, TranscriptEntry } from "../sessions/types.js";
@@ -237,7 +239,24 @@ async function postAgent(gateway: Gateway, req: HttpRequest, res: ServerResponse
       })
     : () => {};
   try {
-    const result = await gateway.receive(message, { local: true });
+    let result: Awaited<ReturnType<Gateway["receive"]>>;
+    try {
+      result = await gateway.receive(message, { local: true });
+    } catch (error) {
+      // Not accepted (nothing is recorded): a passing failure says "retry", a message too large says so.
+      if (isClawdisError(error, "MESSAGE_TOO_LARGE")) {
+        sendJson(res, 413, { error: "too-large", message: describeError(error) });
+        return;
+      }
+      if (isTransientError(error)) {
+        sendJson(res, 503, {
+          error: "unavailable",
+          message: `the message was not taken (${describeError(error)}); retry later with the same messageId`,
+        });
+        return;
+      }
+      throw error;
+    }
     if (result.status === "duplicate") {
       sendJson(res, 409, { error: "duplicate", message: "this messageId was already received" });
       return;

@@ -233,13 +233,13 @@ export class SessionRunner {
     const model = this.deps.modelName();
     if (!llm || !model) {
       await this.deliver(item, NO_MODEL_REPLY, "notice");
-      await this.recordTurnSafely(key, item, undefined);
       await this.markUnanswered(transcriptPath, header, [item], "no model configured");
       await journal.end(item.jid, "failed-told", clock.now(), "no model configured");
       item.resolve(this.outcomeFor(item, "error", [NO_MODEL_REPLY], "no model configured", ids));
+      await this.recordTurnSafely(key, item, undefined);
       return;
     }
-    await this.runModelTurn(key, item, { llm, model, transcriptPath, header, ids });
+    await this.runModelTurn(key, item, { llm, model, transcriptPath, header, ids, text });
   }
 
   /**
@@ -353,14 +353,27 @@ export class SessionRunner {
       transcriptPath: string;
       header: TranscriptHeader;
       ids: { sessionKey: string; sessionId: string };
+      /** The person's message as stored (written again if the transcript lost it). */
+      text: string;
     },
   ): Promise<void> {
     const { config, clock, events, logger } = this.deps;
     const agent = config.inbound.reply.agent;
     // Bounded by the model's window, whatever the size of the file (a 1 GB transcript reads about 1 MB here).
-    const resume = await readTranscriptForResume(run.transcriptPath, {
-      maxBytes: resumeBudgetBytes(agent.contextTokens),
-    });
+    const read = () =>
+      readTranscriptForResume(run.transcriptPath, { maxBytes: resumeBudgetBytes(agent.contextTokens) });
+    let resume = await read();
+    const hasMessage = (entries: typeof resume.entries) =>
+      entries.some((e) => e.type === "message" && (e as MessageEntry).meta?.journalId === item.jid);
+    if (!hasMessage(resume.entries)) {
+      // The transcript went away after the message was written (deleted by hand: a reset): write it again, so the
+      // model never answers a turn that does not hold the message it answers.
+      logger.warn("the person's message is no longer in the transcript (deleted?); writing it again", {
+        path: run.transcriptPath,
+      });
+      await this.storeUserMessage(item, run.text, run.transcriptPath, run.header);
+      resume = await read();
+    }
     if (resume.badLines.length > 0) {
       logger.warn("transcript has lines that do not parse; they were skipped", {
         path: run.transcriptPath,
@@ -500,6 +513,10 @@ export class SessionRunner {
       events.emit({ type: "processing", sessionKey: key, state: "idle", ...chat, ts: clock.now() });
       for (const resolve of outcomes) resolve();
     }
+    // After the reply went out and the outcomes resolved: the store's bookkeeping (usage, the last exchange)
+    // never holds a reply back, even while another process holds the store's lock. The session's next
+    // message still waits for it, so it decides on an up-to-date entry.
+    await this.recordTurnSafely(key, item, result);
   }
 
   /** What follows a turn: the reply, or the notice and the records' end (a shutdown leaves them open). */
@@ -517,7 +534,6 @@ export class SessionRunner {
       await this.finishReply(key, item, joined, result.text, run.ids, result, attachments);
       return;
     }
-    await this.recordTurnSafely(key, item, result);
     const abortReason: unknown = signal.reason;
     if (result.stopReason === "aborted" && abortReason === "shutdown") {
       // Left open in the journal: the next start finishes it.
@@ -583,7 +599,6 @@ export class SessionRunner {
       end: [item.jid, ...joined.map((w) => w.jid)],
       attachments,
     });
-    if (result) await this.recordTurnSafely(key, item, result);
     for (const w of [item, ...joined]) w.resolve(this.outcomeFor(w, "end", [text], undefined, outcomeExtra));
   }
 

@@ -234,3 +234,34 @@ describe("Journal", () => {
     expect((await stat(join(dir, "inbound.jsonl"))).size).toBeLessThan(1024 * 1024);
   }, 60_000);
 });
+
+describe("Journal: ends that cannot be written", () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "clawdis-journal-end-"));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("keeps an end that failed and writes it once the file can be written again", async () => {
+    const { logger, lines } = createMemoryLogger();
+    const journal = new Journal({ dir, logger });
+    await journal.openJournal();
+    const jid = await journal.accept(message("e1"), 1);
+    const path = join(dir, "inbound.jsonl");
+    const kept = await readFile(path, "utf8");
+    await rm(path);
+    await mkdir(join(path, "x"), { recursive: true });
+    await journal.end(jid, "replied", 2);
+    expect(lines.some((l) => l.message.startsWith("could not end a journal record"))).toBe(true);
+    expect(journal.openCount()).toBe(1);
+    await rm(path, { recursive: true });
+    await writeFile(path, kept);
+    await expect.poll(() => journal.openCount(), { timeout: 5000 }).toBe(0);
+    await journal.close();
+    const again = new Journal({ dir, logger });
+    expect(await again.openJournal()).toEqual([]);
+    await again.close();
+  });
+});

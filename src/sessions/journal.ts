@@ -26,6 +26,9 @@ import { fromJournalMessage, type JournalMessageV2, toJournalMessage } from "./j
  * - Only the process that owns the state directory (runtime/state-lock.ts) opens the journal for writing.
  */
 
+/** How often an end that could not be written is tried again. */
+const END_RETRY_MS = 1000;
+
 /** The largest record one message may put in the journal (its text and metadata, as JSON). */
 export const MAX_RECORD_BYTES = 2 * 1024 * 1024;
 /** Open (not yet answered) records may hold at most this much; beyond it new messages are refused for now. */
@@ -84,6 +87,7 @@ export class Journal {
   private flushing: Promise<void> | undefined;
   private recordsSinceCompact = 0;
   private bytesSinceCompact = 0;
+  private closed = false;
   /** Device and inode of the file this process appends to (checked before each write). */
   private identity: { dev: number; ino: number } | undefined;
 
@@ -155,9 +159,50 @@ export class Journal {
     await this.write(record, `${JSON.stringify(record)}\n`);
   }
 
+  /**
+   * Ends a record. Never throws: an end that cannot be written (a full disk) is kept and written again every
+   * second until it is (and at `close`); until then the record counts as open, and a crash meanwhile replays it
+   * (the transcript tells the replay how far it got).
+   */
   async end(jid: string, outcome: JournalOutcome, now: number, reason?: string): Promise<void> {
     const record: JournalRecord = { op: "end", jid, at: now, outcome, ...(reason ? { reason } : {}) };
-    await this.write(record, `${JSON.stringify(record)}\n`);
+    const line = `${JSON.stringify(record)}\n`;
+    try {
+      await this.write(record, line);
+    } catch (error) {
+      this.options.logger.warn("could not end a journal record; trying again", {
+        jid,
+        error: describeError(error),
+      });
+      this.unwrittenEnds.push({ record, line });
+      this.scheduleEndRetry();
+    }
+  }
+
+  /** Ends that could not be written yet, oldest first. */
+  private readonly unwrittenEnds: { record: JournalRecord; line: string }[] = [];
+  private endRetry: NodeJS.Timeout | undefined;
+
+  private scheduleEndRetry(): void {
+    if (this.endRetry || this.closed) return;
+    this.endRetry = setTimeout(() => {
+      this.endRetry = undefined;
+      void this.writeUnwrittenEnds();
+    }, END_RETRY_MS);
+    this.endRetry.unref();
+  }
+
+  private async writeUnwrittenEnds(): Promise<void> {
+    while (this.unwrittenEnds.length > 0) {
+      const next = this.unwrittenEnds[0]!;
+      try {
+        await this.write(next.record, next.line);
+      } catch {
+        this.scheduleEndRetry();
+        return;
+      }
+      this.unwrittenEnds.shift();
+    }
   }
 
   get(jid: string): OpenRecord | undefined {
@@ -174,6 +219,10 @@ export class Journal {
   }
 
   async close(): Promise<void> {
+    // A last try for ends that could not be written; what still fails stays open for the next start.
+    this.closed = true;
+    clearTimeout(this.endRetry);
+    await this.writeUnwrittenEnds().catch(() => {});
     await this.flushing;
     await this.handle?.close();
     this.handle = undefined;

@@ -202,7 +202,9 @@ function ownerRecordingFs(lockDir: string, owner: LockOwner, state: { acquired: 
           if (writeError.code === "EEXIST" || writeError.code === "ENOENT") {
             return callback(Object.assign(new Error(`${lockDir} is held`), { code: "EEXIST" }));
           }
-          fs.rmdir(dir, () => callback(writeError));
+          // Anything else (a full disk): the record may exist half-written; remove it and the directory, so no
+          // lock without a readable owner is left behind to block others until it goes stale.
+          fs.unlink(recordPath, () => fs.rmdir(dir, () => callback(writeError)));
         });
       });
     },

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { open, rename, unlink } from "node:fs/promises";
+import { mkdir, open, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { FileVersion } from "./store-read.js";
 
@@ -17,7 +17,12 @@ export async function writeFileAtomic(
   beforeRename?: () => void | Promise<void>,
 ): Promise<FileVersion> {
   const temp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`);
-  const handle = await open(temp, "wx", 0o600);
+  // The directory may have been deleted by hand since the last write (deleting it is a reset): make it again.
+  const handle = await open(temp, "wx", 0o600).catch(async (error: NodeJS.ErrnoException) => {
+    if (error.code !== "ENOENT") throw error;
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+    return open(temp, "wx", 0o600);
+  });
   let renamed = false;
   let version: FileVersion;
   try {

@@ -28,6 +28,8 @@ export interface TestGateway {
   logs: LogLine[];
   /** Resolves when `gateway.start()` has (with `waitForStart: false` it may still be running). */
   started: Promise<unknown>;
+  /** Resolves when every session is idle: turns over and their store updates written (read the store after it). */
+  idle(): Promise<void>;
   /** The message entries of the current transcript of `key`. */
   transcript(key?: string): Promise<MessageEntry[]>;
   close(): Promise<void>;
@@ -115,6 +117,7 @@ export async function startTestGateway(
     stateDir,
     logs: lines,
     started,
+    idle: () => gateway.idle(),
     async transcript(key = "main") {
       const entry = await gateway.store.get(key);
       if (!entry) return [];
