@@ -16,13 +16,28 @@ export async function writeFileAtomic(
   text: string | Uint8Array,
   beforeRename?: () => void | Promise<void>,
 ): Promise<FileVersion> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await writeOnce(path, text, beforeRename);
+    } catch (error) {
+      // The directory was deleted by hand meanwhile (deleting it is a reset): make it again and write again.
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT" || attempt >= DIRECTORY_GONE_ATTEMPTS)
+        throw error;
+      await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+    }
+  }
+}
+
+/** How often a write starts over because its directory went away while it ran. */
+const DIRECTORY_GONE_ATTEMPTS = 3;
+
+async function writeOnce(
+  path: string,
+  text: string | Uint8Array,
+  beforeRename?: () => void | Promise<void>,
+): Promise<FileVersion> {
   const temp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`);
-  // The directory may have been deleted by hand since the last write (deleting it is a reset): make it again.
-  const handle = await open(temp, "wx", 0o600).catch(async (error: NodeJS.ErrnoException) => {
-    if (error.code !== "ENOENT") throw error;
-    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-    return open(temp, "wx", 0o600);
-  });
+  const handle = await open(temp, "wx", 0o600);
   let renamed = false;
   let version: FileVersion;
   try {
