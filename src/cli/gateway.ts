@@ -7,6 +7,7 @@ import type { LoadedConfig } from "../core/config.js";
 import type { ConfigSectionsSource } from "../core/config-sections.js";
 import { ClawdisError, describeError } from "../core/errors.js";
 import { createLogger } from "../core/logger.js";
+import { noModelHint } from "../core/no-model-hint.js";
 import { gatewayTokenPath, stateDir } from "../core/paths.js";
 import { Gateway } from "../gateway.js";
 import { loadGatewayConfig, loadPluginModule } from "../host/plugin-loader.js";
@@ -38,6 +39,11 @@ export async function createGateway(
   const loaded = options.loaded ?? (await loadGatewayConfig(io.env, await deps.configSections(io.env)));
   const { config } = loaded;
   const logger = createLogger({ level: config.logging.level });
+  logger.info(
+    loaded.exists
+      ? `config ${loaded.path}`
+      : `no config file at ${loaded.path}: running on defaults (\`clawdis init\` writes a starter one)`,
+  );
   for (const warning of loaded.warnings) logger.warn(warning);
   await migrateLegacyStore(io.env, logger, loaded.storePath);
   const exposure = options.listen ? bindExposure(config.gateway.bind) : {};
@@ -159,6 +165,12 @@ async function serve(
     { mode: 0o600 },
   );
   logger.info(`listening on ${url}`, { store: gateway.store.path });
+  // No model: say so now, with the fix, not only at the first message (after the first check, which may find
+  // the endpoint's only model).
+  void gateway.modelProbe.ready().then(() => {
+    if (gateway.modelProbe.snapshot().configured) return;
+    for (const line of noModelHint(loaded.path)) logger.warn(line);
+  });
   const lostLock = new Promise<NodeJS.Signals>((resolve) =>
     lock.watch((why) => {
       lost = why;
