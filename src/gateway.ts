@@ -40,9 +40,6 @@ import type { SessionEntry } from "./sessions/types.js";
 /** How long a stop lets sends in flight finish. */
 const STOP_SEND_GRACE_MS = 5_000;
 
-/** Replies parked longer than this (their transport down) are reported in the log and `/status`. */
-export const PARKED_WARN_MS = 5 * 60_000;
-
 export interface GatewayOptions {
   config: ClawdisConfig;
   env: Env;
@@ -121,7 +118,7 @@ export class Gateway {
       journal: this.journal,
       clock: this.clock,
       logger: logger.child("outbox"),
-      warnAfterMs: PARKED_WARN_MS,
+      warnAfterMs: options.config.gateway.parkedReplyWarnSeconds * 1000,
     });
     this.runner = new SessionRunner({
       config: options.config,

@@ -92,6 +92,8 @@ export const inboundSchema = z.strictObject({
 export const gatewaySchema = z.strictObject({
   port: z.number().int().min(0).max(65535).default(18789),
   bind: z.string().min(1).default("127.0.0.1"),
+  /** Replies waiting for a transport that is down longer than this are reported in the log and `/status`. */
+  parkedReplyWarnSeconds: z.number().int().min(1).default(300),
 });
 
 export const pluginEntrySchema = z.strictObject({

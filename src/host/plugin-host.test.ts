@@ -113,6 +113,26 @@ function plugin(
 }
 
 describe("PluginHost start and restart", () => {
+  it("a retry-after hint on fail() is the least wait before the restart, with jitter on top", async () => {
+    let creates = 0;
+    const limited = plugin("limited", (context) => {
+      const n = ++creates;
+      return {
+        start: async () => {
+          if (n === 1) context.fail(new Error("429: slow down"), { retryAfterMs: 30_000 });
+        },
+      };
+    });
+    // random() = 0.5: half of the 10 % jitter of the hint, 1.5 s.
+    const { host, clock } = makeHost([limited], { restartPolicy: { random: () => 0.5 } });
+    await host.start();
+    expect(stateOf(host, "limited").detail).toBe("restarting in 32s");
+    clock.advance(31_499);
+    expect(creates).toBe(1);
+    clock.advance(1);
+    await expect.poll(() => creates).toBe(2);
+  });
+
   it("retries a plugin whose start throws after the backoff, stopping the failed instance first", async () => {
     const events: string[] = [];
     let creates = 0;

@@ -11,3 +11,5 @@ export * from "./types.js";
 export function definePlugin<C>(definition: PluginDefinition<C>): PluginDefinition<C> {
   return definition;
 }
+
+export { writePrivateFile } from "./write-private-file.js";
