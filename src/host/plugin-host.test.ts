@@ -126,7 +126,7 @@ describe("PluginHost start and restart", () => {
     // random() = 0.5: half of the 10 % jitter of the hint, 1.5 s.
     const { host, clock } = makeHost([limited], { restartPolicy: { random: () => 0.5 } });
     await host.start();
-    expect(stateOf(host, "limited").detail).toBe("restarting in 32s");
+    expect(stateOf(host, "limited")?.detail).toBe("restarting in 32s");
     clock.advance(31_499);
     expect(creates).toBe(1);
     clock.advance(1);
@@ -611,5 +611,35 @@ describe("PluginHost states, transports and tools", () => {
     await starting;
     expect(stateOf(host, "gated")?.state).toBe("ok");
     await host.stop();
+  });
+});
+
+describe("PluginHost: plugins whose section does not ask for them", () => {
+  it("is not created while its section's enabled() says no, and shows as not configured", async () => {
+    let created = 0;
+    const definition: PluginDefinition = {
+      apiVersion: 2,
+      id: "gated",
+      configSection: {
+        key: "gated",
+        schema: { safeParse: (v: unknown) => ({ success: true, data: v }) } as never,
+        enabled: (config: unknown) => (config as { token?: string }).token !== undefined,
+        describe: {},
+      },
+      create: () => {
+        created++;
+        return {};
+      },
+    };
+    const off = makeHost([definition], { gatewayConfig: { gated: {} } });
+    await off.host.start();
+    expect(created).toBe(0);
+    expect(stateOf(off.host, "gated")).toMatchObject({
+      state: "disabled",
+      detail: 'not configured (see the "gated" section)',
+    });
+    const on = makeHost([definition], { gatewayConfig: { gated: { token: "t" } } });
+    await on.host.start();
+    expect(created).toBe(1);
   });
 });

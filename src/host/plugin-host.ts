@@ -150,11 +150,19 @@ export class PluginHost {
           configErrors.push(describeError(error));
         }
       }
+      // A plugin whose config section does not ask for it (no bot token, `enabled: false`) is not created at all.
+      const section = definition.configSection;
+      const asked = !enabled || !section?.enabled || config === undefined || section.enabled(config);
+      const on = enabled && asked;
       this.slots.push({
         definition,
         config,
-        state: enabled ? "stopped" : "disabled",
-        detail: enabled ? "not started" : "disabled in plugins.entries",
+        state: on ? "stopped" : "disabled",
+        detail: on
+          ? "not started"
+          : enabled
+            ? `not configured (see the "${section?.key}" section)`
+            : "disabled in plugins.entries",
         restarts: 0,
         failures: 0,
         busy: Promise.resolve(),
