@@ -97,16 +97,27 @@ describe("admission steps", () => {
     const calls: string[] = [];
     const pipeline = (seen: boolean, verdict: boolean) =>
       compose([
-        dedupeStep({ isDuplicate: () => (calls.push("dedupe"), seen) }),
+        dedupeStep({
+          isDuplicate: () => {
+            calls.push("dedupe");
+            return seen;
+          },
+        }),
         allowStep({
           inputTransport: () => ({
-            authorize: () => (
-              calls.push("allow"), verdict ? { allowed: true } : { allowed: false, reason: "no" }
-            ),
+            authorize: () => {
+              calls.push("allow");
+              return verdict ? { allowed: true } : { allowed: false, reason: "no" };
+            },
           }),
           logDenied: () => {},
         }),
-        sessionKeyStep({ sessionKeyFor: () => (calls.push("key"), "main") }),
+        sessionKeyStep({
+          sessionKeyFor: () => {
+            calls.push("key");
+            return "main";
+          },
+        }),
         journalStep({
           accept: async () => {
             calls.push("journal");
