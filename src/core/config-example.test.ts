@@ -27,7 +27,11 @@ const docsText = readFileSync(docsPath, "utf8");
  * Keys shown in a comment only: editor-only keys, and paths whose value would pin a file outside the state
  * directory (copying the example whole must keep the store and workspace under CLAWDIS_STATE_DIR).
  */
-const COMMENTED_OUT_KEYS = new Set(["$schema", "inbound.reply.session.store", "inbound.reply.agent.workspace"]);
+const COMMENTED_OUT_KEYS = new Set([
+  "$schema",
+  "inbound.reply.session.store",
+  "inbound.reply.agent.workspace",
+]);
 
 const sections = await builtinConfigSections({});
 const options = { sections, unclaimed: "error" as const };
