@@ -3,14 +3,19 @@ import type { PluginConfigSection } from "../../src/plugin-api/types.js";
 
 /**
  * The WhatsApp transport's config section, `whatsapp`. Imports only zod and the plugin API types: the section is
- * known (validated, documented, reported as not available) without loading the transport.
+ * known (validated, documented) without loading the transport. Who may write (`inbound.allowFrom`) and group
+ * rules (`inbound.groupChat.*`) are core keys the transport reads from the gateway config.
  */
 
 export const whatsappSchema = z
   .strictObject({
     enabled: z.boolean().default(false),
+    socketUrl: z
+      .url({ protocol: /^wss?$/, error: 'a ws:// or wss:// URL like "ws://127.0.0.1:8080/ws/chat"' })
+      .optional(),
+    mediaMaxMb: z.number().positive().max(2048).default(20),
   })
-  .default(() => ({ enabled: false }));
+  .default(() => ({ enabled: false, mediaMaxMb: 20 }));
 
 export type WhatsappConfig = z.infer<typeof whatsappSchema>;
 
@@ -20,10 +25,8 @@ export const whatsappConfigSection: PluginConfigSection<WhatsappConfig> = {
   enabled: (config) => config.enabled,
   describe: {
     enabled: "link WhatsApp; run `clawdis login` once first (credentials in `<state>/credentials/whatsapp/`)",
+    socketUrl:
+      "where the WhatsApp socket connects instead of WhatsApp's own server; for tests against a loopback server",
+    mediaMaxMb: "inbound media larger than this many MB is not downloaded (the model is told it was too large)",
   },
 };
-
-/** The start-up warning of a build without the WhatsApp transport, when the section asks for it. */
-export function whatsappNotAvailable(): string {
-  return "whatsapp.enabled is true but the WhatsApp transport is not available in this build; it is ignored";
-}
