@@ -24,7 +24,7 @@ describe("buildContext", () => {
     });
     expect(messages.map((m) => `${m.role}:${m.content}`)).toEqual([
       "system:be brief",
-      "system:Notes on the earlier part of this conversation (it was compacted):\nthey like tea",
+      "user:[Notes on the earlier part of this conversation, which was compacted]\nthey like tea",
       "user:kept",
       "user:later question",
       "assistant:later answer",

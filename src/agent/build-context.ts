@@ -5,12 +5,14 @@ import type {
   StoredChatMessage,
   TranscriptEntry,
 } from "../sessions/types.js";
+import { notesMessage } from "./plan-compaction.js";
 
 /** How many unaddressed group messages in a row are shown to the model, by default (the newest ones). */
 export const DEFAULT_GROUP_HISTORY_LIMIT = 50;
 
 /**
- * The messages a turn sends to the model: the system prompt, the notes of the newest compaction and the messages
+ * The messages a turn sends to the model: the system prompt, the notes of the newest compaction (a user-role
+ * message) and the messages
  * it kept, then every message entry after it. Pure.
  * - In group chats the model is told who said what: a person's message reads `Name: text`, and a run of group
  *   messages that did not address the agent (`group-context` entries) becomes one user message listing the
@@ -28,10 +30,7 @@ export function buildContext(input: {
 }): StoredChatMessage[] {
   const messages: StoredChatMessage[] = [{ role: "system", content: input.systemPrompt }];
   if (input.compaction) {
-    messages.push({
-      role: "system",
-      content: `Notes on the earlier part of this conversation (it was compacted):\n${input.compaction.notes}`,
-    });
+    if (input.compaction.notes) messages.push(notesMessage(input.compaction.notes));
     messages.push(...(input.compaction.kept ?? []));
   }
   const failed = new Set<string>();

@@ -43,12 +43,22 @@ describe("ReplyAssembler", () => {
     expect(a.push({ choices: [{ delta: { role: "assistant", content: "" } as never }] })).toEqual({
       text: "",
       produced: false,
+      kind: "keepalive",
     });
     expect(a.push({ choices: [{ delta: { reasoning_content: "hmm" } }] })).toEqual({
       text: "",
       produced: true,
+      kind: "reasoning",
     });
-    expect(a.push({ choices: [{ delta: { content: "ok" } }] })).toEqual({ text: "ok", produced: true });
+    expect(a.push({ choices: [{ delta: { content: "ok" } }] })).toEqual({
+      text: "ok",
+      produced: true,
+      kind: "output",
+    });
+    expect(a.push({ choices: [], usage: { prompt_tokens: 3 } })).toMatchObject({ kind: "keepalive" });
+    expect(
+      a.push({ choices: [{ delta: { tool_calls: [{ index: 0, id: "c", function: { name: "x" } }] } }] }),
+    ).toMatchObject({ kind: "output" });
     expect(a.rawFinishReason).toBeUndefined();
   });
 

@@ -42,6 +42,11 @@ export interface ChunkEffect {
   text: string;
   /** The chunk carried model output (content, reasoning or a tool-call fragment). */
   produced: boolean;
+  /**
+   * What the chunk carried, for the watchdogs: `output` (content or a tool-call fragment), `reasoning` (only
+   * reasoning text), `keepalive` (nothing: an empty delta, a role-only chunk, usage only).
+   */
+  kind: "output" | "reasoning" | "keepalive";
 }
 
 interface PartialCall {
@@ -63,23 +68,26 @@ export class ReplyAssembler {
     if (chunk.usage) this.usage = mapUsage(chunk.usage);
     let added = "";
     let produced = false;
+    let real = false;
     for (const choice of chunk.choices ?? []) {
       const delta = choice.delta;
       if (delta) {
         if (typeof delta.content === "string" && delta.content.length > 0) {
           added += delta.content;
           produced = true;
+          real = true;
         }
         if (nonEmpty(delta.reasoning_content) || nonEmpty(delta.reasoning)) produced = true;
         for (const [position, fragment] of (delta.tool_calls ?? []).entries()) {
           this.addFragment(fragment, position);
           produced = true;
+          real = true;
         }
       }
       if (choice.finish_reason) this.rawFinishReason = choice.finish_reason;
     }
     this.text += added;
-    return { text: added, produced };
+    return { text: added, produced, kind: real ? "output" : produced ? "reasoning" : "keepalive" };
   }
 
   get finishReason(): FinishReason {

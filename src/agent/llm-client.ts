@@ -62,6 +62,8 @@ export interface LlmStreamRequest {
   onFirstToken?: () => void;
   /** Every chunk, output or not: the stream is alive. */
   onProgress?: () => void;
+  /** Every chunk, with what it carried (the watchdogs tell output from reasoning and keep-alives). */
+  onChunk?: (kind: "output" | "reasoning" | "keepalive") => void;
 }
 
 export type ListModelsResult = { ok: true; models: string[] } | { ok: false; error: string };
@@ -130,6 +132,7 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
         const effect = assembler.push(chunk);
         try {
           request.onProgress?.();
+          request.onChunk?.(effect.kind);
           if (effect.produced && !firstToken) {
             firstToken = true;
             request.onFirstToken?.();

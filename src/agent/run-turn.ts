@@ -1,31 +1,20 @@
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../core/clock.js";
-import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { GatewayEvent, OutboundAttachment, StopReason, ToolDefinition } from "../plugin-api/types.js";
 import { newEntryId } from "../sessions/transcript.js";
-import type { MessageEntry, MessageMeta, StoredChatMessage, StoredToolCall } from "../sessions/types.js";
+import type { MessageMeta, StoredChatMessage, StoredToolCall, TranscriptEntry } from "../sessions/types.js";
 import { estimateTokens } from "./build-context.js";
+import { type CompactionSettings, compactionHook } from "./compaction-hook.js";
+import { executeTool } from "./execute-tool.js";
 import type { LlmClient } from "./llm-client.js";
-import { redactArguments } from "./redact-arguments.js";
-import { Watchdog } from "./watchdog.js";
+import type { LoopGuardState } from "./loop-guard.js";
+import { loopGuardHooks } from "./loop-guard-hooks.js";
+import { callModel } from "./model-call.js";
+import type { TimeoutSettings } from "./stream-deadlines.js";
+import type { BatchItem, ToolGate, TurnHooks } from "./turn-hooks.js";
 
-/**
- * The watchdogs of a turn (config `inbound.reply.session.timeouts`), per model call:
- * - `firstTokenSeconds`: from the request until the first chunk of any kind (the server is alive);
- * - `prefillSeconds`: from the request until the first output (text, reasoning or a tool call), even if the
- *   server sends empty keep-alive chunks while it reads a long prompt;
- * - `noProgressSeconds`: the longest gap between two chunks;
- * - `turnLlmSeconds`: from the first output until the answer is complete (generation);
- * - `toolExecutionSeconds`: each tool call.
- */
-export interface TurnTimeouts {
-  prefillSeconds: number;
-  firstTokenSeconds: number;
-  noProgressSeconds: number;
-  turnLlmSeconds: number;
-  toolExecutionSeconds: number;
-}
+export type { TimeoutSettings as TurnTimeouts } from "./stream-deadlines.js";
 
 export interface TurnInput {
   turnId: string;
@@ -35,26 +24,34 @@ export interface TurnInput {
   messages: StoredChatMessage[];
   tools: ToolDefinition[];
   llm: Pick<LlmClient, "stream">;
-  /** Appends to the session's transcript; resolves when written (and fsync'd, for the final answer). */
-  append(entries: MessageEntry[], options?: { final?: boolean }): Promise<void>;
+  /** Appends any entries to the session's transcript; resolves when written (and fsync'd, for `final`). */
+  append(entries: TranscriptEntry[], options?: { final?: boolean }): Promise<void>;
   emit(event: GatewayEvent): void;
+  /** Tells the person one line (compaction); resolves once it is handed on. */
+  notify?(text: string): Promise<void>;
   /**
    * Called at each tool-batch boundary: messages from the same person that arrived meanwhile, already written to
-   * the transcript by the caller, join the turn here.
+   * the transcript by the caller, join the turn here (new person input: the loop guard starts over).
    */
   takeJoined(): Promise<StoredChatMessage[]>;
   /** Aborted by `/stop` and by gateway stop. */
   signal: AbortSignal;
   clock: Clock;
-  timeouts: TurnTimeouts;
+  timeouts: TimeoutSettings;
   maxOutputTokens: number;
   cwd: string;
   /** Debug lines per model call and per tool call (arguments redacted to their keys and sizes). */
-  log?: Pick<Logger, "debug">;
+  log?: Pick<Logger, "debug" | "warn">;
   /** Handed to tools as `ToolContext.attach`: a file to send with this turn's reply. */
   attach?: (attachment: OutboundAttachment) => void;
-  /** Ends the turn with `tool-loop` after this many model calls (the loop guard proper comes later). */
-  maxRounds?: number;
+  /** The loop guard's state to go on from (this turn resumed after a restart); absent: a new guard. */
+  guard?: LoopGuardState;
+  /** Compaction settings; absent: the turn never compacts. */
+  compaction?: CompactionSettings;
+  /** The prompt tokens the session's last call reported (the store's `contextTokens`). */
+  previousContextTokens?: number;
+  /** Extra hooks, run after the built-in ones (the loop guard, compaction). */
+  hooks?: TurnHooks;
   /** Extra fields for the `meta` of stored assistant messages. */
   meta?: MessageMeta;
   reasoningEffort?: "minimal" | "low" | "medium" | "high";
@@ -62,30 +59,61 @@ export interface TurnInput {
 
 export interface TurnResult {
   stopReason: StopReason;
-  /** The final reply; empty unless stopReason is `end` (nothing cut off is ever returned). */
+  /** The final reply: set when stopReason is `end`, or on a quiet stop (`quiet`); nothing cut off, ever. */
   text: string;
+  /** The turn ended early without an error for the person (the loop guard): `text` is the reply. */
+  quiet?: boolean;
   model: string;
   usage?: { promptTokens: number; completionTokens: number; totalTokens: number };
-  /** Prompt tokens of the last model call (or an estimate when the provider sent none). */
+  /** Prompt tokens of the last model call (or an estimate when the provider sent none, or after compaction). */
   contextTokens: number;
   contextEstimated: boolean;
   /** One line for the person when the turn did not end normally. */
   error?: string;
   rounds: number;
+  /** Compactions done during this turn. */
+  compactions: number;
+  /** The loop guard's state at the end (saved with the turn). */
+  guard: LoopGuardState;
 }
 
+const NOT_RUN = "Not run: the turn ended.";
+
+/** Said when a quiet stop finds no text of the model's to give. */
+export const QUIET_STOP_TEXT =
+  "I stopped here because my last steps were not getting anywhere. How should I go on?";
+
 /**
- * One turn: call the model, run the tool calls it asks for, loop until it answers. Every message is appended to
- * the transcript as it is produced. Never throws for expected failures: the result carries a stop reason.
- * Timers are cleared in `finally`; the signal runs through every model call and every tool call.
+ * One turn, as a loop over explicit steps: prepare the call (hooks may compact the context), call the model,
+ * and for a response with tool calls: gate each call (hooks may refuse it or end the turn), run it, record it,
+ * then close the batch (hooks may add a nudge, save state), take joined messages, and loop. Every message is
+ * appended to the transcript as it is produced. Never throws for expected failures: the result carries a stop
+ * reason. The signal runs through every model call and every tool call; timers are cleared in `finally`.
+ * There is no ceiling on rounds: the loop guard ends a turn that goes in circles.
  */
 export async function runTurn(input: TurnInput): Promise<TurnResult> {
   const messages = [...input.messages];
   const totals = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
   let sawUsage = false;
-  let contextTokens = estimateTokens(messages);
-  let contextEstimated = true;
-  const maxRounds = input.maxRounds ?? 40;
+  let contextTokens = Math.max(estimateTokens(messages), input.previousContextTokens ?? 0);
+  let contextEstimated = input.previousContextTokens === undefined;
+  let lastText = "";
+  let compactions = 0;
+  const guard = loopGuardHooks(input);
+  const hooks: TurnHooks[] = [guard.hooks];
+  if (input.compaction) {
+    hooks.push(
+      compactionHook(input, input.compaction, {
+        guardState: () => guard.state(),
+        compacted: (tokensAfter) => {
+          compactions++;
+          contextTokens = tokensAfter;
+          contextEstimated = true;
+        },
+      }),
+    );
+  }
+  if (input.hooks) hooks.push(input.hooks);
   const ts = () => new Date(input.clock.now()).toISOString();
   const result = (stopReason: StopReason, text: string, rounds: number, error?: string): TurnResult => ({
     stopReason,
@@ -96,15 +124,48 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
     contextEstimated,
     ...(error ? { error } : {}),
     rounds,
+    compactions,
+    guard: guard.state(),
   });
+  const quietStop = async (
+    rounds: number,
+    responseText: string,
+    meta: MessageMeta,
+    why: string,
+  ): Promise<TurnResult> => {
+    const text = responseText.trim() || lastText.trim() || QUIET_STOP_TEXT;
+    input.log?.warn("turn ended by the loop guard", { session: input.sessionKey, why, rounds });
+    await input.append(
+      [
+        {
+          type: "message",
+          id: newEntryId(),
+          ts: ts(),
+          message: { role: "assistant", content: text },
+          meta: { ...meta, final: true, loopGuard: why },
+        },
+      ],
+      { final: true },
+    );
+    return { ...result("tool-loop", text, rounds), quiet: true };
+  };
+  let callTokensBase = contextTokens;
+  let messagesAtCall = messages.length;
 
   for (let round = 1; ; round++) {
     if (input.signal.aborted) return result("aborted", "", round - 1, "stopped");
-    if (round > maxRounds) {
-      return result("tool-loop", "", round - 1, `the agent made ${maxRounds} model calls without answering`);
+    // Step 1: prepare the call. The tokens the call will send: the last call's prompt plus what was added since.
+    const inputTokens = Math.max(
+      estimateTokens(messages),
+      callTokensBase + estimateTokens(messages.slice(messagesAtCall)),
+    );
+    for (const hook of hooks) {
+      const replaced = await hook.prepareCall?.({ messages, inputTokens, round });
+      if (replaced) messages.splice(0, messages.length, ...replaced);
     }
-    const watchdog = new Watchdog(input.clock, input.signal);
-    let llm: Awaited<ReturnType<LlmClient["stream"]>>;
+    if (input.signal.aborted) return result("aborted", "", round - 1, "stopped");
+
+    // Step 2: the model call.
     input.log?.debug("model call", {
       session: input.sessionKey,
       model: input.model,
@@ -112,44 +173,9 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
       messages: messages.length,
       tools: input.tools.length,
     });
-    try {
-      watchdog.arm("first-token", input.timeouts.firstTokenSeconds);
-      watchdog.arm("prefill", input.timeouts.prefillSeconds);
-      llm = await input.llm.stream({
-        model: input.model,
-        messages,
-        tools: input.tools,
-        maxOutputTokens: input.maxOutputTokens,
-        signal: watchdog.signal,
-        ...(input.reasoningEffort ? { reasoningEffort: input.reasoningEffort } : {}),
-        onFirstToken: () => {
-          watchdog.disarm("prefill");
-          watchdog.arm("generation", input.timeouts.turnLlmSeconds);
-        },
-        onProgress: () => {
-          watchdog.disarm("first-token");
-          watchdog.arm("no-progress", input.timeouts.noProgressSeconds);
-        },
-        onDelta: (text) =>
-          input.emit({ type: "delta", sessionKey: input.sessionKey, turnId: input.turnId, text }),
-      });
-    } finally {
-      watchdog.dispose();
-    }
-    if (!llm.ok) {
-      const fired = watchdog.fired();
-      if (fired) return result("timeout", "", round, `the model did not answer in time (${fired.message})`);
-      if (llm.reason === "aborted") return result("aborted", "", round, "stopped");
-      if (llm.reason === "output-limit") {
-        return result(
-          "output-limit",
-          "",
-          round,
-          "the reply was cut off at the output limit, so it was not posted",
-        );
-      }
-      return result("error", "", round, llm.error);
-    }
+    const call = await callModel(input, messages);
+    if (!call.ok) return result(call.stopReason, "", round, call.error);
+    const llm = call.result;
     if (llm.usage) {
       sawUsage = true;
       totals.promptTokens += llm.usage.promptTokens;
@@ -161,33 +187,62 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
       contextTokens = estimateTokens(messages);
       contextEstimated = true;
     }
-    const usageMeta = llm.usage
-      ? {
-          promptTokens: llm.usage.promptTokens,
-          completionTokens: llm.usage.completionTokens,
-          totalTokens: llm.usage.totalTokens,
-        }
-      : undefined;
-    const meta: MessageMeta = { ...input.meta, model: llm.model, ...(usageMeta ? { usage: usageMeta } : {}) };
+    callTokensBase = contextTokens;
+    messagesAtCall = messages.length;
+    const meta: MessageMeta = {
+      ...input.meta,
+      model: llm.model,
+      ...(llm.usage ? { usage: { ...llm.usage } } : {}),
+    };
 
     if (llm.toolCalls.length === 0) {
       const assistant: StoredChatMessage = { role: "assistant", content: llm.text };
-      const finalMeta: MessageMeta = { ...meta, final: true };
       await input.append(
-        [{ type: "message", id: newEntryId(), ts: ts(), message: assistant, meta: finalMeta }],
-        {
-          final: true,
-        },
+        [{ type: "message", id: newEntryId(), ts: ts(), message: assistant, meta: { ...meta, final: true } }],
+        { final: true },
       );
       return result("end", llm.text, round);
     }
+    // A response that asks for tools may end the turn (the loop guard's failure score).
+    const stopWhy = hooks.map((h) => h.onToolRequest?.()).find((w) => w !== undefined);
+    if (stopWhy) return quietStop(round, llm.text, meta, stopWhy);
+    if (llm.text.trim()) lastText = llm.text;
 
+    // Step 3: the batch.
     const calls: StoredToolCall[] = llm.toolCalls.map((c) => ({ ...c, id: c.id || `call_${randomUUID()}` }));
     const assistant: StoredChatMessage = { role: "assistant", content: llm.text || null, tool_calls: calls };
     messages.push(assistant);
     await input.append([{ type: "message", id: newEntryId(), ts: ts(), message: assistant, meta }]);
 
-    for (const call of calls) {
+    const batch: BatchItem[] = [];
+    const results: StoredChatMessage[] = [];
+    let written = 0;
+    const resultEntry = (i: number): TranscriptEntry => ({
+      type: "message",
+      id: newEntryId(),
+      ts: ts(),
+      message: results[i] as StoredChatMessage,
+      meta: {
+        tool: batch[i]?.call.function.name,
+        ok: batch[i]?.outcome.ok,
+        ...(batch[i]?.refused ? { refused: true } : {}),
+      },
+    });
+    let stopped: string | undefined;
+    for (const [index, call] of calls.entries()) {
+      let gate: ToolGate = { action: "run" };
+      if (stopped === undefined) {
+        for (const hook of hooks) {
+          gate = hook.beforeTool?.(call) ?? gate;
+          if (gate.action !== "run") break;
+        }
+      } else {
+        gate = { action: "refuse", output: NOT_RUN };
+      }
+      if (gate.action === "stop") {
+        stopped = gate.why;
+        gate = { action: "refuse", output: NOT_RUN };
+      }
       input.emit({
         type: "tool-call",
         sessionKey: input.sessionKey,
@@ -196,18 +251,13 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
         name: call.function.name,
         arguments: call.function.arguments,
       });
-      const outcome = await executeTool(call, input);
-      const toolMessage: StoredChatMessage = { role: "tool", tool_call_id: call.id, content: outcome.output };
-      messages.push(toolMessage);
-      await input.append([
-        {
-          type: "message",
-          id: newEntryId(),
-          ts: ts(),
-          message: toolMessage,
-          meta: { tool: call.function.name, ok: outcome.ok },
-        },
-      ]);
+      const refused = gate.action === "refuse";
+      const outcome =
+        gate.action === "refuse" ? { ok: false, output: gate.output } : await executeTool(call, input);
+      const item: BatchItem = { call, outcome, ...(refused ? { refused: true } : {}) };
+      if (!refused) for (const hook of hooks) hook.afterTool?.(item);
+      batch.push(item);
+      results.push({ role: "tool", tool_call_id: call.id, content: outcome.output });
       input.emit({
         type: "tool-result",
         sessionKey: input.sessionKey,
@@ -217,65 +267,32 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
         ok: outcome.ok,
         output: outcome.output,
       });
-      if (input.signal.aborted) return result("aborted", "", round, "stopped");
+      if (input.signal.aborted) break;
+      // Each result is written as it comes, but the batch's last one waits for the batch's close (its note).
+      if (index < calls.length - 1) {
+        await input.append([resultEntry(index)]);
+        written = index + 1;
+      }
     }
-    messages.push(...(await input.takeJoined()));
+    // Step 4: close the batch: hooks may add a note for the model to the last result, and save their state.
+    const extra: TranscriptEntry[] = [];
+    for (const hook of hooks) {
+      const closed = hook.afterBatch?.(batch);
+      const last = results[results.length - 1];
+      if (closed?.nudge && last && results.length > written) {
+        last.content = `${last.content ?? ""}\n\n${closed.nudge}`;
+      }
+      if (closed?.entries) extra.push(...closed.entries);
+    }
+    messages.push(...results);
+    const rest = results.map((_, i) => i).filter((i) => i >= written);
+    await input.append([...rest.map(resultEntry), ...extra]);
+    if (input.signal.aborted) return result("aborted", "", round, "stopped");
+    if (stopped) return quietStop(round, llm.text, meta, stopped);
+    const joined = await input.takeJoined();
+    if (joined.length > 0) {
+      guard.reset();
+      messages.push(...joined);
+    }
   }
-}
-
-async function executeTool(call: StoredToolCall, input: TurnInput): Promise<{ ok: boolean; output: string }> {
-  input.log?.debug("tool call", {
-    session: input.sessionKey,
-    tool: call.function.name,
-    arguments: redactArguments(call.function.arguments),
-  });
-  const tool = input.tools.find((t) => t.name === call.function.name);
-  if (!tool) {
-    const names = input.tools.map((t) => t.name).join(", ") || "none";
-    return { ok: false, output: `Unknown tool "${call.function.name}". Available tools: ${names}.` };
-  }
-  let args: Record<string, unknown>;
-  try {
-    const parsed: unknown = call.function.arguments.trim() === "" ? {} : JSON.parse(call.function.arguments);
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
-      throw new Error("not an object");
-    args = parsed as Record<string, unknown>;
-  } catch (error) {
-    return {
-      ok: false,
-      output: `The arguments are not a JSON object (${describeError(error)}). Send valid JSON.`,
-    };
-  }
-  const seconds = input.timeouts.toolExecutionSeconds;
-  const watchdog = new Watchdog(input.clock, input.signal);
-  watchdog.arm("tool", seconds);
-  try {
-    // A tool that ignores its signal is left behind: the turn goes on when the signal aborts.
-    const outcome = await Promise.race([
-      tool.execute(args, {
-        signal: watchdog.signal,
-        cwd: input.cwd,
-        sessionKey: input.sessionKey,
-        timeoutMs: seconds * 1000,
-        ...(input.attach ? { attach: input.attach } : {}),
-      }),
-      whenAborted(watchdog.signal),
-    ]);
-    if (watchdog.fired()) return { ok: false, output: `${call.function.name} timed out after ${seconds} s.` };
-    if (outcome === undefined) return { ok: false, output: `${call.function.name} was stopped.` };
-    return outcome;
-  } catch (error) {
-    if (watchdog.fired()) return { ok: false, output: `${call.function.name} timed out after ${seconds} s.` };
-    return { ok: false, output: `${call.function.name} failed: ${describeError(error)}` };
-  } finally {
-    watchdog.dispose();
-  }
-}
-
-/** Resolves (with undefined) when the signal aborts; never rejects. */
-function whenAborted(signal: AbortSignal): Promise<undefined> {
-  return new Promise((resolve) => {
-    if (signal.aborted) resolve(undefined);
-    else signal.addEventListener("abort", () => resolve(undefined), { once: true });
-  });
 }

@@ -36,11 +36,19 @@ export class Watchdog {
   }
 
   arm(name: string, seconds: number): void {
+    this.armIn(name, seconds * 1000, seconds);
+  }
+
+  /** (Re)starts deadline `name` to pass in `delayMs`; `seconds` is the limit reported when it fires. */
+  armIn(name: string, delayMs: number, seconds: number): void {
     this.disarm(name);
-    const handle = this.clock.setTimeout(() => {
-      this.timers.delete(name);
-      this.controller.abort(new WatchdogTimeout(name, seconds));
-    }, seconds * 1000);
+    const handle = this.clock.setTimeout(
+      () => {
+        this.timers.delete(name);
+        this.controller.abort(new WatchdogTimeout(name, seconds));
+      },
+      Math.max(0, delayMs),
+    );
     this.timers.set(name, handle);
   }
 

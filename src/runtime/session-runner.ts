@@ -25,6 +25,7 @@ import type {
 import { chooseSession, restoredProgress } from "./choose-session.js";
 import type { EventBus } from "./event-bus.js";
 import type { Delivery, Outbox } from "./outbox.js";
+import { restoreGuard } from "./restore-guard.js";
 import { stageAttachments } from "./stage-attachments.js";
 import { isTransientError, retryDelayMs } from "./transient-error.js";
 import { formatTurnNotice } from "./turn-notice.js";
@@ -62,6 +63,9 @@ export const DEFAULT_SYSTEM_PROMPT =
 
 export const NO_MODEL_REPLY =
   "No model is configured: set inbound.reply.agent.model (and baseUrl/apiKey, or OPENAI_BASE_URL/OPENAI_API_KEY) in clawdis.json, then restart the gateway.";
+
+/** How long the end of a turn waits for its store update before it goes on without it. */
+const RECORD_WAIT_MS = 1000;
 
 /** How often the store update after a turn is tried before it is given up (the reply is out by then). */
 const RECORD_TURN_ATTEMPTS = 5;
@@ -235,8 +239,8 @@ export class SessionRunner {
       await this.deliver(item, NO_MODEL_REPLY, "notice");
       await this.markUnanswered(transcriptPath, header, [item], "no model configured");
       await journal.end(item.jid, "failed-told", clock.now(), "no model configured");
+      await this.recordTurnPromptly(key, item, undefined);
       item.resolve(this.outcomeFor(item, "error", [NO_MODEL_REPLY], "no model configured", ids));
-      await this.recordTurnSafely(key, item, undefined);
       return;
     }
     await this.runModelTurn(key, item, { llm, model, transcriptPath, header, ids, text });
@@ -395,6 +399,8 @@ export class SessionRunner {
     });
     const entry = await this.deps.store.get(key);
     const cwd = await this.cwdFor(key);
+    // A turn that runs again (restart, retry) goes on with its loop guard; a new message starts a new one.
+    const guard = item.restored ? restoreGuard(resume.compaction, resume.entries, item.jid) : undefined;
 
     const joined: WorkItem[] = [];
     const sender = `${item.message.channel}\u0000${item.message.senderId}`;
@@ -462,6 +468,19 @@ export class SessionRunner {
           }
           return added;
         },
+        notify: (line) => this.notify(item, line),
+        ...(guard ? { guard } : {}),
+        compaction: {
+          budget: { window: agent.contextTokens, ...config.inbound.reply.session.compaction },
+          notesModels: [
+            agent.compactionModel ?? run.model,
+            ...(agent.fallbackModel ? [agent.fallbackModel] : []),
+          ],
+          sidecarSeconds: config.inbound.reply.session.timeouts.sidecarLlmSeconds,
+        },
+        ...(entry?.contextTokens !== undefined && !entry.contextEstimated
+          ? { previousContextTokens: entry.contextTokens }
+          : {}),
         signal: controller.signal,
         clock,
         timeouts: config.inbound.reply.session.timeouts,
@@ -500,6 +519,10 @@ export class SessionRunner {
         stopReason: result?.stopReason ?? "error",
         rounds: result?.rounds,
       });
+      // The store's bookkeeping (usage, the last exchange) before the turn is over for watchers and waiters, so
+      // the entry they read is up to date — but never holding the reply back for long: while another process
+      // holds the store's lock, the turn ends after RECORD_WAIT_MS and the update finishes in the background.
+      await this.recordTurnPromptly(key, item, result);
       // Exactly one turn-end per turn-start, however the turn ended, and after its final message: watchers
       // (typing indicators, the web chat's bubble) stop on it.
       events.emit({
@@ -513,10 +536,20 @@ export class SessionRunner {
       events.emit({ type: "processing", sessionKey: key, state: "idle", ...chat, ts: clock.now() });
       for (const resolve of outcomes) resolve();
     }
-    // After the reply went out and the outcomes resolved: the store's bookkeeping (usage, the last exchange)
-    // never holds a reply back, even while another process holds the store's lock. The session's next
-    // message still waits for it, so it decides on an up-to-date entry.
-    await this.recordTurnSafely(key, item, result);
+  }
+
+  /** `recordTurnSafely`, waited for at most RECORD_WAIT_MS (on the injected clock); it goes on after that. */
+  private async recordTurnPromptly(
+    key: string,
+    item: WorkItem,
+    result: TurnResult | undefined,
+  ): Promise<void> {
+    let timer: unknown;
+    const late = new Promise<void>((resolve) => {
+      timer = this.deps.clock.setTimeout(resolve, RECORD_WAIT_MS);
+    });
+    await Promise.race([this.recordTurnSafely(key, item, result), late]);
+    this.deps.clock.clearTimeout(timer);
   }
 
   /** What follows a turn: the reply, or the notice and the records' end (a shutdown leaves them open). */
@@ -530,7 +563,7 @@ export class SessionRunner {
     attachments: OutboundAttachment[],
   ): Promise<void> {
     const { clock } = this.deps;
-    if (result.stopReason === "end") {
+    if (result.stopReason === "end" || (result.quiet && result.text)) {
       await this.finishReply(key, item, joined, result.text, run.ids, result, attachments);
       return;
     }
@@ -652,6 +685,7 @@ export class SessionRunner {
       next.model = result.model;
       next.contextTokens = result.contextTokens;
       next.contextEstimated = result.contextEstimated;
+      if (result.compactions > 0) next.compactionCount = (entry.compactionCount ?? 0) + result.compactions;
       if (result.usage) {
         next.inputTokens = (entry.inputTokens ?? 0) + result.usage.promptTokens;
         next.outputTokens = (entry.outputTokens ?? 0) + result.usage.completionTokens;

@@ -1,0 +1,46 @@
+import type { StoredChatMessage, StoredToolCall, TranscriptEntry } from "../sessions/types.js";
+
+/** A tool call and what it gave (a refused call's outcome is the correction the model is shown). */
+export interface BatchItem {
+  call: StoredToolCall;
+  outcome: ToolOutcome;
+  /** Refused by a hook: not run. */
+  refused?: boolean;
+}
+
+export interface ToolOutcome {
+  ok: boolean;
+  output: string;
+  /** The tool watchdog (`toolExecutionSeconds`) fired. */
+  timedOut?: boolean;
+}
+
+/** Whether a tool call runs, is answered without running (`output` is its result), or ends the turn quietly. */
+export type ToolGate =
+  | { action: "run" }
+  | { action: "refuse"; output: string }
+  | { action: "stop"; why: string };
+
+/**
+ * The places where rules plug into the turn loop (`run-turn.ts`), in the order the loop meets them. Every hook is
+ * optional; hooks run in the order given. The loop guard and compaction are hooks; a sub-agent run gets the same.
+ */
+export interface TurnHooks {
+  /** Before each model call: may return messages to send instead (compaction). */
+  prepareCall?(step: {
+    messages: StoredChatMessage[];
+    inputTokens: number;
+    round: number;
+  }): Promise<StoredChatMessage[] | undefined>;
+  /** After a response that asks for tools: a reason ends the turn quietly with the model's text. */
+  onToolRequest?(): string | undefined;
+  /** Before each tool call. */
+  beforeTool?(call: StoredToolCall): ToolGate;
+  /** After each tool call that ran. */
+  afterTool?(item: BatchItem): void;
+  /**
+   * After each batch: a note for the model (appended to the batch's last result) and entries to write with the
+   * batch (the hook's saved state). The entries' `ts` is set by the hook.
+   */
+  afterBatch?(batch: BatchItem[]): { nudge?: string; entries?: TranscriptEntry[] } | undefined;
+}
