@@ -34,6 +34,7 @@ export async function builtinPlugins(): Promise<PluginDefinition[]> {
   return [
     (await import("../plugins/webchat/index.js")).default,
     (await import("../plugins/webhook/index.js")).default,
+    (await import("../plugins/telegram/index.js")).default,
   ];
 }
 
@@ -52,9 +53,7 @@ export async function builtinConfigSections(env: Env): Promise<ConfigSectionEntr
   ]);
   return [
     sectionEntry("webhook", webhook.webhookConfigSection),
-    sectionEntry("telegram", telegram.telegramConfigSection(env), (config) =>
-      telegram.telegramNotAvailable(config, env),
-    ),
+    sectionEntry("telegram", telegram.telegramConfigSection(env)),
     sectionEntry("whatsapp", whatsapp.whatsappConfigSection, whatsapp.whatsappNotAvailable),
   ];
 }

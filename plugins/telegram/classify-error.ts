@@ -1,0 +1,62 @@
+import { GrammyError, HttpError } from "grammy";
+
+/**
+ * What a failed Bot API call means for the transport. Pure: it reads grammY's error classes (a GrammyError is
+ * Telegram's own answer, an HttpError a network failure) and decides, it does nothing.
+ */
+export type TelegramFailure =
+  /** 401/404 on the token: a restart cannot help; the user must fix the token. */
+  | { kind: "unauthorized"; message: string }
+  /** 409: another getUpdates or a webhook runs for this bot. */
+  | { kind: "conflict"; message: string }
+  /** 429: wait `retryAfterMs` (Telegram's retry_after) before the next call. */
+  | { kind: "rate-limit"; message: string; retryAfterMs: number }
+  /** 400 "can't parse entities": the formatted text was refused; send it as plain text. */
+  | { kind: "bad-entities"; message: string }
+  /** Telegram could not be reached, or answered 5xx: back off and try again. */
+  | { kind: "network"; message: string }
+  /** Anything else Telegram refused (blocked by the user, chat not found, …): not worth retrying as it is. */
+  | { kind: "refused"; message: string; code: number };
+
+export function classifyError(error: unknown): TelegramFailure {
+  if (error instanceof GrammyError) {
+    const code = error.error_code;
+    const what = `Telegram says ${code}: ${error.description}`;
+    if (code === 401 || (code === 404 && error.method === "getMe")) {
+      return {
+        kind: "unauthorized",
+        message: `${what}; check the token (telegram.botToken or TELEGRAM_BOT_TOKEN, from @BotFather)`,
+      };
+    }
+    if (code === 409) {
+      return {
+        kind: "conflict",
+        message: `${what}; the bot is polled elsewhere (another clawdis, or a webhook). Stop the other one; retrying`,
+      };
+    }
+    if (code === 429) {
+      const seconds = error.parameters?.retry_after ?? 1;
+      return {
+        kind: "rate-limit",
+        message: `${what}; retrying in ${seconds}s`,
+        retryAfterMs: seconds * 1000,
+      };
+    }
+    if (code === 400 && /can't parse entities|can't find end of the entity/i.test(error.description)) {
+      return { kind: "bad-entities", message: what };
+    }
+    if (code >= 500) return { kind: "network", message: what };
+    return { kind: "refused", message: what, code };
+  }
+  if (error instanceof HttpError) {
+    const cause = error.error instanceof Error ? error.error.message : String(error.error);
+    return { kind: "network", message: `Telegram could not be reached: ${cause}` };
+  }
+  return { kind: "network", message: error instanceof Error ? error.message : String(error) };
+}
+
+/** Backoff for polling after `attempt` failures in a row (1-based): 1 s doubling to 60 s, plus up to 25 % jitter. */
+export function pollBackoffMs(attempt: number, random: () => number = Math.random): number {
+  const base = Math.min(60_000, 1000 * 2 ** Math.max(0, attempt - 1));
+  return Math.round(base * (1 + 0.25 * random()));
+}

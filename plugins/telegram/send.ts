@@ -1,0 +1,72 @@
+import { type Api, InputFile } from "grammy";
+import type { OutboundMessage, SendResult } from "../../src/plugin-api/types.js";
+import { classifyError } from "./classify-error.js";
+import { grammySignal } from "./grammy-signal.js";
+import { renderMarkdown } from "./render-markdown.js";
+
+/** A failed send, as the core's outbox reads it: the words, and Telegram's retry_after for a 429. */
+export class TelegramSendError extends Error {
+  readonly retryAfterMs?: number;
+  constructor(message: string, retryAfterMs?: number) {
+    super(message);
+    this.name = "TelegramSendError";
+    if (retryAfterMs !== undefined) this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/**
+ * Sends one part of a reply (or a notice) to its chat: the Markdown rendered as Telegram HTML, and again as clean
+ * plain text if Telegram refuses the entities; in groups as a reply to the message that asked; then the files
+ * the agent attached (images as photos, everything else as documents). Honours `signal`. Throws
+ * TelegramSendError, with `retryAfterMs` for a 429, so the core's outbox retries this part alone.
+ */
+export async function sendTelegram(
+  api: Api,
+  message: OutboundMessage,
+  signal: AbortSignal,
+): Promise<SendResult> {
+  const replyTo = Number(message.replyToMessageId);
+  const quote =
+    message.chatType === "group" && Number.isSafeInteger(replyTo) && replyTo > 0
+      ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } }
+      : {};
+  let firstId: number | undefined;
+  try {
+    if (message.text.trim().length > 0) {
+      const rendered = renderMarkdown(message.text);
+      try {
+        const sent = await api.sendMessage(
+          message.chatId,
+          rendered.html,
+          { parse_mode: "HTML", ...quote },
+          grammySignal(signal),
+        );
+        firstId = sent.message_id;
+      } catch (error) {
+        if (classifyError(error).kind !== "bad-entities") throw error;
+        const sent = await api.sendMessage(message.chatId, rendered.plain, quote, grammySignal(signal));
+        firstId = sent.message_id;
+      }
+    }
+    for (const file of message.attachments ?? []) {
+      const input = new InputFile(file.path, file.fileName);
+      const extra = {
+        ...(file.caption ? { caption: file.caption } : {}),
+        ...(firstId === undefined ? quote : {}),
+      };
+      const sent =
+        file.kind === "image"
+          ? await api.sendPhoto(message.chatId, input, extra, grammySignal(signal))
+          : await api.sendDocument(message.chatId, input, extra, grammySignal(signal));
+      firstId ??= sent.message_id;
+    }
+  } catch (error) {
+    if (signal.aborted) throw error;
+    const failure = classifyError(error);
+    throw new TelegramSendError(
+      `${failure.message} (sending to chat ${message.chatId})`,
+      failure.kind === "rate-limit" ? failure.retryAfterMs : undefined,
+    );
+  }
+  return firstId === undefined ? {} : { messageId: String(firstId) };
+}
