@@ -300,3 +300,64 @@ describe("splitInto", () => {
     expect(splitInto("", 3)).toEqual([""]);
   });
 });
+
+describe("reasoning and tails (issue 11)", () => {
+  let fake: FakeOpenAI;
+  beforeEach(async () => {
+    fake = await startFakeOpenAI();
+  });
+  afterEach(async () => {
+    await fake.close();
+  });
+
+  it("streams reasoning deltas before the text", async () => {
+    fake.enqueue({ reasoning: "let me think", text: "ok", chunks: 1 });
+    const { chunks } = await readSse(await post(fake, { ...userSays("x"), stream: true }));
+    const deltas = chunks.map((c) => c.choices[0]?.delta as Record<string, unknown> | undefined);
+    expect(deltas.map((d) => d?.reasoning_content ?? d?.content)).toEqual([
+      "",
+      "let me",
+      " think",
+      "ok",
+      undefined,
+    ]);
+  });
+
+  it.each([
+    [
+      "keepalive",
+      (c: Chunk) => c.choices.length === 1 && Object.keys(c.choices[0]?.delta ?? {}).length === 0,
+    ],
+    [
+      "reasoning",
+      (c: Chunk) => (c.choices[0]?.delta as Record<string, unknown>)?.reasoning_content === "hmm ",
+    ],
+    ["usage", (c: Chunk) => c.choices.length === 0 && c.usage !== undefined],
+  ] as const)("a %s tail repeats until release(), then the reply finishes", async (kind, isTail) => {
+    fake.enqueue({ text: "done", chunks: 1, tail: { kind, everyMs: 5 } });
+    const response = await post(fake, {
+      ...userSays("x"),
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const request = await fake.waitForRequest(1);
+    const reader = response.body!.getReader();
+    let seen = "";
+    while ((seen.match(/\n\n/g) ?? []).length < 6)
+      seen += new TextDecoder().decode((await reader.read()).value);
+    fake.release();
+    for (;;) {
+      const part = await reader.read();
+      if (part.done) break;
+      seen += new TextDecoder().decode(part.value);
+    }
+    const chunks = seen
+      .split("\n\n")
+      .filter((e) => e.startsWith("data: {"))
+      .map((e) => JSON.parse(e.slice(6)) as Chunk);
+    expect(chunks.filter(isTail).length).toBeGreaterThanOrEqual(3);
+    expect(chunks.some((c) => c.choices[0]?.finish_reason === "stop")).toBe(true);
+    expect(seen.trimEnd().endsWith("data: [DONE]")).toBe(true);
+    expect(await request.closed).toBe("finished");
+  });
+});

@@ -54,6 +54,14 @@ export interface FakeReply {
   errorCode?: string;
   /** The model name in the response (default: the requested model). */
   model?: string;
+  /** Reasoning deltas (`reasoning_content`) streamed before the text. */
+  reasoning?: string;
+  /**
+   * After the output and before the finish: a chunk of this kind every `everyMs` until the client goes away or
+   * `release()` (then the reply finishes normally). `keepalive`: an empty delta; `reasoning`: reasoning text
+   * only; `usage`: a usage-only chunk (empty `choices`). A model that thinks or idles forever.
+   */
+  tail?: { kind: "keepalive" | "reasoning" | "usage"; everyMs: number };
 }
 
 /** The request body as the SDK sends it; only the fields tests look at are typed. */
@@ -405,7 +413,10 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       "cache-control": "no-cache",
       connection: "keep-alive",
     });
-    const chunks = streamChunks(body, reply);
+    const all = streamChunks(body, reply);
+    const finalAt = all.findIndex((c) => isFinalChunk(c));
+    const chunks = reply.tail && finalAt >= 0 ? all.slice(0, finalAt) : all;
+    const finals = reply.tail && finalAt >= 0 ? all.slice(finalAt) : [];
     let first = true;
     let hungOnOutput = false;
     for (const [index, chunk] of chunks.entries()) {
@@ -424,6 +435,41 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
         // The first chunk that carries output (the first one only names the role).
         hungOnOutput = true;
         if ((await waitHang(res)) === "gone") return;
+      }
+    }
+    if (reply.tail) {
+      const tail = reply.tail;
+      const base = {
+        id: "chatcmpl-fake-tail",
+        object: "chat.completion.chunk",
+        created: 1_700_000_000,
+        model: body.model,
+      };
+      const piece =
+        tail.kind === "usage"
+          ? { ...base, choices: [], usage: { prompt_tokens: 1, completion_tokens: 0, total_tokens: 1 } }
+          : {
+              ...base,
+              choices: [
+                {
+                  index: 0,
+                  delta: tail.kind === "reasoning" ? { reasoning_content: "hmm " } : {},
+                  logprobs: null,
+                  finish_reason: null,
+                },
+              ],
+            };
+      while (!isGone(res) && !released) {
+        await new Promise<void>((resolve) =>
+          res.write(`data: ${JSON.stringify(piece)}\n\n`, () => resolve()),
+        );
+        await pause(res, tail.everyMs);
+      }
+      for (const chunk of finals) {
+        if (isGone(res)) return;
+        await new Promise<void>((resolve) =>
+          res.write(`data: ${JSON.stringify(chunk)}\n\n`, () => resolve()),
+        );
       }
     }
     if (!isGone(res)) res.end("data: [DONE]\n\n");
@@ -452,6 +498,9 @@ export function streamChunks(body: ChatRequestBody, reply: FakeReply): Record<st
     choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
   });
   const out: Record<string, unknown>[] = [chunk({ role: "assistant", content: "" })];
+  if (reply.reasoning) {
+    for (const piece of splitInto(reply.reasoning, 2)) out.push(chunk({ reasoning_content: piece }));
+  }
   const text = reply.text ?? "";
   if (text.length > 0) {
     for (const piece of splitInto(text, reply.chunks ?? 4)) out.push(chunk({ content: piece }));
@@ -480,6 +529,13 @@ export function streamChunks(body: ChatRequestBody, reply: FakeReply): Record<st
   const usage = usageOf(body, reply);
   if (usage && body.stream_options?.include_usage === true) out.push({ ...base, choices: [], usage });
   return out;
+}
+
+/** The finish chunk or the usage chunk: what a `tail` holds back until it ends. */
+function isFinalChunk(chunk: Record<string, unknown>): boolean {
+  if ("usage" in chunk) return true;
+  const choices = chunk.choices as { finish_reason?: unknown }[] | undefined;
+  return (choices ?? []).some((c) => c.finish_reason !== null && c.finish_reason !== undefined);
 }
 
 function completionJson(body: ChatRequestBody, reply: FakeReply): Record<string, unknown> {
