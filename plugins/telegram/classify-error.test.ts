@@ -1,0 +1,52 @@
+import { GrammyError, HttpError } from "grammy";
+import { describe, expect, it } from "vitest";
+import { classifyError, pollBackoffMs } from "./classify-error.js";
+
+const telegram = (code: number, description: string, method = "getUpdates", retry_after?: number) =>
+  new GrammyError(
+    `Call to '${method}' failed!`,
+    { ok: false, error_code: code, description, ...(retry_after ? { parameters: { retry_after } } : {}) },
+    method,
+    {},
+  );
+
+describe("classifyError", () => {
+  it.each([
+    [telegram(401, "Unauthorized"), "unauthorized", /check the token/],
+    [telegram(404, "Not Found", "getMe"), "unauthorized", /check the token/],
+    [telegram(409, "Conflict: terminated by other getUpdates request"), "conflict", /Stop the other one/],
+    [
+      telegram(400, "Bad Request: can't parse entities: Unsupported start tag"),
+      "bad-entities",
+      /can't parse/,
+    ],
+    [telegram(502, "Bad Gateway"), "network", /502/],
+    [telegram(403, "Forbidden: bot was blocked by the user"), "refused", /403: Forbidden: bot was blocked/],
+    [
+      new HttpError("Network request for 'getUpdates' failed!", new Error("ECONNREFUSED")),
+      "network",
+      /ECONNREFUSED/,
+    ],
+  ])("%s", (error, kind, message) => {
+    const failure = classifyError(error);
+    expect(failure.kind).toBe(kind);
+    expect(failure.message).toMatch(message);
+  });
+
+  it("429 carries Telegram's retry_after in milliseconds", () => {
+    expect(classifyError(telegram(429, "Too Many Requests: retry after 7", "sendMessage", 7))).toMatchObject({
+      kind: "rate-limit",
+      retryAfterMs: 7000,
+    });
+  });
+});
+
+describe("pollBackoffMs", () => {
+  it("doubles from 1 s to at most 60 s, with up to 25 % jitter on top", () => {
+    expect([1, 2, 3, 7, 20].map((n) => pollBackoffMs(n, () => 0))).toEqual([
+      1000, 2000, 4000, 60_000, 60_000,
+    ]);
+    expect(pollBackoffMs(1, () => 1)).toBe(1250);
+    expect(pollBackoffMs(3, () => 0.5)).toBe(4500);
+  });
+});
