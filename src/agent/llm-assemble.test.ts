@@ -49,6 +49,7 @@ describe("ReplyAssembler", () => {
       text: "",
       produced: true,
       kind: "reasoning",
+      reasoning: "hmm",
     });
     expect(a.push({ choices: [{ delta: { content: "ok" } }] })).toEqual({
       text: "ok",

@@ -47,6 +47,8 @@ export interface ChunkEffect {
    * reasoning text), `keepalive` (nothing: an empty delta, a role-only chunk, usage only).
    */
   kind: "output" | "reasoning" | "keepalive";
+  /** Reasoning text this chunk carried (not kept in the answer; shown to live watchers). */
+  reasoning?: string;
 }
 
 interface PartialCall {
@@ -69,6 +71,7 @@ export class ReplyAssembler {
     let added = "";
     let produced = false;
     let real = false;
+    let reasoning = "";
     for (const choice of chunk.choices ?? []) {
       const delta = choice.delta;
       if (delta) {
@@ -77,7 +80,12 @@ export class ReplyAssembler {
           produced = true;
           real = true;
         }
-        if (nonEmpty(delta.reasoning_content) || nonEmpty(delta.reasoning)) produced = true;
+        if (nonEmpty(delta.reasoning_content) || nonEmpty(delta.reasoning)) {
+          produced = true;
+          const piece =
+            typeof delta.reasoning_content === "string" ? delta.reasoning_content : delta.reasoning;
+          if (typeof piece === "string") reasoning += piece;
+        }
         for (const [position, fragment] of (delta.tool_calls ?? []).entries()) {
           this.addFragment(fragment, position);
           produced = true;
@@ -87,7 +95,8 @@ export class ReplyAssembler {
       if (choice.finish_reason) this.rawFinishReason = choice.finish_reason;
     }
     this.text += added;
-    return { text: added, produced, kind: real ? "output" : produced ? "reasoning" : "keepalive" };
+    const kind = real ? "output" : produced ? "reasoning" : "keepalive";
+    return reasoning ? { text: added, produced, kind, reasoning } : { text: added, produced, kind };
   }
 
   get finishReason(): FinishReason {

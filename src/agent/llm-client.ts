@@ -64,6 +64,8 @@ export interface LlmStreamRequest {
   onProgress?: () => void;
   /** Every chunk, with what it carried (the watchdogs tell output from reasoning and keep-alives). */
   onChunk?: (kind: "output" | "reasoning" | "keepalive") => void;
+  /** Each piece of reasoning text (local servers' `reasoning_content`), in order. */
+  onReasoning?: (text: string) => void;
 }
 
 export type ListModelsResult = { ok: true; models: string[] } | { ok: false; error: string };
@@ -133,6 +135,7 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
         try {
           request.onProgress?.();
           request.onChunk?.(effect.kind);
+          if (effect.reasoning) request.onReasoning?.(effect.reasoning);
           if (effect.produced && !firstToken) {
             firstToken = true;
             request.onFirstToken?.();

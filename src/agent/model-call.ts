@@ -50,6 +50,8 @@ export async function callModel(input: TurnInput, messages: StoredChatMessage[])
         state = next.state;
         apply(next.deadlines);
       },
+      onReasoning: (text) =>
+        input.emit({ type: "thinking", sessionKey: input.sessionKey, turnId: input.turnId, text }),
       onDelta: (text) =>
         input.emit({ type: "delta", sessionKey: input.sessionKey, turnId: input.turnId, text }),
     });
