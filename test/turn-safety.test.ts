@@ -111,6 +111,48 @@ describe("loop guard", () => {
   });
 });
 
+describe("loop guard: joined input", () => {
+  let t: TestGateway | undefined;
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+  });
+
+  it("a message from the same person that joins the turn resets the guard", async () => {
+    let release: () => void = () => {};
+    let reached: () => void = () => {};
+    const second = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    const calls: number[] = [];
+    const probe: ToolDefinition = {
+      name: "probe",
+      description: "probe",
+      parameters: { type: "object", properties: {} },
+      async execute() {
+        calls.push(calls.length + 1);
+        if (calls.length === 2) {
+          reached();
+          await new Promise<void>((resolve) => {
+            release = resolve;
+          });
+        }
+        return { ok: true, output: "same" };
+      },
+    };
+    t = await startTestGateway({ tools: [probe] });
+    const call: FakeReply = { toolCalls: [{ name: "probe", arguments: {} }] };
+    t.fake.enqueue(call, call, call, { text: "ok" });
+    const first = await t.chat.inject({ text: "check" });
+    await second;
+    const joined = await t.chat.inject({ text: "and check once more" });
+    release();
+    await done(first);
+    await done(joined);
+    expect(calls).toEqual([1, 2, 3]);
+  });
+});
+
 describe("compaction", () => {
   let t: TestGateway | undefined;
   afterEach(async () => {
