@@ -245,7 +245,8 @@ export class Gateway {
       await this.queue.drain();
       // Sends in flight finish (the "stopping" notices among them); what waits for a transport stays in the journal.
       await this.outbox.settle(STOP_SEND_GRACE_MS);
-      this.outbox.stop();
+      // A send still in flight finishes and ends its record before the journal closes.
+      await this.outbox.stop();
       await this.host.stop();
       await this.http.close();
       await this.journal.close();

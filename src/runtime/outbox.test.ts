@@ -115,4 +115,35 @@ describe("Outbox", () => {
     expect(outbox.parked()[0]).toMatchObject({ count: 1, reported: true });
     outbox.stop();
   });
+
+  it("stop lets a send in flight finish and end its record before it resolves", async () => {
+    const clock = new ManualClock();
+    const { logger } = createMemoryLogger();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const sent: OutboundMessage[] = [];
+    const slow = transport(sent, {
+      send: async (m) => {
+        await gate;
+        sent.push(m);
+        return {};
+      },
+    });
+    const outbox = new Outbox({ transport: () => slow, journal, clock, logger, warnAfterMs: 1000 });
+    const jid = await journal.accept(msg("r3"), 1);
+    void outbox.enqueue({ channel: "t", chatId: "c", text: "hello", kind: "reply", jid });
+    await new Promise((r) => setImmediate(r));
+    let stopped = false;
+    const stopping = outbox.stop().then(() => {
+      stopped = true;
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(stopped).toBe(false);
+    release();
+    await stopping;
+    expect(sent).toHaveLength(1);
+    expect(journal.openCount()).toBe(0);
+  });
 });

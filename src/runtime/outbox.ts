@@ -193,12 +193,31 @@ export class Outbox {
   }
 
   /** Stops every lane; parked and unsent deliveries stay in the journal (replies) or are dropped (notices). */
-  stop(): void {
+  /**
+   * Stops every lane; parked and unsent deliveries stay in the journal (replies) or are dropped (notices).
+   * Resolves once no lane runs any more — a send in flight finishes and its journal record is ended first, so a
+   * reply that reached the chat is never sent again after the restart — or after `maxMs` of real time.
+   */
+  stop(maxMs = SEND_TIMEOUT_MS): Promise<void> {
     this.stopped = true;
     if (this.warnTimer !== undefined) this.deps.clock.clearTimeout(this.warnTimer);
     for (const cut of [...this.stopWaiters]) cut();
     this.stopWaiters.clear();
     for (const channel of [...this.wakers.keys()]) this.wake(channel);
+    return new Promise((resolve) => {
+      const finish = () => {
+        clearTimeout(timer);
+        this.settleWaiters.delete(check);
+        resolve();
+      };
+      const check = () => {
+        if (![...this.lanes.values()].some((lane) => lane.running)) finish();
+      };
+      const timer = setTimeout(finish, maxMs);
+      timer.unref();
+      this.settleWaiters.add(check);
+      check();
+    });
   }
 
   private async run(key: string, lane: Lane): Promise<void> {
@@ -224,6 +243,8 @@ export class Outbox {
   private async deliver(lane: Lane, delivery: Delivery): Promise<Handed> {
     let parts: string[] | undefined;
     for (let index = 0; ; ) {
+      // Every part sent: the record is ended below, also when the outbox is stopping meanwhile.
+      if (parts !== undefined && index >= parts.length) break;
       const transport = await this.upTransport(lane, delivery.channel);
       if (!transport) return "dropped"; // stopped: the journal keeps the reply for the next start
       parts ??= splitFor(transport, textWithFileNames(delivery, transport));

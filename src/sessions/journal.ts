@@ -87,6 +87,8 @@ export class Journal {
   private flushing: Promise<void> | undefined;
   private recordsSinceCompact = 0;
   private bytesSinceCompact = 0;
+  private closing = false;
+  /** After `close`: every write fails (nothing reopens the file behind the owner's back). */
   private closed = false;
   /** Device and inode of the file this process appends to (checked before each write). */
   private identity: { dev: number; ino: number } | undefined;
@@ -184,7 +186,7 @@ export class Journal {
   private endRetry: NodeJS.Timeout | undefined;
 
   private scheduleEndRetry(): void {
-    if (this.endRetry || this.closed) return;
+    if (this.endRetry || this.closing) return;
     this.endRetry = setTimeout(() => {
       this.endRetry = undefined;
       void this.writeUnwrittenEnds();
@@ -220,9 +222,10 @@ export class Journal {
 
   async close(): Promise<void> {
     // A last try for ends that could not be written; what still fails stays open for the next start.
-    this.closed = true;
+    this.closing = true;
     clearTimeout(this.endRetry);
     await this.writeUnwrittenEnds().catch(() => {});
+    this.closed = true;
     await this.flushing;
     await this.handle?.close();
     this.handle = undefined;
@@ -314,6 +317,7 @@ export class Journal {
    * accepted is lost with an unlinked file).
    */
   private async writableHandle(): Promise<FileHandle> {
+    if (this.closed) throw new Error(`the journal ${this.path} is closed`);
     if (!this.handle) await this.reopen();
     const current = await stat(this.path).catch(() => undefined);
     if (!current || current.ino !== this.identity?.ino || current.dev !== this.identity?.dev) {
