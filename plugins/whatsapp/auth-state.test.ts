@@ -4,7 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BufferJSON } from "@whiskeysockets/baileys";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CREDENTIALS_FILE, credentialsDir, openAuthState, readLinkedAccount, removeAuthState } from "./auth-state.js";
+import {
+  CREDENTIALS_FILE,
+  credentialsDir,
+  openAuthState,
+  readLinkedAccount,
+  removeAuthState,
+} from "./auth-state.js";
 
 let stateDir: string;
 let dir: string;
@@ -40,14 +46,21 @@ describe("the WhatsApp credentials", () => {
     auth.state.creds.me = { id: "15550001111:7@s.whatsapp.net", lid: "900:7@lid", name: "Clawd" };
     await auth.saveCreds();
     expect(auth.savedAt()).toBe(1_234);
-    await auth.state.keys.set({ "pre-key": { "5": { public: new Uint8Array([5]), private: new Uint8Array([6]) } } });
+    await auth.state.keys.set({
+      "pre-key": { "5": { public: new Uint8Array([5]), private: new Uint8Array([6]) } },
+    });
     const again = await openAuthState(dir);
     expect(again.state.creds.registrationId).toBe(auth.state.creds.registrationId);
-    expect(Buffer.from(again.state.creds.noiseKey.private)).toEqual(Buffer.from(auth.state.creds.noiseKey.private));
+    expect(Buffer.from(again.state.creds.noiseKey.private)).toEqual(
+      Buffer.from(auth.state.creds.noiseKey.private),
+    );
     const keys = await again.state.keys.get("pre-key", ["5", "6"]);
     expect(Buffer.from(keys["5"]?.private ?? [])).toEqual(Buffer.from([6]));
     expect(keys["6"]).toBeUndefined();
-    expect(await readLinkedAccount(dir)).toMatchObject({ id: "15550001111:7@s.whatsapp.net", lid: "900:7@lid" });
+    expect(await readLinkedAccount(dir)).toMatchObject({
+      id: "15550001111:7@s.whatsapp.net",
+      lid: "900:7@lid",
+    });
   });
 
   it("serialize overlapping saves: 50 at once end with the newest credentials, written at most twice", async () => {
@@ -73,12 +86,12 @@ describe("the WhatsApp credentials", () => {
   it("write overlapping key updates in call order: the last one wins", async () => {
     const auth = await openAuthState(dir);
     await Promise.all(
-      Array.from({ length: 30 }, (_, n) =>
-        auth.state.keys.set({ session: { "a.0": new Uint8Array([n]) } }),
-      ),
+      Array.from({ length: 30 }, (_, n) => auth.state.keys.set({ session: { "a.0": new Uint8Array([n]) } })),
     );
     const fresh = await openAuthState(dir);
-    expect(Buffer.from((await fresh.state.keys.get("session", ["a.0"]))["a.0"] ?? [])).toEqual(Buffer.from([29]));
+    expect(Buffer.from((await fresh.state.keys.get("session", ["a.0"]))["a.0"] ?? [])).toEqual(
+      Buffer.from([29]),
+    );
   });
 
   it("keep at most the limit of keys per type, dropping the least recently written", async () => {
@@ -89,18 +102,22 @@ describe("the WhatsApp credentials", () => {
     await auth.state.keys.set({ session: { "b.0": new Uint8Array([2]) } });
     await auth.state.keys.set({ session: { "e.0": new Uint8Array([3]) } });
     await auth.flush();
-    expect((await readdir(join(dir, "keys", "session"))).sort()).toEqual(["b.0.json", "d.0.json", "e.0.json"]);
-    const reopened = await openAuthState(dir, { limits: { session: 3 } });
-    expect(Object.keys(await reopened.state.keys.get("session", ["a.0", "b.0", "c.0", "d.0", "e.0"])).sort()).toEqual([
-      "b.0",
-      "d.0",
-      "e.0",
+    expect((await readdir(join(dir, "keys", "session"))).sort()).toEqual([
+      "b.0.json",
+      "d.0.json",
+      "e.0.json",
     ]);
+    const reopened = await openAuthState(dir, { limits: { session: 3 } });
+    expect(
+      Object.keys(await reopened.state.keys.get("session", ["a.0", "b.0", "c.0", "d.0", "e.0"])).sort(),
+    ).toEqual(["b.0", "d.0", "e.0"]);
   });
 
   it("delete a key set to null", async () => {
     const auth = await openAuthState(dir);
-    await auth.state.keys.set({ "pre-key": { "9": { public: new Uint8Array([1]), private: new Uint8Array([2]) } } });
+    await auth.state.keys.set({
+      "pre-key": { "9": { public: new Uint8Array([1]), private: new Uint8Array([2]) } },
+    });
     await auth.state.keys.set({ "pre-key": { "9": null } });
     expect(await readdir(join(dir, "keys", "pre-key"))).toEqual([]);
   });
@@ -129,7 +146,9 @@ describe("the WhatsApp credentials", () => {
     expect(auth.state.creds.me?.name).toBe(creds.me?.name);
     const leftovers = (await readdir(dir, { recursive: true })).filter((name) => name.includes(".tmp-"));
     expect(leftovers).toEqual([]);
-    expect((await auth.state.keys.get("session", ["4915112345678.0"]))["4915112345678.0"]?.length).toBe(64 * 1024);
+    expect((await auth.state.keys.get("session", ["4915112345678.0"]))["4915112345678.0"]?.length).toBe(
+      64 * 1024,
+    );
   });
 
   it("refuse a corrupt creds.json with the file and the fix, and never overwrite it", async () => {

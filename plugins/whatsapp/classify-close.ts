@@ -32,7 +32,11 @@ const TRANSIENT: Record<number, string> = {
  * @param attempt reconnects already tried since the socket was last open (0 for the first)
  * @param random a number in [0, 1): the jitter (the wait is between 50 % and 100 % of the backoff)
  */
-export function classifyClose(statusCode: number | undefined, attempt: number, random: number): CloseDecision {
+export function classifyClose(
+  statusCode: number | undefined,
+  attempt: number,
+  random: number,
+): CloseDecision {
   switch (statusCode) {
     case 401:
       return {
@@ -63,7 +67,9 @@ export function classifyClose(statusCode: number | undefined, attempt: number, r
       return { action: "reconnect", delayMs: 0, reason: TRANSIENT[515] ?? "restart required" };
   }
   const reason =
-    statusCode === undefined ? "network error" : (TRANSIENT[statusCode] ?? `closed with status ${statusCode}`);
+    statusCode === undefined
+      ? "network error"
+      : (TRANSIENT[statusCode] ?? `closed with status ${statusCode}`);
   return { action: "reconnect", delayMs: reconnectDelay(attempt, random), reason };
 }
 

@@ -27,6 +27,7 @@ export const whatsappConfigSection: PluginConfigSection<WhatsappConfig> = {
     enabled: "link WhatsApp; run `clawdis login` once first (credentials in `<state>/credentials/whatsapp/`)",
     socketUrl:
       "where the WhatsApp socket connects instead of WhatsApp's own server; for tests against a loopback server",
-    mediaMaxMb: "inbound media larger than this many MB is not downloaded (the model is told it was too large)",
+    mediaMaxMb:
+      "inbound media larger than this many MB is not downloaded (the model is told it was too large)",
   },
 };

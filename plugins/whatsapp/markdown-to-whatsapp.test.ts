@@ -37,7 +37,10 @@ describe("splitForWhatsapp", () => {
 
   it("cuts at paragraphs, then lines, then words, every part within the limit", () => {
     const paragraphs = ["a".repeat(30), "b".repeat(30), "c".repeat(30)].join("\n\n");
-    expect(splitForWhatsapp(paragraphs, 70)).toEqual([`${"a".repeat(30)}\n\n${"b".repeat(30)}`, "c".repeat(30)]);
+    expect(splitForWhatsapp(paragraphs, 70)).toEqual([
+      `${"a".repeat(30)}\n\n${"b".repeat(30)}`,
+      "c".repeat(30),
+    ]);
     const words = Array.from({ length: 40 }, (_, i) => `w${i}`).join(" ");
     const parts = splitForWhatsapp(words, 50);
     expect(parts.every((p) => p.length <= 50)).toBe(true);
@@ -60,7 +63,10 @@ describe("splitForWhatsapp", () => {
       expect((part.match(/```/g) ?? []).length % 2).toBe(0);
     }
     expect(parts[1]?.startsWith("```\n")).toBe(true);
-    const lines = parts.join("\n").split("\n").filter((l) => l.startsWith("line "));
+    const lines = parts
+      .join("\n")
+      .split("\n")
+      .filter((l) => l.startsWith("line "));
     expect(lines).toEqual(code.split("\n"));
   });
 

@@ -50,7 +50,8 @@ export async function startFakeWhatsappServer(): Promise<FakeWhatsappServer> {
       check();
     });
   const address = server.address();
-  if (typeof address !== "object" || address === null) throw new Error("the fake WhatsApp server has no port");
+  if (typeof address !== "object" || address === null)
+    throw new Error("the fake WhatsApp server has no port");
   return {
     url: `ws://127.0.0.1:${address.port}/ws/chat`,
     get connections() {

@@ -1,0 +1,53 @@
+import { definePlugin, PLUGIN_API_VERSION, type PluginInstance } from "../../src/plugin-api/index.js";
+import { type WhatsappConfig, whatsappConfigSection } from "./config.js";
+import type { ConnectionDeps, WhatsappConnection } from "./connection.js";
+import { splitForWhatsapp, WHATSAPP_MAX_TEXT } from "./markdown-to-whatsapp.js";
+
+/**
+ * WhatsApp, through Baileys (a linked device of the person's own account). The section `whatsapp` turns it on;
+ * who may write comes from `inbound.allowFrom`, group rules from `inbound.groupChat`. Baileys is loaded only when
+ * the transport starts, so a gateway without WhatsApp does not pay for it. See README.md and docs/whatsapp.md.
+ */
+export function createWhatsappPlugin(deps: ConnectionDeps = {}) {
+  return definePlugin<WhatsappConfig>({
+    apiVersion: PLUGIN_API_VERSION,
+    id: "whatsapp",
+    version: "1.0.0",
+    configSection: whatsappConfigSection,
+    create(context): PluginInstance {
+      let connection: WhatsappConnection | undefined;
+      let stopped = false;
+      context.onEvent((event) => connection?.onGatewayEvent(event));
+      return {
+        async start(signal) {
+          if (connection) return;
+          const { WhatsappConnection } = await import("./connection.js");
+          if (stopped) return;
+          const created = new WhatsappConnection(context, deps);
+          connection = created;
+          await created.start(signal);
+        },
+        async stop() {
+          stopped = true;
+          await connection?.stop();
+        },
+        transport: {
+          capabilities: { maxTextLength: WHATSAPP_MAX_TEXT, attachments: true },
+          authorize: (message) =>
+            connection?.authorize(message) ?? {
+              allowed: false,
+              reason: "the WhatsApp transport is not started",
+            },
+          send: (message, signal) =>
+            connection
+              ? connection.send(message, signal)
+              : Promise.reject(new Error("WhatsApp is not started")),
+          split: (text) => splitForWhatsapp(text, WHATSAPP_MAX_TEXT),
+          health: () => connection?.health() ?? { state: "starting", detail: "loading" },
+        },
+      };
+    },
+  });
+}
+
+export default createWhatsappPlugin();
