@@ -253,7 +253,7 @@ describe("the WhatsApp transport, through Baileys' real receive path", () => {
     await deliver(ALICE, { id, message: text("from the backlog"), offline: true });
     await deliver(ALICE, { id, message: text("from the backlog"), offline: true });
     await deliver(ALICE, { id, message: text("from the backlog") });
-    await deliver(ALICE, { message: text("barrier") });
+    const barrier = await deliver(ALICE, { message: text("barrier") });
     await recorder.sent.waitFor(2);
     await gw?.idle();
     expect(sentTexts().map((s) => s.text)).toEqual(["echo: from the backlog", "echo: barrier"]);
@@ -261,11 +261,13 @@ describe("the WhatsApp transport, through Baileys' real receive path", () => {
     // After a restart (a fresh plugin instance, nothing in memory) the gateway's journal still knows the id.
     await gw?.close();
     gw = undefined;
-    await start();
+    const restarted = await start();
     await deliver(ALICE, { id, message: text("from the backlog"), offline: true });
-    await deliver(ALICE, { message: text("barrier 2") });
+    const barrier2 = await deliver(ALICE, { message: text("barrier 2") });
     await recorder.sent.waitFor(3);
-    await gw?.idle();
+    await restarted.idle();
+    // A read receipt goes out once per accepted message, not for a redelivery.
+    expect(recorder.read.items.map((key) => key.id)).toEqual([id, barrier, barrier2]);
     expect(sentTexts().map((s) => s.text)).toEqual([
       "echo: from the backlog",
       "echo: barrier",
