@@ -96,6 +96,7 @@ describe("clawdis status", () => {
       transports: [
         { id: "telegram", state: "running", detail: "@clawdis_bot" },
         { id: "whatsapp", state: "stopped" },
+        { id: "echo", state: "down", detail: "not restarted", lastError: "Telegram says 401: check the token" },
       ],
     };
     const gateway = await startGateway(200, body);
@@ -112,6 +113,8 @@ describe("clawdis status", () => {
     expect(human.out).toContain(`gateway: running at http://127.0.0.1:${gateway.port}, pid 4242, up 2h`);
     expect(human.out).toMatch(/telegram\s+running\s+@clawdis_bot/);
     expect(human.out).toMatch(/whatsapp\s+stopped/);
+    // A transport that is down says why, in the human view too.
+    expect(human.out).toMatch(/echo\s+down\s+not restarted — Telegram says 401: check the token/);
   });
 
   it("says when the gateway refuses the token", async () => {

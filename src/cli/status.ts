@@ -114,11 +114,15 @@ function humanStatus(report: StatusReport): string {
     lines.push("transports: none");
   } else {
     lines.push("transports:");
-    const rows = transports.map((t) => [
-      String(t.id),
-      String(t.state),
-      typeof t.detail === "string" ? t.detail : "",
-    ]);
+    const rows = transports.map((t) => {
+      const detail = typeof t.detail === "string" ? t.detail : "";
+      // A transport that is down says why (e.g. "Telegram says 401: check the token").
+      const why =
+        t.state === "down" && typeof t.lastError === "string" && !detail.includes(t.lastError)
+          ? t.lastError
+          : "";
+      return [String(t.id), String(t.state), [detail, why].filter((x) => x.length > 0).join(" — ")];
+    });
     lines.push(
       ...renderTable(["ID", "STATE", "DETAIL"], rows)
         .split("\n")

@@ -31,6 +31,10 @@ const COMMENTED_OUT_KEYS = new Set([
   "$schema",
   "inbound.reply.session.store",
   "inbound.reply.agent.workspace",
+  // A token here would make a copy of the example connect to Telegram: shown, not set.
+  "telegram.botToken",
+  "telegram.webhookUrl",
+  "telegram.webhookSecret",
 ]);
 
 const sections = await builtinConfigSections({});
@@ -142,6 +146,17 @@ function commentAt(lines: readonly string[], line: number): string {
   return parts.join(" ").replace(/\s+/g, " ").trim();
 }
 
+/** The comment lines just above the commented-out key on `line` (1-based), up to the previous commented key. */
+function commentAboveCommentedKey(lines: readonly string[], line: number): string {
+  const parts: string[] = [];
+  for (let at = line - 2; at >= 0; at--) {
+    const text = lines[at] ?? "";
+    if (!/^\s*\/\//.test(text) || /^\s*\/\/\s*"[^"]+"\s*:/.test(text)) break;
+    parts.unshift(text.replace(/^\s*\/\//, ""));
+  }
+  return parts.join(" ").replace(/\s+/g, " ").trim();
+}
+
 describe("the plugins' own descriptions (describe)", () => {
   it("cover every key of each section, and name only keys the section has", () => {
     for (const { section } of sections) {
@@ -163,7 +178,16 @@ describe("the plugins' own descriptions (describe)", () => {
       for (const [key, text] of Object.entries(section.describe)) {
         const pattern = describedPath(section.key, key);
         const at = located.paths().find((path) => matches(pattern, path));
-        const comment = at === undefined ? "" : commentAt(lines, located.at(at)?.line ?? 0);
+        // A key shown commented out: the comment above its commented line.
+        const commented = COMMENTED_OUT_KEYS.has(pattern.join("."))
+          ? lines.findIndex((line) => new RegExp(`^\\s*//\\s*"${pattern.at(-1)}"\\s*:`).test(line)) + 1
+          : 0;
+        const comment =
+          commented > 0
+            ? commentAboveCommentedKey(lines, commented)
+            : at === undefined
+              ? ""
+              : commentAt(lines, located.at(at)?.line ?? 0);
         if (!comment.toLowerCase().includes(text.toLowerCase()))
           wrong.push(`${section.key}.${key}: ${JSON.stringify(comment)}`);
       }
