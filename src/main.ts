@@ -35,6 +35,7 @@ export async function builtinPlugins(): Promise<PluginDefinition[]> {
     (await import("../plugins/webchat/index.js")).default,
     (await import("../plugins/webhook/index.js")).default,
     (await import("../plugins/telegram/index.js")).default,
+    (await import("../plugins/whatsapp/index.js")).default,
   ];
 }
 
@@ -54,7 +55,7 @@ export async function builtinConfigSections(env: Env): Promise<ConfigSectionEntr
   return [
     sectionEntry("webhook", webhook.webhookConfigSection),
     sectionEntry("telegram", telegram.telegramConfigSection(env)),
-    sectionEntry("whatsapp", whatsapp.whatsappConfigSection, whatsapp.whatsappNotAvailable),
+    sectionEntry("whatsapp", whatsapp.whatsappConfigSection),
   ];
 }
 
@@ -64,5 +65,6 @@ export async function main(argv: string[]): Promise<number> {
     builtinPlugins,
     configSections: builtinConfigSections,
     terminalChat: async () => (await import("../plugins/terminal/index.js")).runTerminalChat,
+    whatsappLogin: async () => (await import("../plugins/whatsapp/login.js")).whatsappLogin,
   });
 }

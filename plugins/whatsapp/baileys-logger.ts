@@ -34,3 +34,14 @@ function summarize(obj: object): string {
     return String(obj);
   }
 }
+
+/** A Baileys logger that drops everything (the login flow says what matters itself). */
+export const silentBaileysLogger: ILogger = {
+  level: "silent",
+  child: () => silentBaileysLogger,
+  trace: () => {},
+  debug: () => {},
+  info: () => {},
+  warn: () => {},
+  error: () => {},
+};

@@ -4,6 +4,7 @@ import { describeError, isClawdisError } from "../core/errors.js";
 import type { PluginDefinition } from "../plugin-api/types.js";
 import type { TerminalChat } from "./chat.js";
 import { type CliIO, EXIT } from "./io.js";
+import type { WhatsappLoginFlows } from "./login.js";
 
 /**
  * What only the composition root (src/main.ts) knows: the built-in plugins, the config sections known without
@@ -14,6 +15,8 @@ export interface CliDeps {
   builtinPlugins(): Promise<PluginDefinition[]>;
   configSections: ConfigSectionsSource;
   terminalChat(): Promise<TerminalChat>;
+  /** The WhatsApp plugin's login and logout flows (`clawdis login` / `logout`); absent in a build without it. */
+  whatsappLogin?(): Promise<WhatsappLoginFlows>;
 }
 
 /**
@@ -36,6 +39,22 @@ export function buildProgram(io: CliIO, deps: CliDeps, setExit: (code: number) =
     .command("gateway")
     .description("run the gateway: every enabled transport, the local HTTP server, the session runtime")
     .action(run(async () => (await import("./gateway.js")).runGateway(io, deps)));
+
+  program
+    .command("login")
+    .description("link WhatsApp: scan the QR code with the phone (or enter a pairing code)")
+    .option(
+      "--pairing-code <number>",
+      "link by an 8-character code for this phone number (E.164) instead of a QR code",
+    )
+    .action((opts: { pairingCode?: string }) =>
+      run(async () => (await import("./login.js")).runLogin("login", opts, io, deps))(),
+    );
+
+  program
+    .command("logout")
+    .description("unlink WhatsApp and remove its credentials (sessions and transcripts stay)")
+    .action(run(async () => (await import("./login.js")).runLogin("logout", {}, io, deps)));
 
   program
     .command("agent")
