@@ -58,18 +58,29 @@ export interface SocketRecorder {
   sent: RecordedCall<SentMessage>;
   presence: RecordedCall<{ kind: string; jid: string | undefined }>;
   read: RecordedCall<WAMessageKey>;
+  /** Phone numbers a pairing code was asked for (answered with PAIRING_CODE). */
+  pairing: RecordedCall<string>;
+  /** Sockets (by index) that were asked to log out. */
+  logouts: RecordedCall<number>;
 }
+
+/** The pairing code the recorded sockets hand out. */
+export const PAIRING_CODE = "ABCD1234";
 
 export function recordSockets(): SocketRecorder {
   const sockets = recorder<WASocket>();
   const sent = recorder<SentMessage>();
   const presence = recorder<{ kind: string; jid: string | undefined }>();
   const read = recorder<WAMessageKey>();
+  const pairing = recorder<string>();
+  const logouts = recorder<number>();
   return {
     sockets,
     sent,
     presence,
     read,
+    pairing,
+    logouts,
     makeSocket(config) {
       const sock = makeWASocket({ ...config, connectTimeoutMs: 600_000, keepAliveIntervalMs: 600_000 });
       const index = sockets.items.length;
@@ -82,6 +93,13 @@ export function recordSockets(): SocketRecorder {
       };
       sock.readMessages = async (keys) => {
         for (const key of keys) read.push(key);
+      };
+      sock.requestPairingCode = async (phone) => {
+        pairing.push(phone);
+        return PAIRING_CODE;
+      };
+      sock.logout = async () => {
+        logouts.push(index);
       };
       sockets.push(sock);
       return sock;
@@ -117,4 +135,24 @@ export async function writeLinkedCredentials(stateDir: string, phone: string, li
   const auth = await openAuthState(dir);
   Object.assign(auth.state.creds, linkedCreds(phone, lid));
   await auth.saveCreds();
+}
+
+/** WhatsApp's `<iq type=set><pair-device>` with `refs.length` QR refs: Baileys shows one QR code per ref. */
+export function offerPairing(sock: WASocket, refs: string[]): void {
+  sock.ws.emit("CB:iq,type:set,pair-device", {
+    tag: "iq",
+    attrs: { id: "pair-1", type: "set", from: "s.whatsapp.net" },
+    content: [
+      {
+        tag: "pair-device",
+        attrs: {},
+        content: refs.map((ref) => ({ tag: "ref", attrs: {}, content: Buffer.from(ref) })),
+      },
+    ],
+  });
+}
+
+/** WhatsApp's `<stream:error code=…>` (515: restart required, as after pairing). */
+export function streamError(sock: WASocket, code: number): void {
+  sock.ws.emit("CB:stream:error", { tag: "stream:error", attrs: { code: String(code) } });
 }
