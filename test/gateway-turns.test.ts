@@ -120,9 +120,9 @@ describe("gateway: turns with tools", () => {
     expect(tool?.message.content).toBe("wait timed out after 5 s.");
   });
 
-  it("the first-token watchdog ends a hanging model call and the person is told", async () => {
+  it("the prefill watchdog ends a model call that never answers and the person is told", async () => {
     t = await startTestGateway({
-      config: { inbound: { reply: { session: { timeouts: { firstTokenSeconds: 30 } } } } },
+      config: { inbound: { reply: { session: { timeouts: { prefillSeconds: 30 } } } } },
     });
     t.fake.enqueue({ hang: "before-headers" });
     const running = await t.chat.inject({ text: "hello?" });
@@ -131,7 +131,7 @@ describe("gateway: turns with tools", () => {
     const outcome = await done(running);
     expect(outcome.stopReason).toBe("timeout");
     expect(t.chat.textsTo("c-alice")[0]).toMatch(
-      /^⚠️ The model did not answer in time .*first-token.*ready for your next message\.$/,
+      /^⚠️ The model did not answer in time: .*\(prefill; timeouts\.prefillSeconds\)\. The session is ready for your next message\.$/,
     );
     await t.fake.waitForAbort(1);
     await done(await t.chat.inject({ text: "now?" }));
