@@ -25,6 +25,7 @@ import { credentialsDir, openAuthState, removeAuthState, type WhatsappAuth } fro
 import { baileysLogger } from "./baileys-logger.js";
 import { classifyClose } from "./classify-close.js";
 import type { WhatsappConfig } from "./config.js";
+import { endSocket } from "./end-socket.js";
 import { formatAge } from "./format-age.js";
 import { sendWhatsapp } from "./send.js";
 import { type AccountView, e164, type MediaInfo, toInbound } from "./to-inbound.js";
@@ -134,7 +135,7 @@ export class WhatsappConnection {
     this.typing.clear();
     const sock = this.sock;
     this.sock = undefined;
-    sock?.end(undefined);
+    if (sock) endSocket(sock);
     await this.inbox.catch(() => {});
     await this.auth?.flush();
   }
@@ -235,7 +236,7 @@ export class WhatsappConnection {
   private connect(attempt: number): void {
     const auth = this.auth;
     if (!auth || this.state.kind === "stopped" || this.state.kind === "failed") return;
-    this.sock?.end(undefined);
+    if (this.sock) endSocket(this.sock);
     const generation = ++this.generation;
     this.state = { kind: "connecting", attempt };
     const socketUrl = this.context.config.socketUrl;

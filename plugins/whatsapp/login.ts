@@ -10,6 +10,7 @@ import {
 import { silentBaileysLogger } from "./baileys-logger.js";
 import { whatsappSchema } from "./config.js";
 import type { MakeSocket } from "./connection.js";
+import { endSocket } from "./end-socket.js";
 import { e164 } from "./to-inbound.js";
 
 /**
@@ -110,7 +111,7 @@ export function createWhatsappLogin(
             ...(section.socketUrl ? { waWebSocketUrl: section.socketUrl } : {}),
           });
           const told = await tellLogout(sock, options.signal);
-          sock.end(undefined);
+          endSocket(sock);
           await auth.flush();
           if (!told)
             options.print(
@@ -166,7 +167,7 @@ function attempt(
       if (settled) return;
       settled = true;
       options.signal.removeEventListener("abort", onAbort);
-      sock.end(undefined);
+      endSocket(sock);
       resolve(result);
     };
     const onAbort = () => {
