@@ -68,7 +68,7 @@ describe("loop guard", () => {
     expect(t.chat.textsTo("c-alice")).toEqual(["Still checking the job."]);
     const guards = (await rawTranscript(t)).filter((e) => e.type === "loop-guard");
     expect(guards.length).toBeGreaterThan(0);
-    expect((guards.at(-1)?.state as { refused: number }).refused).toBe(6);
+    expect((guards.at(-1)!.state as { refused: number }).refused).toBe(6);
   });
 
   it("a poll whose result changes is not a loop", async () => {

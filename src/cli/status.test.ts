@@ -96,7 +96,12 @@ describe("clawdis status", () => {
       transports: [
         { id: "telegram", state: "running", detail: "@clawdis_bot" },
         { id: "whatsapp", state: "stopped" },
-        { id: "echo", state: "down", detail: "not restarted", lastError: "Telegram says 401: check the token" },
+        {
+          id: "echo",
+          state: "down",
+          detail: "not restarted",
+          lastError: "Telegram says 401: check the token",
+        },
       ],
     };
     const gateway = await startGateway(200, body);
