@@ -397,7 +397,7 @@ export class WhatsappConnection {
     if (media.sizeBytes !== undefined && media.sizeBytes > maxBytes) {
       return {
         ...media,
-        note: `larger than whatsapp.mediaMaxMb (${this.context.config.mediaMaxMb} MB); not downloaded`,
+        note: `larger than whatsapp.mediaMaxMb (${this.context.config.mediaMaxMb} MB)`,
       };
     }
     try {
@@ -410,7 +410,7 @@ export class WhatsappConnection {
       if (data.length > maxBytes) {
         return {
           ...media,
-          note: `larger than whatsapp.mediaMaxMb (${this.context.config.mediaMaxMb} MB); not downloaded`,
+          note: `larger than whatsapp.mediaMaxMb (${this.context.config.mediaMaxMb} MB)`,
         };
       }
       const name = safeFileName(media.fileName ?? `${media.kind}${extensionOf(media.mimeType)}`);

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, stat } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { proto, WASocket } from "@whiskeysockets/baileys";
@@ -11,6 +11,7 @@ import {
   type SocketRecorder,
   writeLinkedCredentials,
 } from "../../test/fakes/whatsapp-link.js";
+import { startFakeMediaHost } from "../../test/fakes/whatsapp-media.js";
 import { FakePeer, type PeerMessage } from "../../test/fakes/whatsapp-peer.js";
 import { type FakeWhatsappServer, startFakeWhatsappServer } from "../../test/fakes/whatsapp-server.js";
 import { startTestGateway, type TestGateway } from "../../test/helpers/gateway-harness.js";
@@ -61,7 +62,7 @@ async function start(
     fake,
     plugins: [createWhatsappPlugin({ makeSocket: recorder.makeSocket, random: options.random ?? (() => 0) })],
     config: {
-      whatsapp: { enabled: true, socketUrl: server.url },
+      whatsapp: { enabled: true, socketUrl: server.url, mediaMaxMb: options.mediaMaxMb ?? 20 },
       inbound: {
         allowFrom: options.allowFrom ?? ["+4915112345678"],
         groupChat: { mentionPatterns: ["\\bclawd\\b"], requireMention: options.requireMention ?? true },
@@ -108,6 +109,15 @@ describe("the WhatsApp transport, through Baileys' real receive path", () => {
     expect(recorder.presence.items.every((p) => p.jid === "4915112345678@s.whatsapp.net")).toBe(true);
     const transcript = await gw?.transcript("main");
     expect(transcript?.map((e) => e.message.content)).toEqual(["hello there", "echo: hello there"]);
+  });
+
+  it("stops composing when a turn ends in an error too", async () => {
+    await start();
+    fake.enqueue({ status: 500 }, { status: 500 }, { status: 500 });
+    await deliver(ALICE, { message: text("this will fail") });
+    await recorder.presence.waitFor(2);
+    await gw?.idle();
+    expect(recorder.presence.items.map((p) => p.kind)).toEqual(["composing", "paused"]);
   });
 
   it("costs a stranger nothing: no model call, no reply, no read receipt, no transcript", async () => {
@@ -273,6 +283,31 @@ describe("the WhatsApp transport, through Baileys' real receive path", () => {
       "echo: barrier",
       "echo: barrier 2",
     ]);
+  });
+
+  it("downloads media into the session's workspace and describes it; a stranger's or a too large one is not fetched", async () => {
+    const media = await startFakeMediaHost();
+    try {
+      await start({ mediaMaxMb: 0.01 });
+      const picture = Buffer.alloc(2_000, 7);
+      await deliver(STRANGER, { message: await media.imageMessage(picture, { caption: "from a stranger" }) });
+      await deliver(ALICE, { message: await media.imageMessage(picture, { caption: "my cat" }) });
+      await deliver(ALICE, {
+        message: await media.imageMessage(Buffer.alloc(20_000, 1), { caption: "too big" }),
+      });
+      await recorder.sent.waitFor(2);
+      await gw?.idle();
+      expect(media.downloads).toBe(1);
+      const prompts = fake.requests.map((r) => JSON.stringify(r.body));
+      expect(prompts[0]).toMatch(
+        /attachment 1: [^\]]*image\.png \(image, image\/png, [^)]*\), caption: \\"my cat\\"; saved at inbox\//,
+      );
+      expect(prompts[1]).toContain("not downloaded (larger than whatsapp.mediaMaxMb (0.01 MB))");
+      const saved = /saved at (inbox\/[^\]]+)\]/.exec(prompts[0] ?? "")?.[1] ?? "";
+      expect(await readFile(join(stateDir, "workspace", saved))).toEqual(picture);
+    } finally {
+      await media.close();
+    }
   });
 
   it("turns the model's Markdown into WhatsApp formatting", async () => {
