@@ -54,7 +54,12 @@ afterEach(async () => {
 });
 
 async function start(
-  options: { allowFrom?: string[]; random?: () => number; requireMention?: boolean } = {},
+  options: {
+    allowFrom?: string[];
+    random?: () => number;
+    requireMention?: boolean;
+    mediaMaxMb?: number;
+  } = {},
 ) {
   const before = recorder.sockets.items.length;
   gw = await startTestGateway({
