@@ -107,7 +107,10 @@ export class WhatsappConnection {
   async start(signal: AbortSignal): Promise<void> {
     if (this.auth) return;
     const dir = credentialsDir(this.context.stateDir);
-    const auth = await openAuthState(dir, { now: this.now });
+    const auth = await openAuthState(dir, { now: this.now }).catch((error: unknown) => {
+      // A corrupt creds.json: a restart cannot fix it (the message names the file and the fix).
+      throw Object.assign(new Error((error as Error).message, { cause: error }), { fatal: true });
+    });
     signal.throwIfAborted();
     const me = auth.state.creds.me;
     if (!me?.id) {

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { proto, WASocket } from "@whiskeysockets/baileys";
@@ -388,5 +388,21 @@ describe("the WhatsApp transport, through Baileys' real receive path", () => {
       lastError: expect.stringMatching(/not linked.*clawdis login/),
     });
     expect(recorder.sockets.items).toHaveLength(0);
+  });
+
+  it("will not start on a corrupt creds.json, says which file and the fix, and leaves it as it was", async () => {
+    await writeFile(join(credentialsDir(stateDir), "creds.json"), "{ not json");
+    gw = await startTestGateway({
+      stateDir,
+      fake,
+      plugins: [createWhatsappPlugin({ makeSocket: recorder.makeSocket })],
+      config: { whatsapp: { enabled: true, socketUrl: server.url } },
+    });
+    expect(whatsapp()).toMatchObject({
+      state: "down",
+      lastError: expect.stringMatching(/creds\.json is not valid JSON.*clawdis logout.*clawdis login/),
+    });
+    expect(whatsapp()?.detail ?? "").not.toMatch(/restarting in/);
+    expect(await readFile(join(credentialsDir(stateDir), "creds.json"), "utf8")).toBe("{ not json");
   });
 });
