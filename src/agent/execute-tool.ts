@@ -6,7 +6,8 @@ import type { ToolOutcome } from "./turn-hooks.js";
 import { Watchdog } from "./watchdog.js";
 
 /**
- * Runs one tool call under the tool watchdog (`toolExecutionSeconds`, until its result). Never throws: an
+ * Runs one tool call under the tool watchdog (`toolExecutionSeconds` until its result, started over by each
+ * `ToolContext.progress()` the tool reports before it fires). Never throws: an
  * unknown tool, arguments that are not a JSON object, a thrown error and a timeout are failed outcomes the model
  * reads. A tool that ignores its signal is left behind: the turn goes on when the signal aborts.
  */
@@ -44,6 +45,7 @@ export async function executeTool(
     output: `${call.function.name} timed out after ${seconds} s.`,
     timedOut: true,
   });
+  let settled = false;
   try {
     const outcome = await Promise.race([
       tool.execute(args, {
@@ -51,6 +53,10 @@ export async function executeTool(
         cwd: input.cwd,
         sessionKey: input.sessionKey,
         timeoutMs: seconds * 1000,
+        // Each streamed item starts the deadline over; after it fired (or the turn stopped) nothing revives it.
+        progress: () => {
+          if (!settled && !watchdog.signal.aborted) watchdog.arm("tool", seconds);
+        },
         ...(input.attach ? { attach: input.attach } : {}),
       }),
       whenAborted(watchdog.signal),
@@ -62,6 +68,7 @@ export async function executeTool(
     if (watchdog.fired()) return timedOut();
     return { ok: false, output: `${call.function.name} failed: ${describeError(error)}` };
   } finally {
+    settled = true;
     watchdog.dispose();
   }
 }

@@ -160,6 +160,12 @@ export interface ToolContext {
   sessionKey: string;
   /** Milliseconds this call may take (the tool watchdog). */
   timeoutMs: number;
+  /**
+   * Says the call is still making progress (a chunk of output, a streamed item): the tool watchdog starts over,
+   * so a call that keeps producing is not ended at `toolExecutionSeconds`, while one that goes silent is.
+   * Absent where no watchdog runs; tools call it as `context.progress?.()`.
+   */
+  progress?(): void;
 }
 
 export interface ToolResult {

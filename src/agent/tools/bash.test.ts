@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
-import { mkdtemp, readFile, realpath, rm } from "node:fs/promises";
+import { mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -80,6 +80,41 @@ describe("bash tool", () => {
       "[timed out after 0.2s: the command and everything it started were killed]",
     );
     expect(isRunning(pid)).toBe(false);
+  });
+
+  it("reports progress for each chunk of output", async () => {
+    const fifo = join(dir, "go.fifo");
+    execFileSync("mkfifo", [fifo]);
+    let calls = 0;
+    let firstChunk: () => void = () => {};
+    const sawFirst = new Promise<void>((resolve) => {
+      firstChunk = resolve;
+    });
+    const running = bashTool().execute(
+      { command: `echo first; read x < ${fifo}; echo second` },
+      context({
+        progress: () => {
+          calls++;
+          firstChunk();
+        },
+      }),
+    );
+    // The second chunk is written only after the test saw the first: two chunks, two progress calls.
+    await sawFirst;
+    expect(calls).toBe(1);
+    await writeFile(fifo, "go\n");
+    const result = await running;
+    expect(result).toEqual({ ok: true, output: "first\nsecond\n[exit code: 0]" });
+    expect(calls).toBe(2);
+  });
+
+  it("its time limit bounds silence: a command that keeps printing runs past it", async () => {
+    // 8 lines 0.2 s apart (1.6 s in all) under a 1 s limit: each line starts the limit over.
+    const result = await bashTool().execute(
+      { command: "for i in 1 2 3 4 5 6 7 8; do echo $i; sleep 0.2; done" },
+      context({ timeoutMs: 1000 }),
+    );
+    expect(result).toEqual({ ok: true, output: "1\n2\n3\n4\n5\n6\n7\n8\n[exit code: 0]" });
   });
 
   it("kills the whole process group when the signal aborts", async () => {

@@ -12,6 +12,8 @@ import { DEFAULT_OUTPUT_LIMIT_BYTES, HeadTailBuffer } from "./truncate-output.js
  *   the whole group is killed with SIGKILL, and the call returns once the group's output pipes are closed
  *   (so whatever the command started in the group is gone, not just bash);
  * - stdout and stderr are combined in arrival order, capped at `outputLimitBytes` (head and tail kept);
+ * - each chunk of output is progress: it calls `context.progress()` (the gateway's tool watchdog starts over)
+ *   and starts `timeoutMs` over, so the limit bounds silence, not a command that keeps printing;
  * - the output always ends with a status line: `[exit code: N]`, `[killed by signal X]`, `[timed out after Ns …]`
  *   or `[aborted …]`; `ok` is true only for exit code 0;
  * - stdin is empty; a background job that outlives bash keeps running, and the call returns without waiting
@@ -55,7 +57,7 @@ export function bashTool(options: BashToolOptions = {}): ToolDefinition {
       } catch (error) {
         return { ok: false, output: `bash: cannot use working directory ${context.cwd}: ${String(error)}` };
       }
-      return runBash(command, context.cwd, context.signal, context.timeoutMs, options);
+      return runBash(command, context.cwd, context.signal, context.timeoutMs, options, context.progress);
     },
   };
 }
@@ -66,6 +68,7 @@ function runBash(
   signal: AbortSignal,
   timeoutMs: number,
   options: BashToolOptions,
+  progress: (() => void) | undefined,
 ): Promise<ToolResult> {
   const output = new HeadTailBuffer(options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES);
   const pipeGraceMs = options.pipeGraceMs ?? 250;
@@ -94,10 +97,15 @@ function runBash(
       armGrace(killGraceMs);
     };
     const onAbort = () => killGroup("aborted");
-    const timer =
-      Number.isFinite(timeoutMs) && timeoutMs > 0
-        ? setTimeout(() => killGroup("timeout"), timeoutMs)
-        : undefined;
+    const limited = Number.isFinite(timeoutMs) && timeoutMs > 0;
+    const timer = limited ? setTimeout(() => killGroup("timeout"), timeoutMs) : undefined;
+    /** A chunk arrived: the silence limit starts over, and the gateway hears of it. */
+    const onOutput = (chunk: Buffer) => {
+      output.push(chunk);
+      if (stopped || settled) return;
+      if (timer) timer.refresh();
+      progress?.();
+    };
     signal.addEventListener("abort", onAbort, { once: true });
 
     /** Stops waiting for the pipes after `ms`: whatever still holds them is not ours to wait for. */
@@ -125,8 +133,8 @@ function runBash(
       resolve({ ok: !stopped && exit?.code === 0, output: `${body}${statusLine(stopped, exit, timeoutMs)}` });
     }
 
-    child.stdout.on("data", (chunk: Buffer) => output.push(chunk));
-    child.stderr.on("data", (chunk: Buffer) => output.push(chunk));
+    child.stdout.on("data", onOutput);
+    child.stderr.on("data", onOutput);
     child.on("error", (error) => finish(error));
     child.on("exit", (code, exitSignal) => {
       exit = { code, signal: exitSignal };
