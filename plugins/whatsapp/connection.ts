@@ -75,6 +75,7 @@ type LinkState =
 
 export class WhatsappConnection {
   private auth: WhatsappAuth | undefined;
+  private starting: Promise<void> | undefined;
   private sock: WASocket | undefined;
   private generation = 0;
   private state: LinkState = { kind: "idle" };
@@ -98,14 +99,30 @@ export class WhatsappConnection {
     this.makeSocket = deps.makeSocket ?? makeWASocket;
     this.random = deps.random ?? Math.random;
     this.now = deps.now ?? Date.now;
-    this.mentionPatterns = context.gatewayConfig.inbound.groupChat.mentionPatterns.map(
-      (pattern) => new RegExp(pattern, "i"),
-    );
+    this.mentionPatterns = context.gatewayConfig.inbound.groupChat.mentionPatterns.map((pattern, i) => {
+      try {
+        return new RegExp(pattern, "i");
+      } catch (error) {
+        throw Object.assign(
+          new Error(
+            `inbound.groupChat.mentionPatterns[${i}] is not a regular expression (${(error as Error).message}); fix it and restart`,
+          ),
+          { fatal: true },
+        );
+      }
+    });
   }
 
-  /** Opens the credentials and the socket; resolves once the socket is connecting (not when it is open). */
-  async start(signal: AbortSignal): Promise<void> {
-    if (this.auth) return;
+  /**
+   * Opens the credentials and the socket; resolves once the socket is connecting (not when it is open). Calls
+   * that overlap share one start: never two sockets.
+   */
+  start(signal: AbortSignal): Promise<void> {
+    this.starting ??= this.open(signal);
+    return this.starting;
+  }
+
+  private async open(signal: AbortSignal): Promise<void> {
     const dir = credentialsDir(this.context.stateDir);
     const auth = await openAuthState(dir, { now: this.now }).catch((error: unknown) => {
       // A corrupt creds.json: a restart cannot fix it (the message names the file and the fix).

@@ -16,16 +16,20 @@ export function createWhatsappPlugin(deps: ConnectionDeps = {}) {
     configSection: whatsappConfigSection,
     create(context): PluginInstance {
       let connection: WhatsappConnection | undefined;
+      let starting: Promise<void> | undefined;
       let stopped = false;
       context.onEvent((event) => connection?.onGatewayEvent(event));
+      const open = async (signal: AbortSignal) => {
+        const { WhatsappConnection } = await import("./connection.js");
+        if (stopped) return;
+        connection = new WhatsappConnection(context, deps);
+        await connection.start(signal);
+      };
       return {
-        async start(signal) {
-          if (connection) return;
-          const { WhatsappConnection } = await import("./connection.js");
-          if (stopped) return;
-          const created = new WhatsappConnection(context, deps);
-          connection = created;
-          await created.start(signal);
+        // Overlapping starts share one: one socket per account.
+        start(signal) {
+          starting ??= open(signal);
+          return starting;
         },
         async stop() {
           stopped = true;
