@@ -84,25 +84,6 @@ describe("e2e: config sections owned by plugins", () => {
     expect(state.fake.requests).toHaveLength(0);
   });
 
-  it("a Telegram token (in the file or the environment) is named in one warning at start and by doctor", async () => {
-    const state = await E2eState.create();
-    await state.writeConfig(sectionConfig(state, { telegram: { botToken: "123:abc" } }));
-    const warning =
-      "telegram.botToken is set but the Telegram transport is not available in this build; it is ignored";
-    const gateway = await state.startGateway();
-    expect(gateway.stderr.text().split(warning)).toHaveLength(2);
-    expect((await gateway.stop()).code).toBe(0);
-    const doctor = await state.cli(["doctor"]);
-    expect(doctor.stdout).toContain(`- ${warning}`);
-
-    await state.writeConfig(sectionConfig(state));
-    const fromEnv = await state.cli(["doctor"], undefined, { env: { TELEGRAM_BOT_TOKEN: "123:abc" } });
-    expect(fromEnv.stdout).toContain(
-      "- TELEGRAM_BOT_TOKEN is set but the Telegram transport is not available in this build; it is ignored",
-    );
-    expect((await state.cli(["doctor"])).stdout).not.toContain("Telegram transport");
-  });
-
   it("read-only commands accept an external plugin's section unchecked, and load no model client or plugin code", async () => {
     const state = await E2eState.create();
     // A typo in the external section: the gateway would refuse it; read-only commands do not load the plugin.
