@@ -19,26 +19,12 @@ describe("the composition root", () => {
     }
   });
 
-  it.each([
-    ["a bot token in the file", "{ telegram: { botToken: '1:x' } }", {}, "telegram.botToken"],
-    ["a bot token in the environment", "{}", { TELEGRAM_BOT_TOKEN: "1:x" }, "TELEGRAM_BOT_TOKEN"],
-  ])("warns about Telegram for %s", async (_name, text, env, key) => {
-    const sections = await builtinConfigSections(env);
-    expect(validateConfigText(text, "c.json", { sections, unclaimed: "error" }).warnings).toEqual([
-      `${key} is set but the Telegram transport is not available in this build; it is ignored`,
-    ]);
-  });
-
-  it("warns about WhatsApp when it is enabled, and about nothing on defaults or an empty token variable", async () => {
+  it("warns about no built-in section: every transport of this build is there to run it", async () => {
     const options = {
-      sections: await builtinConfigSections({ TELEGRAM_BOT_TOKEN: "" }),
+      sections: await builtinConfigSections({ TELEGRAM_BOT_TOKEN: "1:x" }),
       unclaimed: "error" as const,
     };
-    expect(validateConfigText("{ whatsapp: { enabled: true } }", "c.json", options).warnings).toEqual([
-      "whatsapp.enabled is true but the WhatsApp transport is not available in this build; it is ignored",
-    ]);
-    expect(
-      validateConfigText("{ whatsapp: { enabled: false }, webhooks: { a: {} } }", "c.json", options).warnings,
-    ).toEqual([]);
+    expect(validateConfigText("{ telegram: { botToken: '1:x' } }", "c.json", options).warnings).toEqual([]);
+    expect(validateConfigText("{ webhooks: { a: {} } }", "c.json", options).warnings).toEqual([]);
   });
 });
