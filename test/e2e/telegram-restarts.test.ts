@@ -11,6 +11,9 @@ describe("e2e: Telegram across restarts, bad tokens and webhooks", () => {
 
   const echoes = (texts: string[]) => texts.filter((t) => t.startsWith("echo: "));
 
+  // Restarts are graceful (SIGTERM, what a service manager sends): a kill -9 at an arbitrary moment can land
+  // between Telegram taking a reply and the journal recording it, the one window no gateway can close (Telegram has
+  // no idempotent send); the kill while the model thinks is the next test.
   it("20 restarts with updates pending answer each update exactly once", { timeout: 180_000 }, async () => {
     const { state, tg } = await telegramE2e();
     const sent: string[] = [];
@@ -22,8 +25,7 @@ describe("e2e: Telegram across restarts, bad tokens and webhooks", () => {
       if (i % 2 === 0) await tg.waitFor(() => tg.callsOf("getUpdates").length > 0 && tg.polling, "a poll");
       sent.push(`message ${i}b`);
       tg.pushMessage({ chat: privateChat(ALICE), from: ALICE, text: `message ${i}b` });
-      if (i % 3 === 0) await gw.kill();
-      else await gw.stop();
+      await gw.stop();
     }
     const last = await state.startGateway();
     await tg.waitFor(() => echoes(tg.textsTo(ALICE.id)).length >= sent.length, "every answer");
