@@ -35,6 +35,7 @@ const COMMENTED_OUT_KEYS = new Set([
   "telegram.botToken",
   "telegram.webhookUrl",
   "telegram.webhookSecret",
+  "whatsapp.socketUrl",
 ]);
 
 const sections = await builtinConfigSections({});
