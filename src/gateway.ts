@@ -29,6 +29,7 @@ import { SessionQueue } from "./routing/session-queue.js";
 import { EventBus } from "./runtime/event-bus.js";
 import { ModelProbe } from "./runtime/model-probe.js";
 import { Outbox } from "./runtime/outbox.js";
+import { SessionRegistry } from "./runtime/session-registry.js";
 import { SessionRunner, type WorkItem } from "./runtime/session-runner.js";
 import { formatStatus } from "./runtime/status-report.js";
 import { Journal } from "./sessions/journal.js";
@@ -83,6 +84,8 @@ export class Gateway {
   private readonly dispatch: (ctx: InboundContext) => Promise<void>;
   readonly outbox: Outbox;
   private readonly runner: SessionRunner;
+  /** What is held warm per session, unloaded after `passivateAfterMinutes` idle (docs/runtime.md, Memory). */
+  readonly sessions: SessionRegistry;
   private stopping = false;
   /** Items waiting to be tried again after a passing failure (cleared at stop: their records stay open). */
   private readonly retries = new Set<unknown>();
@@ -120,6 +123,13 @@ export class Gateway {
       logger: logger.child("outbox"),
       warnAfterMs: options.config.gateway.parkedReplyWarnSeconds * 1000,
     });
+    this.sessions = new SessionRegistry({
+      clock: this.clock,
+      passivateAfterMinutes: options.config.inbound.reply.session.passivateAfterMinutes,
+      busy: (key) => this.queue.isBusy(key) || this.queue.waiting(key) > 0,
+      save: (session) => this.runner.saveWarm(session),
+      logger: logger.child("session"),
+    });
     this.runner = new SessionRunner({
       config: options.config,
       store: this.store,
@@ -137,6 +147,7 @@ export class Gateway {
       takeJoinable: (key, predicate) => this.queue.takeJoinable(key, predicate),
       isStopping: () => this.stopping,
       retryLater: (item, delayMs) => this.retryLater(item, delayMs),
+      sessions: this.sessions,
     });
     this.queue = new SessionQueue((key, item) => this.runner.process(key, item));
     this.admission = compose([
@@ -240,9 +251,11 @@ export class Gateway {
     this.stopping = true;
     this.stopped = (async () => {
       this.runner.abortAll("shutdown");
+      this.sessions.stop();
       for (const timer of this.retries) this.clock.clearTimeout(timer);
       this.retries.clear();
       await this.queue.drain();
+      await this.sessions.settled();
       // Sends in flight finish (the "stopping" notices among them); what waits for a transport stays in the journal.
       await this.outbox.settle(STOP_SEND_GRACE_MS);
       // A send still in flight finishes and ends its record before the journal closes.
@@ -320,6 +333,8 @@ export class Gateway {
   }
 
   private enqueue(item: WorkItem): void {
+    // New work keeps the session warm (or loads it again), and cancels an unloading under way.
+    this.sessions.touch(item.sessionKey);
     if (this.queue.isBusy(item.sessionKey) && !item.contextOnly) {
       this.events.emit({
         type: "processing",

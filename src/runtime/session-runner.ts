@@ -13,20 +13,23 @@ import { parseChatCommand } from "../routing/chat-command.js";
 import type { Journal } from "../sessions/journal.js";
 import { matchResetTrigger, touchInteraction } from "../sessions/lifecycle.js";
 import type { SessionStore } from "../sessions/store.js";
-import { appendTranscript, makeHeader, newEntryId, readTranscriptForResume } from "../sessions/transcript.js";
+import { type AppendOptions, appendTranscript, makeHeader, newEntryId } from "../sessions/transcript.js";
 import { resumeBudgetBytes } from "../sessions/transcript-resume.js";
 import type {
   GroupContextEntry,
   MessageEntry,
   SessionEntry,
   StoredChatMessage,
+  TranscriptEntry,
   TranscriptHeader,
 } from "../sessions/types.js";
 import { chooseSession, restoredProgress } from "./choose-session.js";
 import type { EventBus } from "./event-bus.js";
 import type { Delivery, Outbox } from "./outbox.js";
 import { restoreGuard } from "./restore-guard.js";
+import type { SessionRegistry, WarmSession } from "./session-registry.js";
 import { stageAttachments } from "./stage-attachments.js";
+import { noteAppended, readResumeCached, syncFile } from "./tail-cache.js";
 import { isTransientError, retryDelayMs } from "./transient-error.js";
 import { formatTurnNotice } from "./turn-notice.js";
 import type { WorkItem } from "./work-item.js";
@@ -54,6 +57,8 @@ export interface SessionRunnerDeps {
   isStopping(): boolean;
   /** Runs `item` again after `delayMs` (its journal record stays open; progress is read from the transcript). */
   retryLater(item: WorkItem, delayMs: number): void;
+  /** What is held warm per session (the transcript tail, bookkeeping in flight); absent: nothing is kept. */
+  sessions?: SessionRegistry;
 }
 
 export const DEFAULT_SYSTEM_PROMPT =
@@ -138,7 +143,35 @@ export class SessionRunner {
     } catch (error) {
       if (isTransientError(error)) this.keepForRetry(item, error);
       else await this.fail(item, error);
+    } finally {
+      // The idle time before passivation counts from the end of the work.
+      this.deps.sessions?.touch(key);
     }
+  }
+
+  /**
+   * The final save of a session before it is unloaded: bookkeeping in flight (the store update after a turn)
+   * finishes, and the transcript is flushed to disk (its lines are written without fsync during turns).
+   */
+  async saveWarm(session: WarmSession): Promise<void> {
+    await Promise.allSettled([...session.pending]);
+    if (session.tail) await syncFile(session.tail.path);
+  }
+
+  /** The session's warm state (its tail cache), when the registry holds it. */
+  private warm(key: string): WarmSession | undefined {
+    return this.deps.sessions?.peek(key);
+  }
+
+  /** Appends to a session's transcript and keeps its warm tail in step with what was written. */
+  private async append(
+    key: string,
+    path: string,
+    entries: TranscriptEntry[],
+    options: AppendOptions,
+  ): Promise<void> {
+    await appendTranscript(path, entries, options);
+    await noteAppended(this.warm(key), path, entries);
   }
 
   /**
@@ -264,7 +297,7 @@ export class SessionRunner {
       journalId: w.jid,
       reason,
     }));
-    await appendTranscript(transcriptPath, entries, { header }).catch((error: unknown) =>
+    await this.append(header.sessionKey, transcriptPath, entries, { header }).catch((error: unknown) =>
       this.deps.logger.warn("could not mark an unanswered message", { error: describeError(error) }),
     );
   }
@@ -295,7 +328,7 @@ export class SessionRunner {
       text: m.text,
       meta: { channel: m.channel, chatId: m.chatId, messageId: m.messageId, journalId: item.jid },
     };
-    await appendTranscript(this.deps.store.transcriptPath(sessionId), [entry], {
+    await this.append(key, this.deps.store.transcriptPath(sessionId), [entry], {
       header: makeHeader(sessionId, key, new Date(now)),
     });
     await this.deps.journal.end(
@@ -333,7 +366,7 @@ export class SessionRunner {
       },
     };
     // No fsync: the journal holds the message durably, and a lost line is found missing and written on replay.
-    await appendTranscript(transcriptPath, [entry], { header });
+    await this.append(header.sessionKey, transcriptPath, [entry], { header });
     this.deps.events.emit({
       type: "message",
       sessionKey: header.sessionKey,
@@ -365,7 +398,7 @@ export class SessionRunner {
     const agent = config.inbound.reply.agent;
     // Bounded by the model's window, whatever the size of the file (a 1 GB transcript reads about 1 MB here).
     const read = () =>
-      readTranscriptForResume(run.transcriptPath, { maxBytes: resumeBudgetBytes(agent.contextTokens) });
+      readResumeCached(this.warm(key), run.transcriptPath, resumeBudgetBytes(agent.contextTokens));
     let resume = await read();
     const hasMessage = (entries: typeof resume.entries) =>
       entries.some((e) => e.type === "message" && (e as MessageEntry).meta?.journalId === item.jid);
@@ -440,7 +473,7 @@ export class SessionRunner {
         tools: this.deps.toolsFor(key, item.message),
         llm: run.llm,
         append: (entries, options) =>
-          appendTranscript(run.transcriptPath, entries, {
+          this.append(key, run.transcriptPath, entries, {
             header: run.header,
             fsync: options?.final === true,
           }),
@@ -548,7 +581,12 @@ export class SessionRunner {
     const late = new Promise<void>((resolve) => {
       timer = this.deps.clock.setTimeout(resolve, RECORD_WAIT_MS);
     });
-    await Promise.race([this.recordTurnSafely(key, item, result), late]);
+    const recording = this.recordTurnSafely(key, item, result);
+    // Held by the warm session until done: its final save waits for it.
+    const pending = this.warm(key)?.pending;
+    pending?.add(recording);
+    void recording.finally(() => pending?.delete(recording));
+    await Promise.race([recording, late]);
     this.deps.clock.clearTimeout(timer);
   }
 
