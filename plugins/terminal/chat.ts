@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { createInterface } from "node:readline";
+import { runAttach } from "./attach.js";
 import { LineWriter, streamTurn, unreachableLine } from "./stream-turn.js";
 import { createStyle } from "./terminal-style.js";
 
@@ -13,6 +14,8 @@ export interface TerminalChatOptions {
   isTTY: boolean;
   /** Identifies this chat in events and transcripts; default a new `terminal-<id>` per run. */
   chatId?: string;
+  /** `--attach`: watch a session live instead of chatting (nothing is sent); see `runAttach`. */
+  attach?: { session?: string; filter?: string };
 }
 
 const QUIT = new Set(["/quit", "/exit"]);
@@ -45,6 +48,26 @@ async function checkGateway(baseUrl: string, token: string, out: LineWriter): Pr
  * At a terminal, Ctrl+C during a reply sends `/stop` (the turn really stops); at the prompt it quits.
  */
 export async function runTerminalChat(options: TerminalChatOptions): Promise<number> {
+  if (options.attach) {
+    // Ctrl+C (or SIGTERM) ends the watching with 0; the gateway drops the subscription.
+    const controller = new AbortController();
+    const stop = () => controller.abort();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+    try {
+      return await runAttach({
+        baseUrl: options.baseUrl,
+        token: options.token,
+        output: options.output,
+        isTTY: options.isTTY,
+        ...options.attach,
+        signal: controller.signal,
+      });
+    } finally {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+    }
+  }
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
   const chatId = options.chatId ?? `terminal-${randomUUID().slice(0, 8)}`;
   const style = createStyle(options.isTTY);

@@ -10,14 +10,32 @@ export type TerminalChat = (options: {
   output: NodeJS.WritableStream;
   isTTY: boolean;
   chatId?: string;
+  /** `--attach`: watch the session live, send nothing. */
+  attach?: { session?: string; filter?: string };
 }) => Promise<number>;
+
+export interface ChatOptions {
+  attach?: boolean;
+  session?: string;
+  filter?: string;
+}
 
 /**
  * `clawdis chat`: the terminal chat on the primary session, through the running gateway. Exit 1 with one line
  * when none answers; a gateway that answers but refuses the token (or is not a gateway) is a GATEWAY_UNREACHABLE
  * error saying so, as for `clawdis agent`, never "not running".
  */
-export async function runChat(io: CliIO, terminalChat: TerminalChat): Promise<number> {
+export async function runChat(
+  io: CliIO,
+  terminalChat: TerminalChat,
+  opts: ChatOptions = {},
+): Promise<number> {
+  if (!opts.attach && (opts.session !== undefined || opts.filter !== undefined)) {
+    io.stderr(
+      "--session and --filter go with --attach (watching a session); `clawdis chat` talks to the primary session\n",
+    );
+    return EXIT.usage;
+  }
   const { config } = loadConfig(io.env);
   const connection = await connectGateway(config, io.env);
   if (!connection) {
@@ -32,5 +50,13 @@ export async function runChat(io: CliIO, terminalChat: TerminalChat): Promise<nu
     output: process.stdout,
     isTTY: Boolean(process.stdin.isTTY && process.stdout.isTTY),
     chatId: `terminal:${randomUUID()}`,
+    ...(opts.attach
+      ? {
+          attach: {
+            ...(opts.session !== undefined ? { session: opts.session } : {}),
+            ...(opts.filter !== undefined ? { filter: opts.filter } : {}),
+          },
+        }
+      : {}),
   });
 }

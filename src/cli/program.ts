@@ -69,7 +69,12 @@ export function buildProgram(io: CliIO, deps: CliDeps, setExit: (code: number) =
   program
     .command("chat")
     .description("an interactive terminal chat on the primary session, through the running gateway")
-    .action(run(async () => (await import("./chat.js")).runChat(io, await deps.terminalChat())));
+    .option("--attach", "watch a session live (what arrives, tool calls included) without sending")
+    .option("--session <key>", "with --attach: the session to watch (default the primary session)")
+    .option("--filter <names>", "with --attach: only these outputs, e.g. text,toolCalls (lifecycle always)")
+    .action((opts: { attach?: boolean; session?: string; filter?: string }) =>
+      run(async () => (await import("./chat.js")).runChat(io, await deps.terminalChat(), opts))(),
+    );
 
   program
     .command("sessions")
