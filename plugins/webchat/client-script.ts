@@ -257,7 +257,12 @@ ${CLIENT_HEADER}
   }
   function connect() {
     stopEvents();
-    const url = "/api/events?session=" + encodeURIComponent(st.sessionKey) + "&token=" + encodeURIComponent(st.token);
+    // The page's own ?filter= (e.g. /?filter=text,toolCalls) is passed to the event stream as it is; lifecycle
+    // events always arrive, so the busy indicator still ends with each turn.
+    const filter = new URLSearchParams(location.search).get("filter");
+    const url =
+      "/api/events?session=" + encodeURIComponent(st.sessionKey) + "&token=" + encodeURIComponent(st.token) +
+      (filter ? "&filter=" + encodeURIComponent(filter) : "");
     const source = new EventSource(url);
     st.source = source;
     for (const type of EVENT_TYPES) source.addEventListener(type, (e) => onRaw(type, e.data));

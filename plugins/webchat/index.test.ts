@@ -178,6 +178,7 @@ describe("the page", () => {
       "/api/status",
       "/api/history?session=",
       "/api/events?session=",
+      '"&filter=" + encodeURIComponent(filter)',
       "/api/agent",
       "mainKey",
     ]) {
