@@ -10,6 +10,7 @@ const sections: Section[] = [
   { name: "store", run: async () => (await import("./store-bench.js")).benchStore() },
   { name: "transcript", run: async () => (await import("./transcript-bench.js")).benchTranscript() },
   { name: "gateway", run: async () => (await import("./gateway-bench.js")).benchGateway() },
+  { name: "passivation", run: async () => (await import("./passivation-bench.js")).benchPassivation() },
 ];
 
 const wanted = process.argv.slice(2);
