@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import { type ParsedStore, parseStoreText } from "./store-parse.js";
 
@@ -74,6 +75,17 @@ export async function readStoreFile(path: string): Promise<StoreRead> {
 }
 
 /** The version of the file now, or undefined when it does not exist. */
+/** `statStoreFile`, synchronously (for the last check right before a rename). */
+export function statStoreFileSync(path: string): FileVersion | undefined {
+  try {
+    const s = statSync(path, { bigint: true });
+    return { ino: s.ino, mtimeNs: s.mtimeNs, size: s.size };
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
 export async function statStoreFile(path: string): Promise<FileVersion | undefined> {
   try {
     const s = await stat(path, { bigint: true });

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, open, rename, unlink } from "node:fs/promises";
+import { renameSync } from "node:fs";
+import { mkdir, open, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { FileVersion } from "./store-read.js";
 
@@ -8,6 +9,8 @@ import type { FileVersion } from "./store-read.js";
  * renamed over `path`, then the directory is fsync'd so that the rename itself survives a power cut. A reader
  * sees the old file or the new one, never a mix and never no file, and a crash never leaves a torn file.
  * `beforeRename` may throw (or reject) to abandon the write: the temp file is removed and `path` is untouched.
+ * `lastCheck` runs synchronously right before a synchronous rename (nothing else runs between the two), so what it
+ * checks is as fresh as it can be; it may throw to abandon the write too.
  * Returns the version (inode, mtime, size) of the file now at `path`, so that the writer need not stat it again.
  * When the directory fsync fails after the rename, the error is thrown although the new file is in place.
  */
@@ -15,10 +18,11 @@ export async function writeFileAtomic(
   path: string,
   text: string | Uint8Array,
   beforeRename?: () => void | Promise<void>,
+  lastCheck?: () => void,
 ): Promise<FileVersion> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await writeOnce(path, text, beforeRename);
+      return await writeOnce(path, text, beforeRename, lastCheck);
     } catch (error) {
       // The directory was deleted by hand meanwhile (deleting it is a reset): make it again and write again.
       if ((error as NodeJS.ErrnoException).code !== "ENOENT" || attempt >= DIRECTORY_GONE_ATTEMPTS)
@@ -35,6 +39,7 @@ async function writeOnce(
   path: string,
   text: string | Uint8Array,
   beforeRename?: () => void | Promise<void>,
+  lastCheck?: () => void,
 ): Promise<FileVersion> {
   const temp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`);
   const handle = await open(temp, "wx", 0o600);
@@ -48,7 +53,8 @@ async function writeOnce(
     version = { ino: stat.ino, mtimeNs: stat.mtimeNs, size: stat.size };
     await handle.close();
     await beforeRename?.();
-    await rename(temp, path);
+    lastCheck?.();
+    renameSync(temp, path);
     renamed = true;
   } finally {
     if (!renamed) {

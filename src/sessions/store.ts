@@ -1,4 +1,4 @@
-import { unlink } from "node:fs/promises";
+import { readFile, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import { type Clock, systemClock } from "../core/clock.js";
 import { ClawdisError, describeError } from "../core/errors.js";
@@ -21,6 +21,7 @@ import {
   readStoreBytes,
   sameVersion,
   statStoreFile,
+  statStoreFileSync,
   tooLargeReason,
 } from "./store-read.js";
 import { rebuildFromTranscripts } from "./store-rebuild.js";
@@ -61,6 +62,13 @@ const MAX_WRITE_ATTEMPTS = 5;
 
 /** The file is no longer the version that was read: read it again and re-apply (never write over it). */
 class StoreChanged extends Error {}
+
+/** File system timestamps come from a coarse clock (a few ms); a change within this of now may not show in mtime. */
+const SAME_TICK_MS = 100;
+
+function isRecent(version: FileVersion): boolean {
+  return Number(version.mtimeNs / 1_000_000n) > Date.now() - SAME_TICK_MS;
+}
 
 /** The file's object as parsed: every key, usable or not (see store-parse.ts). */
 type RawStore = Record<string, Record<string, unknown>>;
@@ -381,12 +389,26 @@ export class SessionStore {
    */
   private async write(raw: RawStore, lock: HeldLock, expected: FileVersion | undefined): Promise<void> {
     const bytes = serializeStoreBytes(raw, this.lines);
-    const version = await writeFileAtomic(this.path, bytes, async () => {
-      await lock.assertHeld();
-      const now = await statStoreFile(this.path);
-      const unchanged = expected === undefined ? now === undefined : sameVersion(now, expected);
-      if (!unchanged) throw new StoreChanged();
-    });
+    const version = await writeFileAtomic(
+      this.path,
+      bytes,
+      async () => {
+        await lock.assertHeld();
+        // An in-place edit of the same size within one tick of the file system's clock leaves inode, size and
+        // mtime as they were: while the file's mtime is that recent, compare the bytes too.
+        const now = await statStoreFile(this.path);
+        if (now !== undefined && isRecent(now) && this.cache && sameVersion(this.cache.version, now)) {
+          const current = await readFile(this.path).catch(() => undefined);
+          if (current === undefined || !current.equals(this.cache.bytes)) throw new StoreChanged();
+        }
+      },
+      // Last, synchronously right before the rename: the file is still the version this update read.
+      () => {
+        const now = statStoreFileSync(this.path);
+        const unchanged = expected === undefined ? now === undefined : sameVersion(now, expected);
+        if (!unchanged) throw new StoreChanged();
+      },
+    );
     this.remember(version, bytes, raw);
   }
 
