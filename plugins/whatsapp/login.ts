@@ -1,5 +1,6 @@
 import makeWASocket, { jidNormalizedUser, type WASocket } from "@whiskeysockets/baileys";
 import qrcode from "qrcode-terminal";
+import type { LoginFlowOptions, LoginFlows } from "../../src/plugin-api/index.js";
 import {
   credentialsDir,
   openAuthState,
@@ -26,21 +27,8 @@ import { e164 } from "./to-inbound.js";
  *   transcripts stay.
  */
 
-export interface LoginFlowOptions {
-  stateDir: string;
-  /** The gateway's whole config (its `whatsapp` section is read here). */
-  config: Readonly<Record<string, unknown>>;
-  /** Link by pairing code for this E.164 number instead of a QR code. */
-  pairingNumber?: string;
-  /** Where the flow talks to the person (the terminal's stderr). */
-  print(text: string): void;
-  signal: AbortSignal;
-}
-
-export interface WhatsappLoginFlows {
-  login(options: LoginFlowOptions): Promise<number>;
-  logout(options: Omit<LoginFlowOptions, "pairingNumber">): Promise<number>;
-}
+export type { LoginFlowOptions };
+export type WhatsappLoginFlows = LoginFlows;
 
 /** How long logout waits for WhatsApp to take the unlink before removing the credentials anyway. */
 const LOGOUT_WAIT_MS = 5_000;

@@ -1,6 +1,7 @@
 import { loadConfig } from "../core/config.js";
 import type { ConfigSectionsSource } from "../core/config-sections.js";
 import { stateDir } from "../core/paths.js";
+import type { LoginFlowOptions, LoginFlows } from "../plugin-api/types.js";
 import { describeHolder } from "../runtime/own-state-dir.js";
 import { StateLock } from "../runtime/state-lock.js";
 import { type CliIO, EXIT } from "./io.js";
@@ -16,19 +17,9 @@ import { type CliIO, EXIT } from "./io.js";
  * - Ctrl-C aborts the flow, which cleans up after itself.
  */
 
-export interface LoginFlowOptions {
-  stateDir: string;
-  config: Readonly<Record<string, unknown>>;
-  pairingNumber?: string;
-  print(text: string): void;
-  signal: AbortSignal;
-}
-
+export type { LoginFlowOptions };
 /** What the WhatsApp plugin offers the CLI (plugins/whatsapp/login.ts). */
-export interface WhatsappLoginFlows {
-  login(options: LoginFlowOptions): Promise<number>;
-  logout(options: Omit<LoginFlowOptions, "pairingNumber">): Promise<number>;
-}
+export type WhatsappLoginFlows = LoginFlows;
 
 export interface LoginDeps {
   whatsappLogin?(): Promise<WhatsappLoginFlows>;

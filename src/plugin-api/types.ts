@@ -372,3 +372,21 @@ export interface PluginDefinition<C = unknown> {
   configSection?: PluginConfigSection<C>;
   create(context: PluginContext<C>): PluginInstance | Promise<PluginInstance>;
 }
+
+/** What `clawdis login` / `logout` hand a transport that is linked once from the terminal (WhatsApp). */
+export interface LoginFlowOptions {
+  stateDir: string;
+  /** The gateway's whole config (the transport reads its own section). */
+  config: Readonly<Record<string, unknown>>;
+  /** Link by pairing code for this E.164 number instead of a QR code. */
+  pairingNumber?: string;
+  /** Where the flow talks to the person (the terminal's stderr). */
+  print(text: string): void;
+  signal: AbortSignal;
+}
+
+/** The login and logout flows such a transport offers the CLI; each resolves to an exit code. */
+export interface LoginFlows {
+  login(options: LoginFlowOptions): Promise<number>;
+  logout(options: Omit<LoginFlowOptions, "pairingNumber">): Promise<number>;
+}

@@ -165,6 +165,11 @@ export class Outbox {
    * after `maxMs` of real time: a stop lets the sends in flight finish first.
    */
   settle(maxMs: number): Promise<void> {
+    return this.waitFor(() => this.isSettled(), maxMs);
+  }
+
+  /** Resolves once `done()` holds (checked now and on every lane change), or after `maxMs` of real time. */
+  private waitFor(done: () => boolean, maxMs: number): Promise<void> {
     return new Promise((resolve) => {
       const finish = () => {
         clearTimeout(timer);
@@ -172,7 +177,7 @@ export class Outbox {
         resolve();
       };
       const check = () => {
-        if (this.isSettled()) finish();
+        if (done()) finish();
       };
       const timer = setTimeout(finish, maxMs);
       timer.unref();
@@ -204,20 +209,7 @@ export class Outbox {
     for (const cut of [...this.stopWaiters]) cut();
     this.stopWaiters.clear();
     for (const channel of [...this.wakers.keys()]) this.wake(channel);
-    return new Promise((resolve) => {
-      const finish = () => {
-        clearTimeout(timer);
-        this.settleWaiters.delete(check);
-        resolve();
-      };
-      const check = () => {
-        if (![...this.lanes.values()].some((lane) => lane.running)) finish();
-      };
-      const timer = setTimeout(finish, maxMs);
-      timer.unref();
-      this.settleWaiters.add(check);
-      check();
-    });
+    return this.waitFor(() => ![...this.lanes.values()].some((lane) => lane.running), maxMs);
   }
 
   private async run(key: string, lane: Lane): Promise<void> {
