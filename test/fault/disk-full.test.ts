@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { cleanupAll } from "../e2e/harness.js";
+import { expectNothingLost } from "./expect-nothing-lost.js";
 import { budget, scenarioTimeout } from "./fault-budget.js";
 import { faultState, HOOKS, sessionsDir } from "./fault-state.js";
 import { describeAudit, Ledger, type SentMessage } from "./ledger.js";
@@ -106,9 +107,7 @@ describe("fault: a full disk", () => {
         .toEqual([]);
       expect.soft(openAfterRestart, "records open after a restart (phantoms included)").toBe(0);
       expect.soft(Object.keys(store).sort(), "sessions.json keeps its keys").toEqual(["hooks:ci", "main"]);
-      expect.soft(audit.lost, "acknowledged and never answered").toEqual([]);
-      expect.soft(audit.twice, "answered twice").toEqual([]);
-      expect.soft(audit.torn, "torn transcript lines").toEqual([]);
+      expectNothingLost(audit);
 
       /** Sends (or resends, same id) one message; acknowledges it in the ledger when accepted; returns the status. */
       async function sendOnce(send: {

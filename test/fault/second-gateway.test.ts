@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { cleanupAll, type E2eState, freePort, type GatewayProcess, type Json } from "../e2e/harness.js";
 import { HANG_MARKER } from "../fakes/openai-server.js";
+import { expectNothingLost } from "./expect-nothing-lost.js";
 import { budget, scenarioTimeout } from "./fault-budget.js";
 import { faultState, HOOKS, openJournalFiles, sessionsDir } from "./fault-state.js";
 import { describeAudit, Ledger, type SentMessage } from "./ledger.js";
@@ -100,9 +101,7 @@ describe("fault: a second gateway on the same state dir", () => {
       const audit = await ledger.audit(sessionsDir(state));
       console.log(describeAudit(`two gateways at once (${trials} trials)`, audit));
       expect.soft(findings).toEqual([]);
-      expect.soft(audit.lost, "acknowledged and never answered").toEqual([]);
-      expect.soft(audit.twice, "answered twice").toEqual([]);
-      expect.soft(audit.torn, "torn transcript lines").toEqual([]);
+      expectNothingLost(audit);
     },
     scenarioTimeout(90_000, 600_000),
   );
@@ -146,9 +145,7 @@ describe("fault: a second gateway on the same state dir", () => {
       await recovered.gw.stop();
       const audit = await ledger.audit(sessionsDir(state));
       console.log(describeAudit("second gateway on another port", audit));
-      expect.soft(audit.lost, "acknowledged and never answered").toEqual([]);
-      expect.soft(audit.twice, "answered twice").toEqual([]);
-      expect.soft(audit.torn, "torn transcript lines").toEqual([]);
+      expectNothingLost(audit);
     },
     scenarioTimeout(60_000, 120_000),
   );

@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { ClawdisProcess, cleanupAll, DIST_MAIN, type E2eState, type GatewayProcess } from "../e2e/harness.js";
+import { expectNothingLost } from "./expect-nothing-lost.js";
 import { scenarioTimeout } from "./fault-budget.js";
 import { faultState, sessionsDir } from "./fault-state.js";
 import { describeAudit, Ledger } from "./ledger.js";
@@ -64,9 +65,7 @@ describe("fault: the session store's lock", () => {
     expect.soft(stop, "SIGTERM stops the gateway in time").toEqual({ code: 0, signal: null });
     const audit = await ledger.audit(sessionsDir(state));
     console.log(describeAudit(label, audit));
-    expect.soft(audit.lost, "acknowledged and never answered").toEqual([]);
-    expect.soft(audit.twice, "answered twice").toEqual([]);
-    expect.soft(audit.torn, "torn transcript lines").toEqual([]);
+    expectNothingLost(audit);
   }
 
   it(
