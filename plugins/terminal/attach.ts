@@ -1,4 +1,4 @@
-import { readSse } from "./sse-parse.js";
+import { readSse } from "../../src/plugin-api/index.js";
 import { LineWriter, unreachableLine } from "./stream-turn.js";
 import { createStyle, formatToolCall, type Style, sanitize } from "./terminal-style.js";
 

@@ -1,4 +1,4 @@
-import { readSse } from "./sse-parse.js";
+import { readSse } from "../../src/plugin-api/index.js";
 import { formatToolCall, type Style, sanitize } from "./terminal-style.js";
 
 /** Writes text and remembers whether the cursor is at the start of a line. */

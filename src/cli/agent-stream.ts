@@ -1,7 +1,7 @@
 import { ClawdisError } from "../core/errors.js";
 import type { OutcomeBody } from "../plugin-api/outcome-body.js";
+import { readSse } from "../plugin-api/sse-parse.js";
 import type { GatewayConnection } from "./gateway-client.js";
-import { readSseEvents } from "./sse-read.js";
 
 /** What a turn shows while it runs (`clawdis agent` on a terminal); see LiveReply. */
 export interface TurnListener {
@@ -91,7 +91,7 @@ export async function streamAgentTurn(
   }
   let sessionKey: string | undefined;
   try {
-    for await (const event of readSseEvents(res.body)) {
+    for await (const event of readSse(res.body)) {
       let parsed: unknown;
       try {
         parsed = JSON.parse(event.data);

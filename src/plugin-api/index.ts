@@ -12,4 +12,5 @@ export function definePlugin<C>(definition: PluginDefinition<C>): PluginDefiniti
   return definition;
 }
 
+export { readSse, type SseEvent, SseParser } from "./sse-parse.js";
 export { writePrivateFile } from "./write-private-file.js";

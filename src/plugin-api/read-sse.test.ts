@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { readSseEvents, type SseEvent } from "./sse-read.js";
+import { readSse, type SseEvent } from "./sse-parse.js";
 
 function body(chunks: (string | Uint8Array)[]): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
@@ -14,11 +14,11 @@ function body(chunks: (string | Uint8Array)[]): ReadableStream<Uint8Array> {
 
 async function read(chunks: (string | Uint8Array)[]): Promise<SseEvent[]> {
   const events: SseEvent[] = [];
-  for await (const event of readSseEvents(body(chunks))) events.push(event);
+  for await (const event of readSse(body(chunks))) events.push(event);
   return events;
 }
 
-describe("readSseEvents", () => {
+describe("readSse: a whole response body", () => {
   it.each<[string, string[], SseEvent[]]>([
     [
       "one named event",
@@ -75,7 +75,7 @@ describe("readSseEvents", () => {
     });
     const seen: SseEvent[] = [];
     await expect(async () => {
-      for await (const event of readSseEvents(broken)) seen.push(event);
+      for await (const event of readSse(broken)) seen.push(event);
     }).rejects.toThrow("terminated");
     expect(seen).toEqual([{ event: "message", data: "1" }]);
   });
