@@ -1,11 +1,27 @@
-/** One line of the benchmark table: our figure against a baseline measured in the same run. */
+/**
+ * One line of the benchmark table: our figure against a baseline measured in the same run, with the target the
+ * issue set for it. Samples are kept whole so that every row prints min / median / max (and p99 where the
+ * target is a p99), and the verdict is computed, not eyeballed.
+ */
+export interface Samples {
+  values: number[];
+}
+
+/** How a row is judged: `ours` (median, or p99 with `on: "p99"`) against `baseline` times `ratio`, or a bound. */
+export type Target =
+  | { kind: "ratio"; max: number; on?: "median" | "p99" }
+  | { kind: "below"; max: number; on?: "median" | "p99" | "max" }
+  | { kind: "above"; min: number; on?: "median" };
+
 export interface BenchRow {
   name: string;
-  ours: number;
-  baselineName: string;
-  baseline: number;
   unit: string;
-  /** Free text, e.g. "p99 1.2 ms". */
+  ours: number[];
+  baselineName: string;
+  /** Empty for a row judged against an absolute bound only. */
+  baseline: number[];
+  target?: Target;
+  /** Free text: sizes, what the baseline does, etc. */
   note?: string;
 }
 
@@ -32,18 +48,100 @@ export async function timeMs(fn: () => unknown | Promise<unknown>): Promise<numb
   return Number(process.hrtime.bigint() - start) / 1e6;
 }
 
+/**
+ * Runs `ours` and `baseline` alternately, `rounds` times each after `warmup` unrecorded pairs, so that both see
+ * the same machine (a noisy neighbour slows both, not one). Each function returns its own measurement.
+ */
+export async function interleaved(
+  rounds: number,
+  ours: () => Promise<number>,
+  baseline: () => Promise<number>,
+  warmup = 1,
+): Promise<{ ours: number[]; baseline: number[] }> {
+  const a: number[] = [];
+  const b: number[] = [];
+  for (let i = -warmup; i < rounds; i++) {
+    const x = await ours();
+    const y = await baseline();
+    if (i >= 0) {
+      a.push(x);
+      b.push(y);
+    }
+  }
+  return { ours: a, baseline: b };
+}
+
+function pick(values: number[], on: "median" | "p99" | "max" | undefined): number {
+  if (on === "p99") return percentile(values, 99);
+  if (on === "max") return Math.max(...values);
+  return median(values);
+}
+
+/** Whether the row meets its target (undefined: no target). */
+export function verdict(row: BenchRow): boolean | undefined {
+  const t = row.target;
+  if (t === undefined) return undefined;
+  if (t.kind === "ratio") return pick(row.ours, t.on) <= t.max * pick(row.baseline, t.on);
+  if (t.kind === "below") return pick(row.ours, t.on) <= t.max;
+  return pick(row.ours, t.on) >= t.min;
+}
+
+export function describeTarget(t: Target | undefined, unit: string): string {
+  if (t === undefined) return "";
+  const on = t.on && t.on !== "median" ? `${t.on} ` : "";
+  if (t.kind === "ratio") return `${on}≤ ${t.max}x`;
+  if (t.kind === "below") return `${on}≤ ${t.max} ${unit}`;
+  return `≥ ${t.min} ${unit}`;
+}
+
+const fmt = (n: number) =>
+  !Number.isFinite(n) ? "-" : n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2);
+
+function stats(values: number[], unit: string, p99: boolean): string {
+  if (values.length === 0) return "";
+  const base = `${fmt(median(values))} ${unit} (${fmt(Math.min(...values))}–${fmt(Math.max(...values))})`;
+  return p99 ? `${base} p99 ${fmt(percentile(values, 99))}` : base;
+}
+
+/** The table `npm run bench` prints: median (min–max) of each side, the ratio, the target and the verdict. */
 export function formatTable(rows: BenchRow[]): string {
-  const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
-  const header = ["benchmark", "ours", "baseline", "baseline value", "ratio (ours/baseline)", "note"];
-  const body = rows.map((r) => [
-    r.name,
-    `${fmt(r.ours)} ${r.unit}`,
-    r.baselineName,
-    `${fmt(r.baseline)} ${r.unit}`,
-    `${(r.ours / r.baseline).toFixed(2)}x`,
-    r.note ?? "",
-  ]);
+  const header = [
+    "benchmark",
+    "ours",
+    "baseline",
+    "baseline: median (min–max)",
+    "ratio",
+    "target",
+    "met",
+    "note",
+  ];
+  const body = rows.map((r) => {
+    const p99 = r.target?.on === "p99";
+    const ok = verdict(r);
+    const ratio =
+      r.baseline.length > 0
+        ? `${(pick(r.ours, p99 ? "p99" : "median") / pick(r.baseline, p99 ? "p99" : "median")).toFixed(2)}x`
+        : "";
+    return [
+      r.name,
+      stats(r.ours, r.unit, p99),
+      r.baselineName,
+      stats(r.baseline, r.unit, p99),
+      ratio,
+      describeTarget(r.target, r.unit),
+      ok === undefined ? "" : ok ? "yes" : "NO",
+      `n=${r.ours.length}${r.note ? `; ${r.note}` : ""}`,
+    ];
+  });
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join(" | ");
-  return [line(header), widths.map((w) => "-".repeat(w)).join("-|-"), ...body.map(line)].join("\n");
+  const judged = rows.filter((r) => r.target !== undefined);
+  const met = judged.filter((r) => verdict(r) === true).length;
+  return [
+    line(header),
+    widths.map((w) => "-".repeat(w)).join("-|-"),
+    ...body.map(line),
+    "",
+    `targets met: ${met} of ${judged.length}`,
+  ].join("\n");
 }
