@@ -35,7 +35,10 @@ describe("gateway: faults around a turn", () => {
   afterEach(async () => {
     await t?.close();
     t = undefined;
-    for (const dir of mounts.splice(0)) execFileSync("umount", [dir]);
+    for (const dir of mounts.splice(0)) {
+      execFileSync("umount", [dir]);
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("a store update that fails after the turn still delivers the reply, and is retried", async () => {
