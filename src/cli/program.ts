@@ -35,10 +35,14 @@ export function buildProgram(io: CliIO, deps: CliDeps, setExit: (code: number) =
     setExit(await load());
   };
 
-  program
+  const gateway = program
     .command("gateway")
     .description("run the gateway: every enabled transport, the local HTTP server, the session runtime")
     .action(run(async () => (await import("./gateway.js")).runGateway(io, deps)));
+  gateway
+    .command("stop")
+    .description("ask the running gateway to stop (as on SIGTERM) and wait until it has exited")
+    .action(run(async () => (await import("./gateway-stop.js")).runGatewayStop(io, deps.configSections)));
 
   program
     .command("login")
