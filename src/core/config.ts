@@ -13,7 +13,8 @@ import { defaultStorePath, defaultWorkspaceDir, type Env, expandHome, resolveCon
  * The configuration loader: `clawdis.json` (JSON5) -> a validated, fully defaulted config.
  *
  * Contract:
- * - Read once at start; a restart applies changes.
+ * - Read at start; a running gateway reads its file again when it changes (`reloadConfigWithPlugins`,
+ *   runtime/config-reloader.ts), through the same parse and validation.
  * - A missing file is not an error: every default, `exists: false`. A file with only comments/whitespace is `{}`.
  * - A file that does not parse or does not validate throws ClawdisError CONFIG_SYNTAX / CONFIG_INVALID
  *   (exit code 2) naming the key path, what was expected, what was found and the line. It is never replaced
@@ -205,6 +206,11 @@ function readConfigFile(env: Env): ConfigFile {
   const notes = both
     ? [`both clawdis.json and clawdis.json5 exist next to each other; reading ${path}, not the .json5 one`]
     : [];
+  return readConfigFileAt(path, explicit, notes);
+}
+
+/** `readConfigFile` for a path already chosen. */
+function readConfigFileAt(path: string, explicit: boolean, notes: string[]): ConfigFile {
   try {
     return { path, text: readFileSync(path, "utf8"), notes };
   } catch (error) {
@@ -281,7 +287,43 @@ export async function loadConfigWithPlugins(
   sections: readonly ConfigSectionEntry[],
   loadSections: LoadPluginSections,
 ): Promise<LoadedConfig> {
-  const file = readConfigFile(env);
+  return loadFileWithPlugins(readConfigFile(env), env, sections, loadSections);
+}
+
+/** What a running gateway reads again when its config file changed (`reloadConfigWithPlugins`). */
+export type ReloadedConfig =
+  /** `text`: exactly the text that was validated (for the digest the gateway reports). */
+  | { exists: true; loaded: LoadedConfig; text: string }
+  /** The file is gone (deleted, or in the middle of an editor's save-by-rename). */
+  | { exists: false };
+
+/**
+ * The gateway's load again, for a config file that changed while it runs: the file at `path` (the one it
+ * loaded at start, not a path chosen afresh), parsed and validated exactly as `loadConfigWithPlugins` does at
+ * start, with the same messages (key path, line). A missing file is `{ exists: false }`, never the defaults.
+ * @throws as `loadConfigWithPlugins`.
+ */
+export async function reloadConfigWithPlugins(
+  path: string,
+  env: Env,
+  sections: readonly ConfigSectionEntry[],
+  loadSections: LoadPluginSections,
+): Promise<ReloadedConfig> {
+  const file = readConfigFileAt(path, false, []);
+  if (file.text === undefined) return { exists: false };
+  return {
+    exists: true,
+    loaded: await loadFileWithPlugins(file, env, sections, loadSections),
+    text: file.text,
+  };
+}
+
+async function loadFileWithPlugins(
+  file: ConfigFile,
+  env: Env,
+  sections: readonly ConfigSectionEntry[],
+  loadSections: LoadPluginSections,
+): Promise<LoadedConfig> {
   const known = loaded(file, { sections, unclaimed: "unchecked-when-plugins-load" }, env);
   const specs = known.config.plugins.load;
   const external = specs.length === 0 ? [] : await loadSections(specs, dirname(file.path));
