@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { selectTools } from "./agent/tools/index.js";
 import { type Clock, systemClock } from "./core/clock.js";
 import type { ClawdisConfig } from "./core/config-schema.js";
+import { formatAge } from "./core/format.js";
 import type { Logger } from "./core/logger.js";
 import { type Env, stateDir as stateDirOf } from "./core/paths.js";
 import { type BasePluginContext, PluginHost } from "./host/plugin-host.js";
@@ -26,20 +27,34 @@ import { commandStep, enqueueStep, mentionGateStep } from "./routing/inbound-pip
 import { compose, type InboundContext } from "./routing/inbound-pipeline/types.js";
 import { sessionKeyFor } from "./routing/session-key.js";
 import { SessionQueue } from "./routing/session-queue.js";
+import type { DrainMode } from "./runtime/drain-resume.js";
 import { EventBus } from "./runtime/event-bus.js";
 import { ModelProbe } from "./runtime/model-probe.js";
 import { Outbox } from "./runtime/outbox.js";
+import { type RestartManifest, takeRestartManifest } from "./runtime/restart-manifest.js";
 import { SessionRegistry } from "./runtime/session-registry.js";
 import { SessionRunner, type WorkItem } from "./runtime/session-runner.js";
 import { formatStatus } from "./runtime/status-report.js";
+import { warmSessions } from "./runtime/warm-sessions.js";
 import { Journal } from "./sessions/journal.js";
 import { freshEntry } from "./sessions/lifecycle.js";
 import { newSessionId } from "./sessions/session-id.js";
 import { SessionStore } from "./sessions/store.js";
+import { resumeBudgetBytes } from "./sessions/transcript-resume.js";
 import type { SessionEntry } from "./sessions/types.js";
 
 /** How long a stop lets sends in flight finish. */
 const STOP_SEND_GRACE_MS = 5_000;
+/**
+ * How long a stop waits for running turns to reach their safe point (docs/runtime.md, Stopping and restarting);
+ * then what still runs is aborted. With the sends' grace and the plugins' stop it stays within the 30 s stop.
+ */
+export const DRAIN_DEADLINE_MS = 20_000;
+
+/** Why the gateway is asked to stop from inside (`POST /api/stop`): the CLI's `serve` loop acts on it. */
+export interface StopRequest {
+  why: string;
+}
 
 export interface GatewayOptions {
   config: ClawdisConfig;
@@ -93,8 +108,19 @@ export class Gateway {
   pluginsStarted: Promise<void> = Promise.resolve();
   private stopped: Promise<void> | undefined;
   private address: { port: number; host: string } | undefined;
+  /** The in-process restart this gateway was started by (from `<state>/restart.json`), for `/status`. */
+  private restartedBy: RestartManifest | undefined;
+  /** Keys handed to the session registry since the start (pruned to those it still holds: see activeSessions). */
+  private readonly touched = new Set<string>();
+  private readonly stopListeners = new Set<(request: StopRequest) => void>();
+  /** Resolves once the records left open by the last run are queued: new messages are dispatched after them. */
+  private replayQueued: Promise<void>;
+  private markReplayQueued: () => void = () => {};
 
   constructor(readonly options: GatewayOptions) {
+    this.replayQueued = new Promise((resolve) => {
+      this.markReplayQueued = resolve;
+    });
     this.clock = options.clock ?? systemClock;
     this.startedAt = this.clock.now();
     const logger = options.logger;
@@ -148,6 +174,7 @@ export class Gateway {
       isStopping: () => this.stopping,
       retryLater: (item, delayMs) => this.retryLater(item, delayMs),
       sessions: this.sessions,
+      waiting: (key) => this.queue.waiting(key),
     });
     this.queue = new SessionQueue((key, item) => this.runner.process(key, item));
     this.admission = compose([
@@ -202,6 +229,8 @@ export class Gateway {
   async start(): Promise<{ port: number; host: string } | undefined> {
     // A one-shot run leaves the journal file as it is (no compaction): the next gateway reads it whole.
     const open = await this.journal.openJournal({ compact: !this.options.oneShot });
+    // After an in-process restart: the sessions that were active are loaded back before any traffic comes in.
+    if (!this.options.oneShot) await this.warmFromManifest();
     if (this.options.listen) this.options.registerApi?.(this, this.http);
     // Plugins start in the background (each within its deadline): the local API and web chat do not wait for a
     // slow transport, replies to one that is still starting wait for it in the outbox, and what it hands in while
@@ -213,6 +242,7 @@ export class Gateway {
         const address = await this.http.listen(port, bind);
         this.address = { port: address.port, host: bind };
       } catch (error) {
+        this.markReplayQueued();
         await this.pluginsStarted;
         throw error;
       }
@@ -220,6 +250,7 @@ export class Gateway {
     // A one-shot in-process run (`clawdis agent` without a gateway) has no transports to deliver to: it leaves
     // what the journal holds open for the next real gateway, and does not probe the endpoint.
     if (this.options.oneShot) {
+      this.markReplayQueued();
       await this.pluginsStarted;
       return undefined;
     }
@@ -239,22 +270,86 @@ export class Gateway {
       };
       this.enqueue(item);
     }
+    this.markReplayQueued();
     return this.address;
   }
 
+  /** Takes `<state>/restart.json` (if an in-process restart left one) and warms the sessions it lists. */
+  private async warmFromManifest(): Promise<void> {
+    const manifest = await takeRestartManifest(stateDirOf(this.options.env), this.options.logger);
+    if (!manifest) return;
+    this.restartedBy = manifest;
+    await warmSessions(
+      {
+        store: this.store,
+        sessions: this.sessions,
+        budgetBytes: resumeBudgetBytes(this.options.config.inbound.reply.agent.contextTokens),
+        logger: this.options.logger,
+      },
+      manifest.sessions.map((s) => s.key),
+    );
+    for (const s of manifest.sessions) this.touched.add(s.key);
+  }
+
   /**
-   * Stops within the deadline: no new turn starts, running turns stop at the next safe point and their person is
-   * told; accepted messages stay in the journal and are answered after the next start.
+   * The sessions held warm now (busy ones, and those used within passivateAfterMinutes): what an in-process
+   * restart puts in its manifest. Sessions that were unloaded (idle) are not listed: they stay cold.
    */
-  stop(): Promise<void> {
+  activeSessions(): { key: string; busy: boolean }[] {
+    const active: { key: string; busy: boolean }[] = [];
+    for (const key of this.touched) {
+      if (!this.sessions.peek(key)) {
+        this.touched.delete(key);
+        continue;
+      }
+      active.push({ key, busy: this.queue.isBusy(key) || this.queue.waiting(key) > 0 });
+    }
+    return active;
+  }
+
+  /** Asks whoever runs this gateway (the CLI's serve loop) to stop it, as SIGTERM would. */
+  requestStop(request: StopRequest): void {
+    for (const listener of this.stopListeners) listener(request);
+  }
+
+  onStopRequest(listener: (request: StopRequest) => void): () => void {
+    this.stopListeners.add(listener);
+    return () => this.stopListeners.delete(listener);
+  }
+
+  /** The restart that started this gateway, if it was one: when and why (`/status`, `GET /api/status`). */
+  restartInfo(): { at: number; reason: string } | undefined {
+    return this.restartedBy ? { at: this.restartedBy.at, reason: this.restartedBy.reason } : undefined;
+  }
+
+  /**
+   * Drains, then stops (docs/runtime.md, Stopping and restarting): no new turn starts; running turns end at their
+   * next safe point (after the tool batch under way) and their person is told `mode` ("stopping", or "restarting"
+   * for an in-process restart); after DRAIN_DEADLINE_MS what still runs is aborted. Accepted messages that were
+   * not answered stay open in the journal and are answered after the next start.
+   */
+  stop(options: { mode?: DrainMode } = {}): Promise<void> {
     if (this.stopped) return this.stopped;
     this.stopping = true;
+    this.markReplayQueued();
     this.stopped = (async () => {
-      this.runner.abortAll("shutdown");
+      this.runner.drain(options.mode ?? "stopping");
       this.sessions.stop();
       for (const timer of this.retries) this.clock.clearTimeout(timer);
       this.retries.clear();
-      await this.queue.drain();
+      let timer: unknown;
+      const late = new Promise<"late">((resolve) => {
+        timer = this.clock.setTimeout(() => resolve("late"), DRAIN_DEADLINE_MS);
+      });
+      const drained = await Promise.race([this.queue.drain().then(() => "drained" as const), late]);
+      this.clock.clearTimeout(timer);
+      if (drained === "late") {
+        this.options.logger.warn(
+          `turns did not reach a safe point within ${DRAIN_DEADLINE_MS / 1000} s: aborting them (their messages are answered after the next start)`,
+        );
+        this.runner.abortAll("shutdown");
+        await this.queue.drain();
+      }
       await this.sessions.settled();
       // Sends in flight finish (the "stopping" notices among them); what waits for a transport stays in the journal.
       await this.outbox.settle(STOP_SEND_GRACE_MS);
@@ -305,7 +400,8 @@ export class Gateway {
         // Durably accepted: answered after the next start.
         item.resolve(this.runner.outcomeFor(item, "aborted", [], "the gateway is stopping"));
       } else {
-        void this.dispatch(ctx).catch((error) => this.runner.fail(item, error));
+        // After what the last run left open (a resumed turn answers before anything newer of its session).
+        void this.replayQueued.then(() => this.dispatch(ctx)).catch((error) => this.runner.fail(item, error));
       }
     }
     return result;
@@ -335,6 +431,7 @@ export class Gateway {
   private enqueue(item: WorkItem): void {
     // New work keeps the session warm (or loads it again), and cancels an unloading under way.
     this.sessions.touch(item.sessionKey);
+    this.touched.add(item.sessionKey);
     if (this.queue.isBusy(item.sessionKey) && !item.contextOnly) {
       this.events.emit({
         type: "processing",
@@ -398,7 +495,8 @@ export class Gateway {
     const entry = await this.store.get(key);
     const probe = this.modelProbe.snapshot();
     this.modelProbe.refreshIfStale();
-    return formatStatus({
+    const restart = this.restartInfo();
+    const lines = formatStatus({
       version: this.options.version,
       now: this.clock.now(),
       startedAt: this.startedAt,
@@ -413,7 +511,11 @@ export class Gateway {
       parked: this.outbox.parked(),
       busy: this.queue.isBusy(key),
       waiting: this.queue.waiting(key),
-    });
+    }).split("\n");
+    // Under the gateway's own line: an in-process restart ("restarted 2m ago: config change").
+    if (restart)
+      lines.splice(1, 0, `restarted ${formatAge(this.clock.now() - restart.at)} ago: ${restart.reason}`);
+    return lines.join("\n");
   }
 
   isBusy(key: string): boolean {

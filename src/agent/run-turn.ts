@@ -34,8 +34,15 @@ export interface TurnInput {
    * the transcript by the caller, join the turn here (new person input: the loop guard starts over).
    */
   takeJoined(): Promise<StoredChatMessage[]>;
-  /** Aborted by `/stop` and by gateway stop. */
+  /** Aborted by `/stop`, and by a gateway stop that missed its drain deadline: the turn ends at once. */
   signal: AbortSignal;
+  /**
+   * Aborted when the gateway drains (a stop or a restart): the turn ends at its next safe point with `drained` set.
+   * No model call starts after it; the tool batch under way runs to its end (then the turn ends); a model call in
+   * flight is cancelled unless it already streams answer text, which is let finish: a final answer is then the
+   * reply as usual, one that asks for tools has its calls recorded as not run ("Not run: the gateway is stopping.").
+   */
+  drain?: AbortSignal;
   clock: Clock;
   timeouts: TimeoutSettings;
   maxOutputTokens: number;
@@ -75,9 +82,13 @@ export interface TurnResult {
   compactions: number;
   /** The loop guard's state at the end (saved with the turn). */
   guard: LoopGuardState;
+  /** Ended at a safe point by `drain` (stopReason `aborted`): what it did is in the transcript. */
+  drained?: boolean;
 }
 
 const NOT_RUN = "Not run: the turn ended.";
+/** The result of a call a drained turn's last response asked for (see `TurnInput.drain`). */
+export const NOT_RUN_DRAINED = "Not run: the gateway is stopping.";
 
 /** Said when a quiet stop finds no text of the model's to give. */
 export const QUIET_STOP_TEXT =
@@ -151,9 +162,14 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
   };
   let callTokensBase = contextTokens;
   let messagesAtCall = messages.length;
+  const drained = (rounds: number): TurnResult => ({
+    ...result("aborted", "", rounds, "stopped"),
+    drained: true,
+  });
 
   for (let round = 1; ; round++) {
     if (input.signal.aborted) return result("aborted", "", round - 1, "stopped");
+    if (input.drain?.aborted) return drained(round - 1);
     // Step 1: prepare the call. The tokens the call will send: the last call's prompt plus what was added since.
     const inputTokens = Math.max(
       estimateTokens(messages),
@@ -164,6 +180,7 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
       if (replaced) messages.splice(0, messages.length, ...replaced);
     }
     if (input.signal.aborted) return result("aborted", "", round - 1, "stopped");
+    if (input.drain?.aborted) return drained(round - 1);
 
     // Step 2: the model call.
     input.log?.debug("model call", {
@@ -173,7 +190,9 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
       messages: messages.length,
       tools: input.tools.length,
     });
-    const call = await callModel(input, messages);
+    const drainable = drainableCall(input);
+    const call = await callModel(drainable.input, messages).finally(drainable.dispose);
+    if (!call.ok && drainable.cancelled() && !input.signal.aborted) return drained(round);
     if (!call.ok) return result(call.stopReason, "", round, call.error);
     const llm = call.result;
     if (llm.usage) {
@@ -213,6 +232,19 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
     const assistant: StoredChatMessage = { role: "assistant", content: llm.text || null, tool_calls: calls };
     messages.push(assistant);
     await input.append([{ type: "message", id: newEntryId(), ts: ts(), message: assistant, meta }]);
+    if (input.drain?.aborted) {
+      // The answer streamed on into the drain and asks for tools: none runs, each call gets its result.
+      await input.append(
+        calls.map((c) => ({
+          type: "message",
+          id: newEntryId(),
+          ts: ts(),
+          message: { role: "tool", tool_call_id: c.id, content: NOT_RUN_DRAINED },
+          meta: { tool: c.function.name, ok: false, refused: true },
+        })),
+      );
+      return drained(round);
+    }
 
     const batch: BatchItem[] = [];
     const results: StoredChatMessage[] = [];
@@ -289,10 +321,41 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
     await input.append([...rest.map(resultEntry), ...extra]);
     if (input.signal.aborted) return result("aborted", "", round, "stopped");
     if (stopped) return quietStop(round, llm.text, meta, stopped);
+    // The batch is over: a drain ends the turn here (a safe point: every call has its result).
+    if (input.drain?.aborted) return drained(round);
     const joined = await input.takeJoined();
     if (joined.length > 0) {
       guard.reset();
       messages.push(...joined);
     }
   }
+}
+
+/**
+ * The turn's input for one model call, made cancellable by the drain: a drain that begins before the call has
+ * streamed any answer text cancels it (its partial answer is never used); once text streams, the call is let
+ * finish. `cancelled()` says whether the drain cancelled it.
+ */
+function drainableCall(input: TurnInput): { input: TurnInput; cancelled(): boolean; dispose(): void } {
+  const drain = input.drain;
+  if (!drain) return { input, cancelled: () => false, dispose: () => {} };
+  const cancel = new AbortController();
+  let streamingText = false;
+  const onDrain = () => {
+    if (!streamingText) cancel.abort("drain");
+  };
+  drain.addEventListener("abort", onDrain);
+  if (drain.aborted) onDrain();
+  return {
+    input: {
+      ...input,
+      signal: AbortSignal.any([input.signal, cancel.signal]),
+      emit: (event) => {
+        if (event.type === "delta" && event.text.length > 0) streamingText = true;
+        input.emit(event);
+      },
+    },
+    cancelled: () => cancel.signal.aborted,
+    dispose: () => drain.removeEventListener("abort", onDrain),
+  };
 }

@@ -24,6 +24,7 @@ import type {
   TranscriptHeader,
 } from "../sessions/types.js";
 import { chooseSession, restoredProgress } from "./choose-session.js";
+import { type DrainMode, decideDrainedTurn, drainNotice } from "./drain-resume.js";
 import type { EventBus } from "./event-bus.js";
 import type { Delivery, Outbox } from "./outbox.js";
 import { restoreGuard } from "./restore-guard.js";
@@ -59,6 +60,8 @@ export interface SessionRunnerDeps {
   retryLater(item: WorkItem, delayMs: number): void;
   /** What is held warm per session (the transcript tail, bookkeeping in flight); absent: nothing is kept. */
   sessions?: SessionRegistry;
+  /** How many messages wait for `key` behind its running turn (a drained turn's resume decision). */
+  waiting?(key: string): number;
 }
 
 export const DEFAULT_SYSTEM_PROMPT =
@@ -77,7 +80,16 @@ const RECORD_TURN_ATTEMPTS = 5;
 
 interface RunningTurn {
   controller: AbortController;
+  /** Aborted by `drain`: the turn ends at its next safe point (run-turn.ts `TurnInput.drain`). */
+  drain: AbortController;
   turnId: string;
+}
+
+/** What a turn did that a drain decides on (see drain-resume.ts). */
+interface TurnTrace {
+  /** The entries the turn appended (responses, tool results, hook state). */
+  entries: TranscriptEntry[];
+  textStreamed: boolean;
 }
 
 /**
@@ -89,8 +101,19 @@ interface RunningTurn {
  */
 export class SessionRunner {
   private readonly running = new Map<string, RunningTurn>();
+  /** Set by `drain`: turns that start from now on are drained from their start. */
+  private draining: DrainMode | undefined;
 
   constructor(private readonly deps: SessionRunnerDeps) {}
+
+  /**
+   * A stop or restart begins: every running turn (and any that starts from now on) ends at its next safe point,
+   * and its person is told `mode` in one line (docs/runtime.md, Stopping and restarting).
+   */
+  drain(mode: DrainMode): void {
+    this.draining ??= mode;
+    for (const turn of this.running.values()) turn.drain.abort(this.draining);
+  }
 
   /** Aborts the running turn of `key`; false when none runs. */
   abort(key: string, reason: "stop" | "shutdown"): boolean {
@@ -438,6 +461,9 @@ export class SessionRunner {
     const joined: WorkItem[] = [];
     const sender = `${item.message.channel}\u0000${item.message.senderId}`;
     const controller = new AbortController();
+    const drain = new AbortController();
+    if (this.draining) drain.abort(this.draining);
+    const trace: TurnTrace = { entries: [], textStreamed: false };
     const turnId = randomUUID();
     const startedAt = clock.now();
     const chat = { channel: item.message.channel, chatId: item.message.chatId };
@@ -450,7 +476,7 @@ export class SessionRunner {
     };
     deferOutcome(item);
     const attachments: OutboundAttachment[] = [];
-    this.running.set(key, { controller, turnId });
+    this.running.set(key, { controller, drain, turnId });
     events.emit({
       type: "turn-start",
       sessionKey: key,
@@ -472,12 +498,15 @@ export class SessionRunner {
         messages,
         tools: this.deps.toolsFor(key, item.message),
         llm: run.llm,
-        append: (entries, options) =>
-          this.append(key, run.transcriptPath, entries, {
+        append: async (entries, options) => {
+          await this.append(key, run.transcriptPath, entries, {
             header: run.header,
             fsync: options?.final === true,
-          }),
+          });
+          trace.entries.push(...entries);
+        },
         emit: (event) => {
+          if (event.type === "delta" && event.text.length > 0) trace.textStreamed = true;
           events.emit(event);
           if (event.type === "tool-call")
             events.emit({ type: "processing", sessionKey: key, state: "tool", ...chat, ts: clock.now() });
@@ -515,6 +544,7 @@ export class SessionRunner {
           ? { previousContextTokens: entry.contextTokens }
           : {}),
         signal: controller.signal,
+        drain: drain.signal,
         clock,
         timeouts: config.inbound.reply.session.timeouts,
         maxOutputTokens: agent.maxOutputTokens,
@@ -539,7 +569,7 @@ export class SessionRunner {
           estimated: result.contextEstimated,
         });
       }
-      await this.settleTurn(key, item, joined, result, run, controller.signal, attachments);
+      await this.settleTurn(key, item, joined, result, run, controller.signal, attachments, trace);
     } finally {
       this.running.delete(key);
       logger.info("turn", {
@@ -599,16 +629,21 @@ export class SessionRunner {
     run: { transcriptPath: string; header: TranscriptHeader; ids: { sessionKey: string; sessionId: string } },
     signal: AbortSignal,
     attachments: OutboundAttachment[],
+    trace: TurnTrace,
   ): Promise<void> {
     const { clock } = this.deps;
     if (result.stopReason === "end" || (result.quiet && result.text)) {
       await this.finishReply(key, item, joined, result.text, run.ids, result, attachments);
       return;
     }
+    if (result.drained && !signal.aborted) {
+      await this.settleDrained(key, item, joined, run, trace);
+      return;
+    }
     const abortReason: unknown = signal.reason;
     if (result.stopReason === "aborted" && abortReason === "shutdown") {
-      // Left open in the journal: the next start finishes it.
-      const text = "The gateway is stopping; your message will be answered after it restarts.";
+      // The drain deadline passed: left open in the journal, the next start finishes it (as after a SIGKILL).
+      const text = drainNotice(this.draining ?? "stopping", { action: "resume", why: "nothing done yet" });
       await this.deliver(item, text, "notice");
       for (const w of [item, ...joined])
         w.resolve(this.outcomeFor(w, "aborted", [text], "the gateway is stopping", run.ids));
@@ -635,6 +670,62 @@ export class SessionRunner {
         }),
       );
     }
+  }
+
+  /**
+   * A turn a drain ended at a safe point (docs/runtime.md, Stopping and restarting). `resume`: the person is told,
+   * the records stay open, and the next start runs the turn again from the transcript. `tell`: the stop notice is
+   * the turn's final reply (stored with `meta.final` before it is sent, so a crash now delivers it, never a second
+   * answer), and the records end with its delivery; the session takes the next message.
+   */
+  private async settleDrained(
+    key: string,
+    item: WorkItem,
+    joined: WorkItem[],
+    run: { transcriptPath: string; header: TranscriptHeader; ids: { sessionKey: string; sessionId: string } },
+    trace: TurnTrace,
+  ): Promise<void> {
+    const mode = this.draining ?? "stopping";
+    const decision = decideDrainedTurn({
+      entries: trace.entries,
+      textStreamed: trace.textStreamed,
+      // Messages that joined the turn count too: a replay answers each open record on its own.
+      othersWaiting: (this.deps.waiting?.(key) ?? 0) + joined.length,
+    });
+    const text = drainNotice(mode, decision);
+    this.deps.logger.info("turn drained", { session: key, journalId: item.jid, ...decision });
+    const all = [item, ...joined];
+    if (decision.action === "resume") {
+      await this.deliver(item, text, "notice");
+      for (const w of all)
+        w.resolve(this.outcomeFor(w, "aborted", [text], `the gateway is ${mode}`, run.ids));
+      return;
+    }
+    const entry: MessageEntry = {
+      type: "message",
+      id: newEntryId(),
+      ts: new Date(this.deps.clock.now()).toISOString(),
+      message: { role: "assistant", content: text },
+      meta: {
+        channel: item.message.channel,
+        chatId: item.message.chatId,
+        journalId: item.jid,
+        final: true,
+        drained: decision.why,
+      },
+    };
+    await this.append(key, run.transcriptPath, [entry], { header: run.header, fsync: true });
+    this.deps.events.emit({
+      type: "message",
+      sessionKey: key,
+      role: "assistant",
+      text,
+      channel: item.message.channel,
+      chatId: item.message.chatId,
+      ts: this.deps.clock.now(),
+    });
+    await this.deliver(item, text, "notice", { end: all.map((w) => w.jid) });
+    for (const w of all) w.resolve(this.outcomeFor(w, "aborted", [text], `the gateway is ${mode}`, run.ids));
   }
 
   /**
