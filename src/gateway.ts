@@ -56,6 +56,9 @@ export interface StopRequest {
   why: string;
 }
 
+/** What whoever runs the gateway answers to `POST /api/restart`: taken (the restart follows), or why not. */
+export type RestartAnswer = { accepted: true } | { accepted: false; status: number; error: string };
+
 export interface GatewayOptions {
   config: ClawdisConfig;
   env: Env;
@@ -113,6 +116,7 @@ export class Gateway {
   /** Keys handed to the session registry since the start (pruned to those it still holds: see activeSessions). */
   private readonly touched = new Set<string>();
   private readonly stopListeners = new Set<(request: StopRequest) => void>();
+  private restartHandler: ((why: string) => Promise<RestartAnswer>) | undefined;
   /** Resolves once the records left open by the last run are queued: new messages are dispatched after them. */
   private replayQueued: Promise<void>;
   private markReplayQueued: () => void = () => {};
@@ -315,6 +319,25 @@ export class Gateway {
   onStopRequest(listener: (request: StopRequest) => void): () => void {
     this.stopListeners.add(listener);
     return () => this.stopListeners.delete(listener);
+  }
+
+  /** Asks whoever runs this gateway for an in-process restart on the config file as it is now. */
+  requestRestart(why: string): Promise<RestartAnswer> {
+    if (this.stopping)
+      return Promise.resolve({ accepted: false, status: 409, error: "the gateway is stopping" });
+    if (!this.restartHandler) {
+      return Promise.resolve({
+        accepted: false,
+        status: 501,
+        error: "this gateway cannot restart in-process",
+      });
+    }
+    return this.restartHandler(why);
+  }
+
+  /** Set by whoever runs the gateway (the CLI's supervisor): how `requestRestart` is answered. */
+  handleRestartRequests(handler: (why: string) => Promise<RestartAnswer>): void {
+    this.restartHandler = handler;
   }
 
   /** The restart that started this gateway, if it was one: when and why (`/status`, `GET /api/status`). */

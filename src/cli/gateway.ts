@@ -1,3 +1,4 @@
+import { rmSync } from "node:fs";
 import { rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { builtinTools } from "../agent/tools/index.js";
@@ -13,6 +14,7 @@ import { Gateway } from "../gateway.js";
 import { loadGatewayConfig, loadPluginModule } from "../host/plugin-loader.js";
 import { registerApi } from "../http/api.js";
 import type { PluginDefinition } from "../plugin-api/types.js";
+import { GatewaySupervisor } from "../runtime/gateway-supervisor.js";
 import { readOrCreateToken } from "../runtime/gateway-token.js";
 import { ownForGateway } from "../runtime/own-state-dir.js";
 import type { StateLock } from "../runtime/state-lock.js";
@@ -128,6 +130,10 @@ async function runGatewayUntilSignal(
   }
 }
 
+/**
+ * Runs the gateway under a supervisor (in-process restarts on the same lock) until a signal, `clawdis gateway
+ * stop` or the loss of the state directory; then drains and stops within STOP_DEADLINE_MS.
+ */
 async function serve(
   io: CliIO,
   deps: GatewayDeps,
@@ -135,18 +141,41 @@ async function serve(
   lock: StateLock,
   signals: { received(): NodeJS.Signals | undefined; next(): Promise<NodeJS.Signals> },
 ): Promise<number> {
-  const gateway = await createGateway(io, deps, { listen: true, loaded });
-  const logger = gateway.options.logger;
+  const logger = createLogger({ level: loaded.config.logging.level });
+  const addressFile = gatewayAddressPath(io.env);
+  const supervisor = new GatewaySupervisor({
+    create: (next) => createGateway(io, deps, { listen: true, loaded: next }),
+    published: async (gateway, address) => {
+      const url = address
+        ? `http://${address.host.includes(":") ? `[${address.host}]` : address.host}:${address.port}`
+        : "";
+      await lock.update({ url, ...(address ? { port: address.port } : {}) });
+      await writeFile(
+        addressFile,
+        `${JSON.stringify({ pid: process.pid, url, startedAt: gateway.startedAt })}\n`,
+        { mode: 0o600 },
+      );
+      gateway.options.logger.info(`listening on ${url}`, { store: gateway.store.path });
+    },
+    stateDir: stateDir(io.env),
+    logger,
+    now: Date.now,
+    fatal: (why) => {
+      logger.error(`${why}; exiting`);
+      rmSync(addressFile, { force: true });
+      // The lock stays behind: a lock whose owner is dead is taken over at once by the next start.
+      process.exit(EXIT.failed);
+    },
+    reload: async () => loadGatewayConfig(io.env, await deps.configSections(io.env)),
+  });
   let lost: string | undefined;
-  let address: { port: number; host: string } | undefined;
   try {
-    address = await gateway.start();
+    await supervisor.start(loaded);
   } catch (error) {
-    await gateway.stop().catch(() => {});
-    const badBind = bindListenError(error, gateway.config.gateway.bind, loaded.path);
+    const badBind = bindListenError(error, loaded.config.gateway.bind, loaded.path);
     if (badBind) throw badBind;
     if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
-      const { bind, port } = gateway.config.gateway;
+      const { bind, port } = loaded.config.gateway;
       throw new ClawdisError(
         "IO",
         `${bind}:${port} is already in use by another program (no other gateway runs on this state directory); set gateway.port`,
@@ -154,21 +183,11 @@ async function serve(
     }
     throw error;
   }
-  const url = address
-    ? `http://${address.host.includes(":") ? `[${address.host}]` : address.host}:${address.port}`
-    : "";
-  await lock.update({ url, ...(address ? { port: address.port } : {}) });
-  const addressFile = gatewayAddressPath(io.env);
-  await writeFile(
-    addressFile,
-    `${JSON.stringify({ pid: process.pid, url, startedAt: gateway.startedAt })}\n`,
-    { mode: 0o600 },
-  );
-  logger.info(`listening on ${url}`, { store: gateway.store.path });
+  const first = supervisor.current;
   // No model: say so now, with the fix, not only at the first message (after the first check, which may find
   // the endpoint's only model).
-  void gateway.modelProbe.ready().then(() => {
-    if (gateway.modelProbe.snapshot().configured) return;
+  void first.modelProbe.ready().then(() => {
+    if (first.modelProbe.snapshot().configured) return;
     for (const line of noModelHint(loaded.path)) logger.warn(line);
   });
   const lostLock = new Promise<NodeJS.Signals>((resolve) =>
@@ -178,15 +197,20 @@ async function serve(
       resolve("SIGTERM");
     }),
   );
-  const signal = signals.received() ?? (await Promise.race([signals.next(), lostLock]));
-  logger.info("stopping", { signal });
+  const cause =
+    signals.received() ??
+    (await Promise.race([signals.next(), lostLock, supervisor.stopRequested().then((r) => r.why)]));
+  if (cause === "SIGTERM" || cause === "SIGINT") logger.info("stopping", { signal: cause });
+  else logger.info("stopping", { requestedBy: cause });
   const deadline = new Promise<"late">((resolve) =>
     setTimeout(() => resolve("late"), STOP_DEADLINE_MS).unref(),
   );
-  const result = await Promise.race([gateway.stop().then(() => "done" as const), deadline]).catch((error) => {
-    logger.error("stop failed", { error: describeError(error) });
-    return "failed" as const;
-  });
+  const result = await Promise.race([supervisor.stop().then(() => "done" as const), deadline]).catch(
+    (error) => {
+      logger.error("stop failed", { error: describeError(error) });
+      return "failed" as const;
+    },
+  );
   await rm(addressFile, { force: true });
   if (result === "late") {
     logger.error(`did not stop within ${STOP_DEADLINE_MS / 1000} s; exiting anyway`);

@@ -18,6 +18,17 @@ import { startSse } from "./sse.js";
 export function registerApi(gateway: Gateway, server: HttpServer): void {
   server.route("POST", "/api/agent", (req, res) => postAgent(gateway, req, res));
   server.route("GET", "/api/status", (_req, res) => sendJson(res, 200, statusBody(gateway)));
+  // `clawdis gateway stop`: answered first, then the gateway stops as on SIGTERM (the caller waits for the exit).
+  server.route("POST", "/api/stop", (_req, res) => {
+    sendJson(res, 202, { status: "stopping", pid: process.pid });
+    gateway.requestStop({ why: "clawdis gateway stop" });
+  });
+  // An in-process restart on the config file as it is now (docs/runtime.md, Stopping and restarting).
+  server.route("POST", "/api/restart", async (_req, res) => {
+    const answer = await gateway.requestRestart("requested over the API");
+    if (answer.accepted) sendJson(res, 202, { status: "restarting", pid: process.pid });
+    else sendJson(res, answer.status, { error: "not-restarted", message: answer.error });
+  });
   server.route("GET", "/api/sessions", async (req, res) => {
     const active = req.query.get("active");
     const activeMinutes = active === null ? null : Number(active);
@@ -67,6 +78,8 @@ export function statusBody(gateway: Gateway): Record<string, unknown> {
     pid: process.pid,
     startedAt: gateway.startedAt,
     uptimeMs: now - gateway.startedAt,
+    /** The in-process restart that started this gateway: `{at, reason}`, or null. */
+    restarted: gateway.restartInfo() ?? null,
     storePath: gateway.store.path,
     ...(gateway.options.configPath ? { configPath: gateway.options.configPath } : {}),
     mainKey: gateway.mainKey,
