@@ -1,4 +1,5 @@
 import type { Clock } from "../core/clock.js";
+import type { PluginReloadInfo, TransportRestart } from "../core/config-diff.js";
 import { ClawdisError, describeError } from "../core/errors.js";
 import { formatDuration } from "../core/format.js";
 import type { Logger } from "../core/logger.js";
@@ -10,8 +11,8 @@ import type {
   Transport,
   TransportHealth,
 } from "../plugin-api/index.js";
-import { validatePluginConfig } from "./plugin-config.js";
 import { validatePluginDefinition, validatePluginInstance } from "./plugin-definition.js";
+import { type PluginSettings, reloadPolicyProblem, settingsFor } from "./plugin-settings.js";
 import { DEFAULT_RESTART_POLICY, type RestartPolicy, restartDelay } from "./restart-delay.js";
 import { withDeadline } from "./with-deadline.js";
 
@@ -57,6 +58,20 @@ export interface PluginHostOptions {
   restartPolicy?: Partial<RestartPolicy>;
   /** A plugin that ran at least this long before failing starts its backoff from the beginning (default 60 s). */
   stableAfterMs?: number;
+  /**
+   * Resolves once the sends in flight to plugin `id`'s transport have ended. A restart for a config change waits
+   * for it before it stops the instance; what is sent meanwhile waits for the new one. Default: at once.
+   */
+  drainSends?: (id: string) => Promise<void>;
+}
+
+/** What the plugins would run with under a new config: `PluginHost.planReload`, then `applyReload`. */
+export interface PluginReloadPlan {
+  /** What each plugin declares, for `diffConfig`. */
+  infos: PluginReloadInfo[];
+  /** Settings and on/off of each plugin under the new config, by id. */
+  settings: ReadonlyMap<string, PluginSettings>;
+  gatewayConfig: Readonly<object>;
 }
 
 /** What the host itself knows; "degraded" only ever comes from a transport's health(). */
@@ -75,7 +90,8 @@ interface Attempt {
 
 interface Slot {
   readonly definition: PluginDefinition;
-  readonly config: unknown;
+  /** The current settings (what `context.config` returns); replaced by a config change. */
+  config: unknown;
   state: HostState;
   detail?: string;
   lastError?: string;
@@ -114,6 +130,9 @@ export class PluginHost {
   private stopping?: Promise<void>;
   private readonly pendingStops = new Set<Promise<void>>();
   private readonly listeners = new Set<(status: PluginStatus) => void>();
+  /** The current config (what `context.gatewayConfig` returns); replaced by a config change. */
+  private gatewayConfig: Readonly<object> | undefined;
+  private readonly drainSends: (id: string) => Promise<void>;
 
   /** Throws PLUGIN_INVALID (bad definition, duplicate id) or CONFIG_INVALID (settings; exit code 2). */
   constructor(options: PluginHostOptions) {
@@ -124,6 +143,8 @@ export class PluginHost {
     this.startDeadlineMs = options.startDeadlineMs ?? 15_000;
     this.stopDeadlineMs = options.stopDeadlineMs ?? 10_000;
     this.stableAfterMs = options.stableAfterMs ?? 60_000;
+    this.gatewayConfig = options.gatewayConfig;
+    this.drainSends = options.drainSends ?? (() => Promise.resolve());
 
     const seen = new Set<string>();
     const configErrors: string[] = [];
@@ -140,29 +161,15 @@ export class PluginHost {
         );
       }
       seen.add(definition.id);
-      const entry = options.entries[definition.id];
-      const enabled = entry?.enabled !== false;
-      let config: unknown;
-      if (enabled) {
-        try {
-          config = validatePluginConfig(definition, entry?.config, options.gatewayConfig);
-        } catch (error) {
-          configErrors.push(describeError(error));
-        }
-      }
-      // A plugin whose config section does not ask for it (no bot token, `enabled: false`) is not created at all.
-      const section = definition.configSection;
-      const asked = !enabled || !section?.enabled || config === undefined || section.enabled(config);
-      const on = enabled && asked;
+      const policyProblem = reloadPolicyProblem(definition);
+      if (policyProblem) throw new ClawdisError("PLUGIN_INVALID", policyProblem);
+      const settings = settingsFor(definition, options.entries[definition.id], options.gatewayConfig);
+      if (settings.error !== undefined) configErrors.push(settings.error);
       this.slots.push({
         definition,
-        config,
-        state: on ? "stopped" : "disabled",
-        detail: on
-          ? "not started"
-          : enabled
-            ? `not configured (see the "${section?.key}" section)`
-            : "disabled in plugins.entries",
+        config: settings.config,
+        state: settings.on ? "stopped" : "disabled",
+        detail: settings.on ? "not started" : settings.detail,
         restarts: 0,
         failures: 0,
         busy: Promise.resolve(),
@@ -245,6 +252,115 @@ export class PluginHost {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * What the plugins would run with under a new config (validated as at start: `plugins.entries.<id>.config` by
+   * each plugin's schema), and what each declares about a change, for `diffConfig`. Changes nothing.
+   * @throws ClawdisError CONFIG_INVALID naming every bad setting, as the constructor does.
+   */
+  planReload(next: {
+    gatewayConfig: Readonly<object>;
+    entries: Record<string, PluginEntry>;
+  }): PluginReloadPlan {
+    const settings = new Map<string, PluginSettings>();
+    const errors: string[] = [];
+    const infos = this.slots.map((slot): PluginReloadInfo => {
+      const { definition } = slot;
+      const after = settingsFor(definition, next.entries[definition.id], next.gatewayConfig);
+      if (after.error !== undefined) errors.push(after.error);
+      settings.set(definition.id, after);
+      const section = definition.configSection?.key;
+      return {
+        id: definition.id,
+        ...(section !== undefined ? { section } : {}),
+        live: definition.reload?.live ?? [],
+        restartOn: definition.reload?.restartOn ?? [],
+        on: [slot.state !== "disabled", after.on],
+      };
+    });
+    if (errors.length > 0) throw new ClawdisError("CONFIG_INVALID", errors.join("\n"));
+    return { infos, settings, gatewayConfig: next.gatewayConfig };
+  }
+
+  /**
+   * Applies a planned config change: every plugin's `context.config`/`gatewayConfig` read the new settings from
+   * now on; running plugins hear of the keys applied `live` (`configChanged`); each plugin in `restarts` is
+   * restarted alone — marked starting at once (the outbox parks what is sent to it, what it hands in is still
+   * taken), its sends in flight end (`drainSends`), its instance stops, a fresh one starts with the new
+   * settings — or started or stopped when it was switched on or off. The others keep running. Resolves when
+   * every restart has started or failed its first attempt.
+   */
+  async applyReload(plan: PluginReloadPlan, restarts: readonly TransportRestart[], live: readonly string[]) {
+    this.gatewayConfig = plan.gatewayConfig;
+    const restarting = new Set(restarts.map((restart) => restart.id));
+    for (const slot of this.slots) {
+      const next = plan.settings.get(slot.definition.id);
+      if (next && !restarting.has(slot.definition.id)) slot.config = next.config;
+    }
+    if (live.length > 0) {
+      for (const slot of this.slots) {
+        const instance = slot.attempt?.instance;
+        if (!instance?.configChanged || slot.attempt?.retired.signal.aborted) continue;
+        try {
+          instance.configChanged(live);
+        } catch (error) {
+          this.log.warn("a plugin's configChanged threw", {
+            plugin: slot.definition.id,
+            error: describeError(error),
+          });
+        }
+      }
+    }
+    await Promise.all(
+      this.slots
+        .filter((slot) => restarting.has(slot.definition.id))
+        .map((slot) => {
+          const next = plan.settings.get(slot.definition.id);
+          if (!next) return Promise.resolve();
+          const done: Promise<void> = this.reconfigure(slot, next, () => done);
+          slot.busy = done;
+          return done;
+        }),
+    );
+  }
+
+  /**
+   * One plugin stopped (after its sends in flight) and started afresh with `next`; never rejects. `self` is this
+   * call's own promise, which the caller makes `slot.busy`.
+   */
+  private async reconfigure(slot: Slot, next: PluginSettings, self: () => Promise<void>): Promise<void> {
+    // A start or a failure being handled ends first (a failure handled meanwhile takes `busy` over: wait again).
+    for (let busy = slot.busy; ; ) {
+      await busy;
+      if (slot.busy === self()) break;
+      busy = slot.busy;
+      slot.busy = self();
+    }
+    if (this.phase !== "running") return;
+    if (slot.restartTimer) this.clock.clearTimeout(slot.restartTimer.handle);
+    slot.restartTimer = undefined;
+    const previous = slot.attempt;
+    slot.config = next.config;
+    if (previous && !previous.retired.signal.aborted) {
+      if (slot.state === "ok") {
+        this.setState(slot, "starting", "restarting for a config change");
+        await this.drainSends(slot.definition.id);
+      }
+      await this.retire(slot, previous);
+    }
+    if (this.phase !== "running") return;
+    if (!next.on) {
+      slot.attempt = undefined;
+      this.setState(slot, "disabled", next.detail);
+      this.log.info("plugin stopped for a config change", { plugin: slot.definition.id });
+      return;
+    }
+    slot.failures = 0;
+    slot.retryAfterMs = undefined;
+    slot.lastError = undefined;
+    if (previous) slot.restarts += 1;
+    await this.launch(slot);
+  }
+
   private launch(slot: Slot): Promise<void> {
     const { definition } = slot;
     const attempt: Attempt = { abort: new AbortController(), retired: new AbortController() };
@@ -260,6 +376,14 @@ export class PluginHost {
             this.failAttempt(slot, attempt, error);
           },
         };
+        // Always the current settings and config (a change applied live is seen at the next read).
+        Object.defineProperty(context, "config", { get: () => slot.config, enumerable: true });
+        if (this.gatewayConfig !== undefined) {
+          Object.defineProperty(context, "gatewayConfig", {
+            get: () => this.gatewayConfig,
+            enumerable: true,
+          });
+        }
         const instance = validatePluginInstance(await definition.create(context), definition.id);
         attempt.instance = instance;
         // Created after the attempt was given up (deadline, stop): nobody else will stop it.

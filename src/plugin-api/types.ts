@@ -5,7 +5,8 @@ import type { Logger } from "../core/logger.js";
 /**
  * Bumped on any incompatible change to this module; plugins declare the version they were written for.
  * 2: attachments carry a local `path` (no `url`), `fail(error, { retryAfterMs })`, plugin-owned config
- * sections, turn lifecycle events with channel and chat. The host still loads plugins written for 1.
+ * sections, turn lifecycle events with channel and chat; later, optional members only: `reload` and
+ * `configChanged` (config hot reload). The host still loads plugins written for 1.
  */
 export const PLUGIN_API_VERSION = 2;
 /** The versions the host loads. */
@@ -303,10 +304,12 @@ export interface PluginContext<C = unknown> {
   id: string;
   /**
    * The plugin's own settings: its config section (`configSection`, e.g. `telegram`) when it declares one,
-   * else `plugins.entries.<id>.config`; validated by its schema.
+   * else `plugins.entries.<id>.config`; validated by its schema. Always the current settings: after a config
+   * change applied live (see `PluginDefinition.reload`) it holds the new ones, so read the keys you declare live
+   * from here at each use rather than keeping a copy.
    */
   config: C;
-  /** The whole validated gateway config, read-only. */
+  /** The whole validated gateway config, read-only; like `config`, always the current one. */
   gatewayConfig: Readonly<ClawdisConfig>;
   /** The gateway's state directory. */
   stateDir: string;
@@ -343,6 +346,29 @@ export interface PluginInstance {
   stop?(): Promise<void>;
   transport?: Transport;
   tools?: ToolDefinition[];
+  /**
+   * Called after a config change was applied live: `changed` lists every key path that changed and was applied
+   * without a restart (`telegram.allowFrom`, `inbound.allowFrom`, …); `context.config` and `gatewayConfig`
+   * already hold the new values. For what a plugin derives from them (a warning to give again). Never throws
+   * into the gateway: an error is logged.
+   */
+  configChanged?(changed: readonly string[]): void;
+}
+
+/**
+ * How a plugin takes a change of `clawdis.json` while the gateway runs. Without it, any change of its own
+ * settings restarts it alone (after its sends in flight end; replies meanwhile wait for it), and changes of core
+ * keys never do.
+ */
+export interface PluginReloadPolicy {
+  /**
+   * Paths below its own settings (its section, or `plugins.entries.<id>.config`) that it reads from
+   * `context.config` at each use, so a change applies without a restart: e.g. `["allowFrom", "requireMention"]`.
+   * A path covers the keys below it; `"*"` covers all.
+   */
+  live?: readonly string[];
+  /** Core key paths it reads only in `create` (e.g. `inbound.groupChat.mentionPatterns`): a change restarts it. */
+  restartOn?: readonly string[];
 }
 
 export interface PluginConfigSection<C = unknown> {
@@ -370,6 +396,8 @@ export interface PluginDefinition<C = unknown> {
    * docs/configuration.md. Takes precedence over `configSchema`.
    */
   configSection?: PluginConfigSection<C>;
+  /** How it takes a config change while the gateway runs; absent: any change of its settings restarts it. */
+  reload?: PluginReloadPolicy;
   create(context: PluginContext<C>): PluginInstance | Promise<PluginInstance>;
 }
 
