@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { loadConfig } from "../core/config.js";
 import type { ConfigSectionsSource } from "../core/config-sections.js";
 import { describeError } from "../core/errors.js";
@@ -84,11 +85,18 @@ function parsePid(text: string): number | undefined {
   }
 }
 
+/** Whether `pid` runs: it exists and (on Linux) is not a zombie, an exited process its parent has not reaped yet. */
 function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+  try {
+    // `/proc/<pid>/stat`: "pid (comm) S …"; the state letter follows the last ")".
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return true;
   }
 }
