@@ -3,10 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../core/clock.js";
+import { loadConfig } from "../core/config.js";
 import { isClawdisError } from "../core/errors.js";
 import { recordingIO } from "./io.js";
 import { type CliDeps, runCli } from "./program.js";
-import { runSessions } from "./sessions.js";
+import { runSessions, withoutConfigFile } from "./sessions.js";
 
 let state: string;
 let storePath: string;
@@ -191,5 +192,39 @@ describe("clawdis sessions (human)", () => {
     const io = fakeIO(env(), true);
     expect(await runSessions({ active: "5" }, io, clock)).toBe(0);
     expect(io.out).toBe(`no sessions active in the last 5 min (store ${storePath})\n`);
+  });
+});
+
+describe("without a config file", () => {
+  it("knows the store path and context window the config loader gives for no file", () => {
+    const loaded = loadConfig(env());
+    expect(loaded.exists).toBe(false);
+    expect(withoutConfigFile(env())).toEqual({
+      storePath: loaded.storePath,
+      contextWindow: loaded.config.inbound.reply.agent.contextTokens,
+    });
+  });
+
+  it.each(["clawdis.json", "clawdis.json5"])("is not used when %s exists", async (name) => {
+    await writeFile(join(state, name), "{ inbound: { reply: { agent: { contextTokens: 32000 } } } }");
+    expect(withoutConfigFile(env())).toBeUndefined();
+    const io = fakeIO(env(), false);
+    expect(await runSessions({}, io, clock)).toBe(0);
+    expect(io.out).toContain("12.3k/32k (38%)");
+  });
+
+  it("is not used when CLAWDIS_CONFIG_PATH names a file: a missing one is still a config error", async () => {
+    const named = { ...env(), CLAWDIS_CONFIG_PATH: join(state, "missing.json") };
+    expect(withoutConfigFile(named)).toBeUndefined();
+    await expect(runSessions({ json: true }, fakeIO(named), clock)).rejects.toMatchObject({
+      code: "CONFIG_INVALID",
+      exitCode: 2,
+    });
+  });
+
+  it("--store with a table uses the default context window", async () => {
+    const io = fakeIO(env(), false);
+    expect(await runSessions({ store: storePath }, io, clock)).toBe(0);
+    expect(io.out).toContain("12.3k/128k (9%)");
   });
 });

@@ -1,10 +1,11 @@
+import { existsSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { type Clock, systemClock } from "../core/clock.js";
 import type { ConfigSectionsSource } from "../core/config-sections.js";
 import { ClawdisError } from "../core/errors.js";
 import { formatAge } from "../core/format.js";
-import { expandHome } from "../core/paths.js";
+import { defaultStorePath, type Env, expandHome, resolveConfigPath } from "../core/paths.js";
 import { quoteId } from "../sessions/session-id.js";
 import { readStoreFile } from "../sessions/store-read.js";
 import type { SessionMap } from "../sessions/types.js";
@@ -24,7 +25,8 @@ export interface SessionsOptions {
  * reported, exit 1; the gateway sets it aside on its next access). With `--store` the config is not needed
  * (only consulted, best effort, for the context window in the table). Imports nothing heavy: the config
  * loader (zod, json5) and `sections` (the built-in plugins' config sections, without their runtime) are loaded only
- * when the config is actually read; plugins of `plugins.load` never are (their sections are left unchecked).
+ * when a config file exists (without one, the defaults are known: `withoutConfigFile`); plugins of `plugins.load`
+ * never are (their sections are left unchecked).
  */
 export async function runSessions(
   opts: SessionsOptions,
@@ -40,9 +42,17 @@ export async function runSessions(
 
   let storePath: string;
   let contextWindow: number | undefined;
+  const defaults = withoutConfigFile(io.env);
   if (opts.store !== undefined) {
     storePath = await resolveStoreArgument(opts.store, io);
-    if (!opts.json) contextWindow = await configuredWindow(io, sections).catch(() => undefined);
+    if (!opts.json) {
+      contextWindow = defaults
+        ? defaults.contextWindow
+        : await configuredWindow(io, sections).catch(() => undefined);
+    }
+  } else if (defaults) {
+    storePath = defaults.storePath;
+    contextWindow = defaults.contextWindow;
   } else {
     // A config that does not load ends the command with exit 2 (ClawdisError CONFIG_*, printed by the CLI).
     const { loadConfig } = await import("../core/config.js");
@@ -59,6 +69,24 @@ export async function runSessions(
   }
   io.stdout(`${humanReport(report, contextWindow, io.isTTY)}\n`);
   return EXIT.ok;
+}
+
+/**
+ * The default of `inbound.reply.agent.contextTokens` (core/config-schema.ts), known here so that listing sessions
+ * without a config file does not load the config schema (zod). sessions.test.ts checks it against the schema.
+ */
+export const DEFAULT_CONTEXT_WINDOW = 128_000;
+
+/**
+ * What the config says when there is no config file: the default store path and context window, exactly what
+ * `loadConfig` gives then (sessions.test.ts compares the two), without loading the config module, zod or JSON5.
+ * Undefined when a config file exists, or when `CLAWDIS_CONFIG_PATH` names one (missing or not: `loadConfig`
+ * decides, and a missing named file is its error).
+ */
+export function withoutConfigFile(env: Env): { storePath: string; contextWindow: number } | undefined {
+  const { path, explicit } = resolveConfigPath(env);
+  if (explicit || existsSync(path)) return undefined;
+  return { storePath: defaultStorePath(env), contextWindow: DEFAULT_CONTEXT_WINDOW };
 }
 
 /** `--store` takes the file, or the directory holding `sessions.json`; `~` is expanded. */
