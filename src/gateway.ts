@@ -2,9 +2,10 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { selectTools } from "./agent/tools/index.js";
 import { type Clock, systemClock } from "./core/clock.js";
+import { diffConfig } from "./core/config-diff.js";
 import type { ClawdisConfig } from "./core/config-schema.js";
 import { formatAge } from "./core/format.js";
-import type { Logger } from "./core/logger.js";
+import { type Logger, setLogLevel } from "./core/logger.js";
 import { type Env, stateDir as stateDirOf } from "./core/paths.js";
 import { type BasePluginContext, PluginHost } from "./host/plugin-host.js";
 import { HttpServer } from "./http/http-server.js";
@@ -27,6 +28,8 @@ import { commandStep, enqueueStep, mentionGateStep } from "./routing/inbound-pip
 import { compose, type InboundContext } from "./routing/inbound-pipeline/types.js";
 import { sessionKeyFor } from "./routing/session-key.js";
 import { SessionQueue } from "./routing/session-queue.js";
+import type { ConfigReloadPlan } from "./runtime/config-reloader.js";
+import { ConfigState } from "./runtime/config-state.js";
 import type { DrainMode } from "./runtime/drain-resume.js";
 import { EventBus } from "./runtime/event-bus.js";
 import { ModelProbe } from "./runtime/model-probe.js";
@@ -95,7 +98,15 @@ export class Gateway {
   readonly clock: Clock;
   readonly host: PluginHost;
   readonly journal: Journal;
-  readonly modelProbe: ModelProbe;
+  /** The model endpoint (a new one when the agent's endpoint, key or model changes: `applyConfig`). */
+  get modelProbe(): ModelProbe {
+    return this.probe;
+  }
+  private probe: ModelProbe;
+  /** The config it runs on now (`applyConfig` replaces it); read at each use, never copied. */
+  private current: ClawdisConfig;
+  /** The config file and the last edit that did not take (the config reloader keeps it). */
+  readonly configState: ConfigState;
   private readonly http: HttpServer;
   private readonly queue: SessionQueue<WorkItem>;
   private readonly admission: (ctx: InboundContext) => Promise<void>;
@@ -126,6 +137,7 @@ export class Gateway {
       this.markReplayQueued = resolve;
     });
     this.clock = options.clock ?? systemClock;
+    const gateway = this;
     this.startedAt = this.clock.now();
     const logger = options.logger;
     this.store = new SessionStore({
@@ -138,30 +150,32 @@ export class Gateway {
       logger: logger.child("journal"),
     });
     this.http = new HttpServer({ token: options.token, logger: logger.child("http") });
-    this.modelProbe = new ModelProbe(
-      options.config.inbound.reply.agent,
-      options.env,
-      this.clock,
-      logger.child("model"),
-      options.llmMaxRetries,
-      options.config.inbound.reply.session.timeouts.sidecarLlmSeconds,
-    );
+    this.current = options.config;
+    this.configState = new ConfigState(options.configPath ?? "", this.startedAt);
+    this.probe = this.newProbe(options.config);
     this.outbox = new Outbox({
       transport: (channel) => this.host.transports().get(channel),
       journal: this.journal,
       clock: this.clock,
       logger: logger.child("outbox"),
-      warnAfterMs: options.config.gateway.parkedReplyWarnSeconds * 1000,
+      // Getters: read at each use, so a config change applies live.
+      get warnAfterMs() {
+        return gateway.config.gateway.parkedReplyWarnSeconds * 1000;
+      },
     });
     this.sessions = new SessionRegistry({
       clock: this.clock,
-      passivateAfterMinutes: options.config.inbound.reply.session.passivateAfterMinutes,
+      get passivateAfterMinutes() {
+        return gateway.config.inbound.reply.session.passivateAfterMinutes;
+      },
       busy: (key) => this.queue.isBusy(key) || this.queue.waiting(key) > 0,
       save: (session) => this.runner.saveWarm(session),
       logger: logger.child("session"),
     });
     this.runner = new SessionRunner({
-      config: options.config,
+      get config() {
+        return gateway.config;
+      },
       store: this.store,
       journal: this.journal,
       clock: this.clock,
@@ -197,7 +211,7 @@ export class Gateway {
     ]);
     const enqueue = (item: WorkItem) => this.enqueue(item);
     this.dispatch = compose([
-      mentionGateStep({ groupChat: () => this.options.config.inbound.groupChat, enqueue }),
+      mentionGateStep({ groupChat: () => this.config.inbound.groupChat, enqueue }),
       commandStep({ handleImmediate: (item, command) => this.handleImmediate(item, command) }),
       enqueueStep({ enqueue }),
     ]);
@@ -210,6 +224,8 @@ export class Gateway {
       logger: logger.child("plugins"),
       clock: this.clock,
       contextFor: (definition, config, retired) => this.pluginContext(definition, config, retired),
+      // A transport restarted for a config change waits for the sends in flight (others' too: at most this long).
+      drainSends: () => this.outbox.settle(STOP_SEND_GRACE_MS),
     });
     // A transport that comes up sends what waited for it.
     this.host.onStateChange((status) => {
@@ -218,12 +234,54 @@ export class Gateway {
   }
 
   get config(): ClawdisConfig {
-    return this.options.config;
+    return this.current;
+  }
+
+  private newProbe(config: ClawdisConfig): ModelProbe {
+    return new ModelProbe(
+      config.inbound.reply.agent,
+      this.options.env,
+      this.clock,
+      this.options.logger.child("model"),
+      this.options.llmMaxRetries,
+      config.inbound.reply.session.timeouts.sidecarLlmSeconds,
+    );
+  }
+
+  /**
+   * What `next` would change while this gateway runs (docs/configuration.md, Changing the config while it runs).
+   * @throws ClawdisError CONFIG_INVALID for a plugin's settings under `next` (nothing is changed).
+   */
+  planConfig(next: ClawdisConfig): ConfigReloadPlan {
+    const plugins = this.host.planReload({ gatewayConfig: next, entries: next.plugins.entries });
+    return { diff: diffConfig(this.current, next, plugins.infos), plugins };
+  }
+
+  /**
+   * Applies a planned change that needs no gateway restart: every live key is read from `next` from now on (the
+   * session runner, the pipeline, the outbox and the session registry read `config` at each use; a new model
+   * endpoint gets a new probe; the log level changes), and each transport in `plan.diff.transports` restarts
+   * alone after its sends in flight. Resolves once those restarts have started or failed their first attempt.
+   */
+  async applyConfig(next: ClawdisConfig, plan: ConfigReloadPlan): Promise<void> {
+    this.current = next;
+    const endpoint = [
+      "inbound.reply.agent.baseUrl",
+      "inbound.reply.agent.apiKey",
+      "inbound.reply.agent.model",
+    ];
+    const probeKeys = [...endpoint, "inbound.reply.session.timeouts.sidecarLlmSeconds"];
+    if (plan.diff.live.some((key) => probeKeys.includes(key))) {
+      this.probe = this.newProbe(next);
+      if (!this.options.oneShot) this.probe.refresh();
+    }
+    setLogLevel(this.options.logger, next.logging.level);
+    await this.host.applyReload(plan.plugins, plan.diff.transports, plan.diff.live);
   }
 
   /** The session every direct chat lands in: `mainKey`, or `global` under `scope: "global"`. */
   get mainKey(): string {
-    return sessionKeyFor({ chatType: "direct", chatId: "" }, this.options.config.inbound.reply.session);
+    return sessionKeyFor({ chatType: "direct", chatId: "" }, this.config.inbound.reply.session);
   }
 
   /**
@@ -241,7 +299,7 @@ export class Gateway {
     // starting is accepted. Instances are created (their routes registered) before the server listens.
     this.pluginsStarted = this.host.start();
     if (this.options.listen) {
-      const { port, bind } = this.options.config.gateway;
+      const { port, bind } = this.config.gateway;
       try {
         const address = await this.http.listen(port, bind);
         this.address = { port: address.port, host: bind };
@@ -403,7 +461,7 @@ export class Gateway {
   }
 
   sessionKeyFor(message: InboundMessage): string {
-    return sessionKeyFor(message, this.options.config.inbound.reply.session);
+    return sessionKeyFor(message, this.config.inbound.reply.session);
   }
 
   /**
@@ -526,7 +584,7 @@ export class Gateway {
       sessionKey: key,
       entry,
       storePath: this.store.path,
-      contextWindow: this.options.config.inbound.reply.agent.contextTokens,
+      contextWindow: this.config.inbound.reply.agent.contextTokens,
       transports: this.host
         .states()
         .map((s) => ({ id: s.id, state: s.state, ...(s.detail ? { detail: s.detail } : {}) })),
@@ -534,6 +592,7 @@ export class Gateway {
       parked: this.outbox.parked(),
       busy: this.queue.isBusy(key),
       waiting: this.queue.waiting(key),
+      config: this.configState.snapshot(this.clock.now()),
     }).split("\n");
     // Under the gateway's own line: an in-process restart ("restarted 2m ago: config change").
     if (restart)
@@ -552,7 +611,7 @@ export class Gateway {
    */
   toolsFor(key: string, message: InboundMessage): ToolDefinition[] {
     const all = [...this.options.builtinTools, ...this.host.tools()];
-    const tools = this.options.config.inbound.reply.agent.tools;
+    const tools = this.config.inbound.reply.agent.tools;
     if (message.automated) return selectTools(all, message.allowedTools ?? []);
     if (key === this.mainKey || key === "global") return selectTools(all, tools.main);
     if (key.startsWith("group:")) return selectTools(all, tools.groups);
@@ -576,7 +635,7 @@ export class Gateway {
     return {
       id: definition.id,
       config,
-      gatewayConfig: this.options.config,
+      gatewayConfig: this.config,
       stateDir: stateDirOf(this.options.env),
       pluginStateDir,
       stagingDir,

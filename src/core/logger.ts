@@ -39,22 +39,38 @@ export function formatLogLine(line: LogLine, at: Date = new Date()): string {
   return `${at.toISOString()} ${line.level.toUpperCase()}${scope} ${line.message}${formatFields(line.fields)}`;
 }
 
+/** The level of each logger made by createLogger, shared with its children (see setLogLevel). */
+const levels = new WeakMap<Logger, { min: number }>();
+
 export function createLogger(options: { level?: LogLevel; sink?: LogSink; scope?: string } = {}): Logger {
-  const min = ORDER[options.level ?? "info"];
+  const level = { min: ORDER[options.level ?? "info"] };
   const sink: LogSink = options.sink ?? ((line) => process.stderr.write(`${formatLogLine(line)}\n`));
   const make = (scope: string | undefined): Logger => {
-    const emit = (level: LogLevel, message: string, fields?: LogFields) => {
-      if (ORDER[level] >= min) sink({ level, scope, message, fields });
+    const emit = (lineLevel: LogLevel, message: string, fields?: LogFields) => {
+      if (ORDER[lineLevel] >= level.min) sink({ level: lineLevel, scope, message, fields });
     };
-    return {
+    const logger: Logger = {
       debug: (m, f) => emit("debug", m, f),
       info: (m, f) => emit("info", m, f),
       warn: (m, f) => emit("warn", m, f),
       error: (m, f) => emit("error", m, f),
       child: (s) => make(scope ? `${scope}:${s}` : s),
     };
+    levels.set(logger, level);
+    return logger;
   };
   return make(options.scope);
+}
+
+/**
+ * Changes the level of a logger made by createLogger, for it and every logger made from it (`logging.level`
+ * changed while the gateway runs). False, and nothing changes, for a logger made otherwise.
+ */
+export function setLogLevel(logger: Logger, level: LogLevel): boolean {
+  const shared = levels.get(logger);
+  if (!shared) return false;
+  shared.min = ORDER[level];
+  return true;
 }
 
 /** A logger that keeps its lines in memory, for tests. */

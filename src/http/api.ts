@@ -82,6 +82,8 @@ export function statusBody(gateway: Gateway): Record<string, unknown> {
     restarted: gateway.restartInfo() ?? null,
     storePath: gateway.store.path,
     ...(gateway.options.configPath ? { configPath: gateway.options.configPath } : {}),
+    /** The config file, a digest of the text it runs on, and an edit that did not take (clawdis status, doctor). */
+    config: gateway.configState.snapshot(now),
     mainKey: gateway.mainKey,
     contextWindow: gateway.config.inbound.reply.agent.contextTokens,
     transports: gateway.host.states(),

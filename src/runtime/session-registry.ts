@@ -25,8 +25,8 @@ export interface WarmSession {
 
 export interface SessionRegistryDeps {
   clock: Clock;
-  /** `inbound.reply.session.passivateAfterMinutes` (0: never). */
-  passivateAfterMinutes: number;
+  /** `inbound.reply.session.passivateAfterMinutes` (0: never); read at each use (it may change while running). */
+  readonly passivateAfterMinutes: number;
   /** Whether the session has work queued or running (its queue lane): such a session is never released. */
   busy(key: string): boolean;
   /** The final save before release: flushes what the session holds (the transcript to disk, pending writes). */
@@ -54,15 +54,18 @@ interface Slot {
  */
 export class SessionRegistry {
   private readonly slots = new Map<string, Slot>();
-  private readonly idleMs: number | undefined;
   private readonly graceMs: number;
   private stopped = false;
   /** Final saves in flight. */
   private readonly saving = new Set<Promise<void>>();
 
   constructor(private readonly deps: SessionRegistryDeps) {
-    this.idleMs = idleLimitMs(deps.passivateAfterMinutes);
     this.graceMs = deps.graceMs ?? PASSIVATION_GRACE_MS;
+  }
+
+  /** The idle limit, read at each use: `deps.passivateAfterMinutes` may change while the gateway runs. */
+  private get idleMs(): number | undefined {
+    return idleLimitMs(this.deps.passivateAfterMinutes);
   }
 
   /** Work for `key`: its warm state (loaded afresh when it was released), kept warm from now on for the idle time. */

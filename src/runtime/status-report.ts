@@ -1,5 +1,6 @@
 import { formatAge, formatTokens } from "../core/format.js";
 import type { SessionEntry } from "../sessions/types.js";
+import type { ConfigStatus } from "./config-state.js";
 import type { ModelSnapshot } from "./model-probe.js";
 
 /** What `/status` shows; gathered by the gateway without a model call and without waiting for a turn. */
@@ -17,12 +18,27 @@ export interface StatusInput {
   model: ModelSnapshot;
   busy: boolean;
   waiting: number;
+  /** The config file: an edit that did not take is shown until a good save. */
+  config?: ConfigStatus;
+}
+
+/** The `/status` line about the config file, when its last edit did not take; else undefined. Pure. */
+export function configStatusLine(config: ConfigStatus | undefined): string | undefined {
+  if (config?.rejected) {
+    return `config: last edit rejected ${formatAge(config.rejected.ageMs)} ago: ${config.rejected.summary}`;
+  }
+  if (config?.deleted) {
+    return `config: ${config.path} was deleted ${formatAge(config.deleted.ageMs)} ago; running on the last good config`;
+  }
+  return undefined;
 }
 
 /** `/status`: one line per topic. Pure. */
 export function formatStatus(input: StatusInput): string {
   const lines: string[] = [];
   lines.push(`clawdis ${input.version} · gateway up ${formatAge(input.now - input.startedAt)}`);
+  const config = configStatusLine(input.config);
+  if (config) lines.push(config);
   const transports = input.transports.map((t) => `${t.id} ${t.state}${t.detail ? ` (${t.detail})` : ""}`);
   lines.push(`Transports: ${transports.length > 0 ? transports.join(" · ") : "none"}`);
   for (const p of input.parked ?? []) {
