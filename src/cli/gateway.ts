@@ -4,6 +4,7 @@ import { dirname } from "node:path";
 import { builtinTools } from "../agent/tools/index.js";
 import { bindExposure } from "../core/bind-exposure.js";
 import { bindListenError } from "../core/bind-listen-error.js";
+import { systemClock } from "../core/clock.js";
 import type { LoadedConfig } from "../core/config.js";
 import type { ConfigSectionsSource } from "../core/config-sections.js";
 import { ClawdisError, describeError } from "../core/errors.js";
@@ -11,9 +12,10 @@ import { createLogger } from "../core/logger.js";
 import { noModelHint } from "../core/no-model-hint.js";
 import { gatewayTokenPath, stateDir } from "../core/paths.js";
 import { Gateway } from "../gateway.js";
-import { loadGatewayConfig, loadPluginModule } from "../host/plugin-loader.js";
+import { loadGatewayConfig, loadPluginModule, loadPluginSections } from "../host/plugin-loader.js";
 import { registerApi } from "../http/api.js";
 import type { PluginDefinition } from "../plugin-api/types.js";
+import { ConfigReloader } from "../runtime/config-reloader.js";
 import { GatewaySupervisor } from "../runtime/gateway-supervisor.js";
 import { readOrCreateToken } from "../runtime/gateway-token.js";
 import { ownForGateway } from "../runtime/own-state-dir.js";
@@ -184,6 +186,18 @@ async function serve(
     throw error;
   }
   const first = supervisor.current;
+  // Config hot reload (docs/configuration.md, Changing the config while it runs): the file is watched from now on.
+  const reloader = new ConfigReloader({
+    loaded,
+    env: io.env,
+    sections: await deps.configSections(io.env),
+    loadSections: (specs, baseDir) => loadPluginSections(specs, baseDir, io.env),
+    target: () => supervisor.current,
+    restartGateway: supervisor.restartGateway,
+    logger: logger.child("config"),
+    clock: systemClock,
+  });
+  await reloader.start();
   // No model: say so now, with the fix, not only at the first message (after the first check, which may find
   // the endpoint's only model).
   void first.modelProbe.ready().then(() => {
@@ -202,6 +216,7 @@ async function serve(
     (await Promise.race([signals.next(), lostLock, supervisor.stopRequested().then((r) => r.why)]));
   if (cause === "SIGTERM" || cause === "SIGINT") logger.info("stopping", { signal: cause });
   else logger.info("stopping", { requestedBy: cause });
+  await reloader.stop();
   const deadline = new Promise<"late">((resolve) =>
     setTimeout(() => resolve("late"), STOP_DEADLINE_MS).unref(),
   );
