@@ -12,6 +12,8 @@ export default definePlugin<TelegramConfig>({
   id: "telegram",
   version: "1.0.0",
   configSection: TELEGRAM_SECTION,
+  // Read at each message: an edit of who may talk or of the mention rule needs no restart.
+  reload: { live: ["allowFrom", "requireMention"] },
   async create(context) {
     const token = telegramToken(context.config, telegramEnv());
     if (token === undefined) {
@@ -19,7 +21,17 @@ export default definePlugin<TelegramConfig>({
         fatal: true,
       });
     }
-    const { TelegramRuntime } = await import("./telegram-runtime.js");
-    return new TelegramRuntime(context, { token }).instance();
+    const [{ TelegramRuntime }, { allowFromWarnings }] = await Promise.all([
+      import("./telegram-runtime.js"),
+      import("./allow-list.js"),
+    ]);
+    return {
+      ...new TelegramRuntime(context, { token }).instance(),
+      // As at start: an allowlist edited to empty or to "*" is said again.
+      configChanged: (keys) => {
+        if (!keys.includes("telegram.allowFrom")) return;
+        for (const line of allowFromWarnings(context.config.allowFrom)) context.logger.warn(line);
+      },
+    };
   },
 });

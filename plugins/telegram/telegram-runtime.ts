@@ -79,10 +79,11 @@ export class TelegramRuntime {
   }
 
   transport(): Transport {
-    const allowFrom = this.context.config.allowFrom;
     return {
       capabilities: { maxTextLength: TELEGRAM_TEXT_LIMIT, attachments: true },
-      authorize: (message) => authorizeSender(allowFrom, message, this.usernames.get(message.senderId)),
+      // `context.config` at each message: `telegram.allowFrom` changes while the gateway runs.
+      authorize: (message) =>
+        authorizeSender(this.context.config.allowFrom, message, this.usernames.get(message.senderId)),
       send: (message, signal) => sendTelegram(this.api, message, signal),
       split: (text) => splitMessage(text),
       health: () => healthLine(this.snapshot, this.now()),

@@ -13,6 +13,8 @@ export default definePlugin({
   id: "webhook",
   version: "1.0.0",
   configSection: webhookConfigSection,
+  // Every hook is looked up in `context.config` at each request: adding, changing or removing one is live.
+  reload: { live: ["*"] },
   create(context) {
     context.http.route("POST", "/hooks/:name", hookHandler(context), { auth: false });
     return { transport: hookTransport(context) };

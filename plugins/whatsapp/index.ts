@@ -14,6 +14,8 @@ export function createWhatsappPlugin(deps: ConnectionDeps = {}) {
     id: "whatsapp",
     version: "1.0.0",
     configSection: whatsappConfigSection,
+    // `inbound.allowFrom` is read at each message (live); the mention patterns are compiled once per connection.
+    reload: { restartOn: ["inbound.groupChat.mentionPatterns"] },
     create(context): PluginInstance {
       let connection: WhatsappConnection | undefined;
       let starting: Promise<void> | undefined;
