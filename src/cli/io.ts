@@ -9,10 +9,22 @@ export interface CliIO {
   isTTY: boolean;
 }
 
+/**
+ * The process's own streams. A reader of stdout that goes away before the end (`clawdis sessions | head`) is not
+ * a failure of the command: the rest of its output is dropped quietly and its exit code stays what it was. Any
+ * other write error on stdout is thrown as before.
+ */
 export function processIO(): CliIO {
+  let readerGone = false;
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") throw error;
+    readerGone = true;
+  });
   return {
     env: process.env,
-    stdout: (text) => process.stdout.write(text),
+    stdout: (text) => {
+      if (!readerGone) process.stdout.write(text);
+    },
     stderr: (text) => process.stderr.write(text),
     isTTY: Boolean(process.stdout.isTTY),
   };
