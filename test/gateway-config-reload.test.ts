@@ -1,0 +1,271 @@
+import { unlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type LoadedConfig, reloadConfigWithPlugins } from "../src/core/config.js";
+import { configDigest } from "../src/core/config-digest.js";
+import type { ConfigSectionEntry } from "../src/core/config-sections.js";
+import { createMemoryLogger, type LogLine } from "../src/core/logger.js";
+import { builtinConfigSections } from "../src/main.js";
+import { ConfigReloader } from "../src/runtime/config-reloader.js";
+import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
+import { done, startTestGateway, type TestGateway } from "./helpers/gateway-harness.js";
+
+/**
+ * The config reloader on an in-process gateway: a real config file in the temp state dir, read and validated as
+ * at start, applied to the running gateway (live keys read through `gateway.config`), refused when invalid.
+ * The watcher is left out here (its own tests, and the end-to-end ones, run it): each test calls `reload()`
+ * for the save it made, as the watcher would.
+ */
+
+type Json = Record<string, unknown>;
+
+interface Setup {
+  t: TestGateway;
+  reloader: ConfigReloader;
+  path: string;
+  lines: LogLine[];
+  restarts: { reason: string; next: LoadedConfig }[];
+  save(config: Json | string): Promise<void>;
+  /** The config the gateway started on. */
+  base: Json;
+  fake: FakeOpenAI;
+}
+
+const open: Setup[] = [];
+afterEach(async () => {
+  for (const s of open.splice(0)) {
+    await s.reloader.stop();
+    await s.t.close();
+    await s.fake.close();
+  }
+});
+
+async function setup(
+  options: {
+    restart?: { ok: true } | { ok: false; error: string };
+    /** The restart callback waits for this (a restart under way). */
+    restartGate?: Promise<void>;
+    config?: Json;
+  } = {},
+): Promise<Setup> {
+  const fake = await startFakeOpenAI();
+  const base: Json = {
+    gateway: { port: 0 },
+    inbound: { reply: { agent: { baseUrl: fake.url, model: "fake-model" } } },
+    ...options.config,
+  };
+  const t = await startTestGateway({ fake, config: base });
+  const path = join(t.stateDir, "clawdis.json");
+  const save = (config: Json | string) =>
+    writeFile(path, typeof config === "string" ? config : `${JSON.stringify(config, null, 2)}\n`);
+  await save(base);
+  const env = { CLAWDIS_STATE_DIR: t.stateDir, HOME: t.stateDir };
+  const sections: ConfigSectionEntry[] = await builtinConfigSections(env);
+  const first = await reloadConfigWithPlugins(path, env, sections, async () => []);
+  if (!first.exists) throw new Error("the config file was just written");
+  const { logger, lines } = createMemoryLogger();
+  const restarts: { reason: string; next: LoadedConfig }[] = [];
+  const reloader = new ConfigReloader({
+    loaded: first.loaded,
+    env,
+    sections,
+    loadSections: async () => [],
+    target: () => t.gateway,
+    restartGateway: async (reason, next) => {
+      restarts.push({ reason, next });
+      await options.restartGate;
+      return options.restart ?? { ok: true };
+    },
+    logger,
+    clock: t.clock,
+    watch: () => ({ start: async () => {}, close: async () => {} }),
+  });
+  await reloader.start();
+  const s = { t, reloader, path, lines, restarts, save, base, fake };
+  open.push(s);
+  return s;
+}
+
+const withAgent = (base: Json, agent: Json): Json => {
+  const inbound = base.inbound as { reply: { agent: Json } };
+  return {
+    ...base,
+    inbound: { ...inbound, reply: { ...inbound.reply, agent: { ...inbound.reply.agent, ...agent } } },
+  };
+};
+const withSession = (base: Json, session: Json): Json => {
+  const inbound = base.inbound as { reply: Json };
+  return { ...base, inbound: { ...inbound, reply: { ...inbound.reply, session } } };
+};
+/** Resolves once `condition()` holds, checked after each turn of the event loop (no fixed wait). */
+async function waitUntil(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+}
+
+const infoLines = (lines: LogLine[]) => lines.filter((l) => l.level === "info").map((l) => l.message);
+
+describe("config reload on a running gateway", () => {
+  it("at start, the file the gateway started on changes nothing and says nothing", async () => {
+    const { t, lines, base } = await setup();
+    expect(lines).toEqual([]);
+    expect(t.gateway.configState.snapshot(0).sha256).toBe(configDigest(`${JSON.stringify(base, null, 2)}\n`));
+  });
+
+  it("a live change applies at once: reset triggers, the model; one line names the keys", async () => {
+    const { t, reloader, save, base, lines, fake } = await setup();
+    await save(withSession(withAgent(base, { model: "other-model" }), { resetTriggers: ["/new", "/reset"] }));
+    expect(await reloader.reload()).toBe("applied");
+    expect(infoLines(lines)).toEqual([
+      "config change: applied live: inbound.reply.session.resetTriggers, inbound.reply.agent.model",
+    ]);
+    const reset = await done(await t.chat.inject({ text: "/reset" }));
+    expect(reset.payloads).toEqual([{ text: "New session started." }]);
+    await done(await t.chat.inject({ text: "hello" }));
+    expect(fake.requests.at(-1)?.body.model).toBe("other-model");
+    expect(t.gateway.modelProbe.snapshot().name).toBe("other-model");
+  });
+
+  it("mention settings apply live: an unmentioned group message is answered once requireMention is off", async () => {
+    const { t, reloader, save, base } = await setup();
+    const group = { chatType: "group" as const, chatId: "g1", text: "anyone?" };
+    const before = await done(await t.chat.inject(group));
+    expect(before.stopReason).toBe("filtered");
+    await save({ ...base, inbound: { ...(base.inbound as Json), groupChat: { requireMention: false } } });
+    expect(await reloader.reload()).toBe("applied");
+    const after = await done(await t.chat.inject({ ...group, text: "anyone now?" }));
+    expect(after.stopReason).toBe("end");
+  });
+
+  it("logging.level applies live", async () => {
+    const { t, reloader, save, base } = await setup();
+    await save({ ...base, logging: { level: "error" } });
+    await reloader.reload();
+    t.gateway.options.logger.warn("a warning after the change");
+    expect(t.logs.some((l) => l.message === "a warning after the change")).toBe(false);
+    await save({ ...base, logging: { level: "debug" } });
+    await reloader.reload();
+    t.gateway.options.logger.debug("a debug line after the change");
+    expect(t.logs.some((l) => l.message === "a debug line after the change")).toBe(true);
+  });
+
+  it("an invalid edit keeps the last good config, logged as at start (key path, line), in /status until a good save", async () => {
+    const { t, reloader, save, base, lines } = await setup();
+    const bad = `{\n  "gateway": { "port": 0 },\n  "inbound": { "reply": { "session": { "idleMinutes": "soon" } } }\n}\n`;
+    await save(bad);
+    expect(await reloader.reload()).toBe("rejected");
+    const error = lines.find((l) => l.level === "error")?.message ?? "";
+    expect(error).toContain("config edit rejected, the gateway keeps running on the last good config");
+    expect(error).toContain(
+      'inbound.reply.session.idleMinutes: expected a number >= 1, got "soon" (clawdis.json line 3)',
+    );
+    // Exactly the start's message: the same text `clawdis gateway` would print for this file.
+    expect(error).toContain(`invalid config ${join(t.stateDir, "clawdis.json")}:`);
+    expect(t.gateway.config.inbound.reply.agent.model).toBe("fake-model");
+    t.clock.advance(2 * 60_000);
+    const status = await t.gateway.statusText("main");
+    expect(status).toContain(
+      'config: last edit rejected 2m ago: inbound.reply.session.idleMinutes: expected a number >= 1, got "soon" (clawdis.json line 3)',
+    );
+    // Still answering on the old config.
+    const reply = await done(await t.chat.inject({ text: "still there?" }));
+    expect(reply.payloads).toEqual([{ text: "echo: still there?" }]);
+    await save(base);
+    expect(await reloader.reload()).toBe("applied");
+    expect(await t.gateway.statusText("main")).not.toContain("config:");
+  });
+
+  it("a syntax error is refused with its line and column, as at start", async () => {
+    const { t, reloader, save, lines } = await setup();
+    await save("{\n  gateway: { port 0 }\n}\n");
+    expect(await reloader.reload()).toBe("rejected");
+    expect(lines.find((l) => l.level === "error")?.message).toMatch(
+      /JSON5 syntax error at line 2, column \d+/,
+    );
+    expect(t.gateway.configState.snapshot(0).rejected?.summary).toMatch(/JSON5 syntax error at line 2/);
+  });
+
+  it("bad settings of a plugin's own config are refused too, and nothing is applied", async () => {
+    const { t, reloader, save, base } = await setup();
+    await save(
+      withAgent({ ...base, plugins: { entries: { chat: { config: { nope: 1 } } } } }, { model: "x" }),
+    );
+    expect(await reloader.reload()).toBe("rejected");
+    expect(t.gateway.configState.snapshot(0).rejected?.error).toContain("plugins.entries.chat.config");
+    expect(t.gateway.config.inbound.reply.agent.model).toBe("fake-model");
+  });
+
+  it("a deleted file keeps the last good config with one warning; saved again, it applies", async () => {
+    const { t, reloader, save, base, lines, path } = await setup();
+    await unlink(path);
+    expect(await reloader.reload()).toBe("deleted");
+    expect(await reloader.reload()).toBe("deleted");
+    const warnings = lines.filter((l) => l.level === "warn").map((l) => l.message);
+    expect(warnings).toEqual([
+      `config file ${path} was deleted: the gateway keeps running on the last good config; a file saved there again is read at once`,
+    ]);
+    expect(t.gateway.config.inbound.reply.agent.model).toBe("fake-model");
+    // (The harness's gateway names no config file; `clawdis gateway` names the one it loaded.)
+    expect(await t.gateway.statusText("main")).toContain(
+      "was deleted 0s ago; running on the last good config",
+    );
+    await save(withAgent(base, { model: "back" }));
+    expect(await reloader.reload()).toBe("applied");
+    expect(t.gateway.config.inbound.reply.agent.model).toBe("back");
+    expect(t.gateway.configState.snapshot(0).deleted).toBeUndefined();
+  });
+
+  it("the same text saved again (a touch) is no change and no line", async () => {
+    const { reloader, save, base, lines } = await setup();
+    await save(withAgent(base, { model: "m2" }));
+    await reloader.reload();
+    await save(withAgent(base, { model: "m2" }));
+    expect(await reloader.reload()).toBe("unchanged");
+    expect(infoLines(lines)).toHaveLength(1);
+  });
+
+  it("a key that needs the whole gateway asks for the in-process restart, naming the keys", async () => {
+    const { t, reloader, save, base, restarts, lines } = await setup();
+    await save({
+      ...base,
+      gateway: { port: 1 },
+      inbound: { ...(base.inbound as Json), allowFrom: ["+4915123456789"] },
+    });
+    expect(await reloader.reload()).toBe("restarted");
+    expect(restarts.map((r) => r.reason)).toEqual(["config change: gateway.port"]);
+    expect(restarts[0]?.next.config.gateway.port).toBe(1);
+    expect(infoLines(lines)).toEqual([
+      "config change: the gateway restarts for gateway.port; with it: inbound.allowFrom",
+    ]);
+    // Nothing was applied to this gateway: the restart brings the new config.
+    expect(t.gateway.config.inbound.allowFrom).toEqual([]);
+  });
+
+  it("a restart that could not start on the new config counts as a rejected edit", async () => {
+    const { t, reloader, save, base } = await setup({
+      restart: { ok: false, error: "127.0.0.1:1 is in use" },
+    });
+    await save({ ...base, gateway: { port: 1 } });
+    expect(await reloader.reload()).toBe("restart-failed");
+    expect(await t.gateway.statusText("main")).toContain(
+      "config: last edit rejected 0s ago: the gateway could not start on it: 127.0.0.1:1 is in use",
+    );
+  });
+
+  it("a save while a reload is under way is read once more afterwards: the last one wins", async () => {
+    let release!: () => void;
+    const restartGate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const { t, reloader, save, base, restarts } = await setup({ restartGate });
+    await save({ ...base, gateway: { port: 1 } });
+    const first = reloader.reload();
+    await waitUntil(() => restarts.length === 1);
+    // Saved while the first reload waits for its restart.
+    await save(withAgent(base, { model: "second" }));
+    const second = reloader.reload();
+    release();
+    await Promise.all([first, second]);
+    await reloader.idle();
+    expect(t.gateway.config.inbound.reply.agent.model).toBe("second");
+  });
+});
