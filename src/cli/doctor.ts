@@ -1,6 +1,6 @@
 import { access, readdir, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { loadConfig } from "../core/config.js";
+import { type ClawdisConfig, defaultConfig, loadConfig } from "../core/config.js";
 import type { ConfigSectionsSource } from "../core/config-sections.js";
 import { describeError } from "../core/errors.js";
 import { createLogger, type Logger } from "../core/logger.js";
@@ -21,6 +21,7 @@ import { readStoreFile } from "../sessions/store-read.js";
 import { writeFileAtomic } from "../sessions/store-write.js";
 import { readTranscript, type TranscriptRead } from "../sessions/transcript.js";
 import { copyAside, repairTranscript } from "../sessions/transcript-repair.js";
+import { checkGatewayConfig } from "./doctor-gateway-config.js";
 import { checkJournal } from "./doctor-journal.js";
 import { checkModes } from "./doctor-modes.js";
 import { DoctorFindings, doctorJson, summarize, summaryLine } from "./doctor-report.js";
@@ -87,8 +88,10 @@ async function checkEverything(
   let configFile = configPath(io.env);
   let workspaceDir = defaultWorkspaceDir(io.env);
   let configOk = true;
+  let config: ClawdisConfig = defaultConfig();
   try {
     const loaded = loadConfig(io.env, sections ? await sections(io.env) : undefined);
+    config = loaded.config;
     storePath = loaded.storePath;
     configFile = loaded.path;
     workspaceDir = loaded.workspaceDir;
@@ -118,6 +121,8 @@ async function checkEverything(
       `checking the default store ${storePath}${opts.fix ? "; sessions are not repaired until the config is valid" : ""}`,
     );
   }
+  // The running gateway's view (its address comes from the state directory when the config does not load).
+  await checkGatewayConfig(config, io.env, configFile, report);
   const fix = opts.fix === true && configOk;
   const logLines: string[] = [];
   const logger = createLogger({ level: "warn", sink: (line) => logLines.push(line.message) });

@@ -4,7 +4,9 @@ import type { ConfigSectionsSource } from "../core/config-sections.js";
 import { describeError } from "../core/errors.js";
 import { formatAge } from "../core/format.js";
 import { noModelHint } from "../core/no-model-hint.js";
+import { readConfigStatus } from "../runtime/config-state.js";
 import { modelSetup } from "../runtime/model-source.js";
+import { configStatusLine } from "../runtime/status-report.js";
 import { readStoreFile } from "../sessions/store-read.js";
 import type { SessionMap } from "../sessions/types.js";
 import { renderTable } from "./format-table.js";
@@ -109,6 +111,9 @@ function humanStatus(report: StatusReport): string {
   const uptime = typeof gateway.uptimeMs === "number" ? `, up ${formatAge(gateway.uptimeMs)}` : "";
   const pid = typeof gateway.pid === "number" ? `, pid ${gateway.pid}` : "";
   lines.push(`gateway: running at ${gateway.url}${pid}${uptime}`);
+  // An edit of the config file that the running gateway did not take (refused, or the file deleted).
+  const config = configStatusLine(readConfigStatus(gateway.config));
+  if (config) lines.push(config);
   const transports = Array.isArray(gateway.transports) ? gateway.transports : [];
   if (transports.length === 0) {
     lines.push("transports: none");

@@ -18,6 +18,28 @@ export interface ConfigStatus {
   deleted?: { at: number; ageMs: number };
 }
 
+/** `config` of a gateway's `GET /api/status` answer, when it has the shape of a ConfigStatus; else undefined. */
+export function readConfigStatus(value: unknown): ConfigStatus | undefined {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
+  const v = value as Record<string, unknown>;
+  if (typeof v.path !== "string" || typeof v.appliedAt !== "number") return undefined;
+  if (v.sha256 !== null && typeof v.sha256 !== "string") return undefined;
+  const status: ConfigStatus = { path: v.path, sha256: v.sha256, appliedAt: v.appliedAt };
+  const r = v.rejected as Record<string, unknown> | undefined;
+  if (r && typeof r.at === "number" && typeof r.ageMs === "number" && typeof r.error === "string") {
+    status.rejected = {
+      at: r.at,
+      ageMs: r.ageMs,
+      error: r.error,
+      summary: typeof r.summary === "string" ? r.summary : summarizeConfigError(r.error),
+    };
+  }
+  const d = v.deleted as Record<string, unknown> | undefined;
+  if (d && typeof d.at === "number" && typeof d.ageMs === "number")
+    status.deleted = { at: d.at, ageMs: d.ageMs };
+  return status;
+}
+
 /** The one-line form of a config error: its problem lines without the "invalid config <path>:" head. */
 export function summarizeConfigError(message: string): string {
   const lines = message.split("\n");
