@@ -1,9 +1,10 @@
 import { type Clock, systemClock } from "../core/clock.js";
-import { loadConfig } from "../core/config.js";
+import { defaultConfig, type LoadedConfig, loadConfig } from "../core/config.js";
 import type { ConfigSectionsSource } from "../core/config-sections.js";
-import { describeError } from "../core/errors.js";
+import { type ClawdisError, describeError, isClawdisError } from "../core/errors.js";
 import { formatAge } from "../core/format.js";
 import { noModelHint } from "../core/no-model-hint.js";
+import { defaultStorePath, resolveConfigPath } from "../core/paths.js";
 import { readConfigStatus } from "../runtime/config-state.js";
 import { modelSetup } from "../runtime/model-source.js";
 import { configStatusLine } from "../runtime/status-report.js";
@@ -18,6 +19,8 @@ export interface StatusReport {
   path: string;
   /** The config file read; null when there is none (every default). */
   config: string | null;
+  /** The config file does not load (a running gateway keeps its last good config); the first line of why. */
+  configError?: string;
   /** The model the running gateway uses, or the one configured; null when none is known. */
   model: string | null;
   /** When no model is configured: what to do, line by line (the file to edit and an example). */
@@ -32,9 +35,11 @@ export interface StatusReport {
 
 /**
  * `clawdis status [--json]`: store path, session count, the five most recent sessions, and what the running
- * gateway says about its transports. Exit 0; 1 when the store does not parse (everything else is still shown);
- * a config that does not load throws (exit 2). `sections`: the built-in plugins' config sections (validated with the
- * core's keys; plugins of `plugins.load` are not loaded, their sections are left unchecked).
+ * gateway says about its transports (and an edit of the config it did not take). Exit 0; 1 when the store does
+ * not parse (everything else is still shown). A config that does not load is exit 2: thrown for the CLI to print
+ * when no gateway runs; with one running (on its last good config), its status is shown too, the store being the
+ * one it uses, and the error goes to stderr. `sections`: the built-in plugins' config sections (validated with
+ * the core's keys; plugins of `plugins.load` are not loaded, their sections are left unchecked).
  */
 export async function runStatus(
   opts: { json?: boolean },
@@ -42,30 +47,44 @@ export async function runStatus(
   clock: Clock = systemClock,
   sections?: ConfigSectionsSource,
 ): Promise<number> {
-  const loaded = loadConfig(io.env, sections ? await sections(io.env) : undefined);
-  const [store, gateway] = await Promise.all([
-    readStoreSummary(loaded.storePath),
-    probeGateway(loaded.config, io.env),
-  ]);
+  let loaded: LoadedConfig | undefined;
+  let configError: ClawdisError | undefined;
+  try {
+    loaded = loadConfig(io.env, sections ? await sections(io.env) : undefined);
+  } catch (error) {
+    if (!isClawdisError(error) || error.exitCode !== EXIT.usage) throw error;
+    configError = error;
+  }
+  // With a config that does not load, the gateway is found through the state directory (its lock, gateway.json).
+  const gateway = await probeGateway(loaded?.config ?? defaultConfig(), io.env);
   const running = gateway.running && gateway.error === undefined;
+  if (configError && !running) throw configError;
+  const gatewayStore = running ? gateway.storePath : undefined;
+  const storePath =
+    loaded?.storePath ?? (typeof gatewayStore === "string" ? gatewayStore : defaultStorePath(io.env));
+  const store = await readStoreSummary(storePath);
   const gatewayModel = running
     ? (gateway.model as { configured?: boolean; name?: string } | undefined)
     : undefined;
-  const setup = modelSetup(loaded.config.inbound.reply.agent, io.env);
-  const noModel = gatewayModel ? gatewayModel.configured === false : setup.state === "missing";
+  const configFile = loaded?.path ?? resolveConfigPath(io.env).path;
+  const setup = loaded ? modelSetup(loaded.config.inbound.reply.agent, io.env) : undefined;
+  const noModel = gatewayModel ? gatewayModel.configured === false : setup?.state === "missing";
   const report: StatusReport = {
-    path: loaded.storePath,
-    config: loaded.exists ? loaded.path : null,
-    model: gatewayModel?.name ?? (setup.state === "named" ? setup.name : null),
-    ...(noModel ? { setup: noModelHint(loaded.path) } : {}),
+    path: storePath,
+    config: loaded ? (loaded.exists ? loaded.path : null) : configFile,
+    ...(configError ? { configError: configError.message.split("\n")[0] ?? "" } : {}),
+    model: gatewayModel?.name ?? (setup?.state === "named" ? setup.name : null),
+    ...(noModel ? { setup: noModelHint(configFile) } : {}),
     count: store.map ? Object.keys(store.map).length : null,
     ...(store.error !== undefined ? { storeError: store.error } : {}),
-    recent: buildSessionsReport(store.map ?? {}, loaded.storePath, clock.now(), null)
+    recent: buildSessionsReport(store.map ?? {}, storePath, clock.now(), null)
       .sessions.slice(0, 5)
       .map(({ key, kind, sessionId, updatedAt, ageMs }) => ({ key, kind, sessionId, updatedAt, ageMs })),
     gateway,
   };
+  if (configError) io.stderr(`clawdis: ${configError.message}\n`);
   io.stdout(opts.json ? `${JSON.stringify(report, null, 2)}\n` : `${humanStatus(report)}\n`);
+  if (configError) return EXIT.usage;
   return store.error === undefined ? EXIT.ok : EXIT.failed;
 }
 
@@ -83,6 +102,9 @@ async function readStoreSummary(path: string): Promise<{ map?: SessionMap; error
 function humanStatus(report: StatusReport): string {
   const lines: string[] = [];
   lines.push(`config: ${report.config ?? "none (every default applies)"}`);
+  if (report.configError !== undefined) {
+    lines.push("config: does not load (see above); the running gateway keeps its last good config");
+  }
   if (report.setup) lines.push(...report.setup.map((line) => `model: ${line}`));
   else lines.push(`model: ${report.model ?? "the endpoint's only model (found when the gateway starts)"}`);
   if (report.storeError !== undefined) {
