@@ -10,7 +10,7 @@ export interface DrainedTurn {
   entries: TranscriptEntry[];
   /** Answer text was streamed to the person's clients during the turn (also the text of a response not stored). */
   textStreamed: boolean;
-  /** Messages waiting for the same session behind the turn, and those that joined it. */
+  /** Messages waiting for the same session behind the turn (not those that joined it: they go with it). */
   othersWaiting: number;
 }
 

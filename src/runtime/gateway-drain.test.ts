@@ -171,6 +171,39 @@ describe("gateway: drain on stop and restart", () => {
     expect(second.chat.textsTo("c-alice")).toEqual(["answering: and this too"]);
   });
 
+  it("a message that joined the turn before the drain goes with it: one resumed reply answers both", async () => {
+    const blocking = blockingTool();
+    const first = await start([blocking.tool]);
+    fake.enqueue({ toolCalls: [{ name: "wait", arguments: {}, id: "c1" }] }, { hang: "before-headers" });
+    const running = await first.chat.inject({ text: "first part" });
+    await blocking.started;
+    const joining = await first.chat.inject({ text: "second part" });
+    blocking.release();
+    // The second call (after the batch, with the joined message) is in flight when the drain begins.
+    await fake.waitForRequest(2);
+    await first.gateway.stop();
+    const resumeNotice = "The gateway is stopping; your message will be answered after it restarts.";
+    expect((await done(running)).payloads).toEqual([{ text: resumeNotice }]);
+    expect((await done(joining)).payloads).toEqual([{ text: resumeNotice }]);
+    expect(first.chat.textsTo("c-alice")).toEqual([resumeNotice]);
+    // The joined message's record ended: it is answered with the first one's resumed turn, not on its own.
+    expect(await journalEnds(stateDir)).toEqual(["replied"]);
+
+    fake.setDefault((body) => ({
+      text: `both: ${body.messages
+        .filter((m) => m.role === "user")
+        .map((m) => m.content)
+        .join(" + ")}`,
+    }));
+    const second = await start([blocking.tool]);
+    await second.chat.waitForSent(1);
+    await second.idle();
+    expect(second.chat.textsTo("c-alice")).toEqual(["both: first part + second part"]);
+    expect(fake.requests).toHaveLength(3);
+    const finals = (await second.transcript()).filter((m) => m.meta?.final === true);
+    expect(finals.map((m) => m.message.content)).toEqual(["both: first part + second part"]);
+  });
+
   it("a model call that has not streamed text yet is cancelled; the message is answered after the restart", async () => {
     const first = await start([]);
     fake.enqueue({ hang: "before-headers", text: "never used" });

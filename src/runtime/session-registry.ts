@@ -1,8 +1,11 @@
+import { resolve } from "node:path";
 import type { Clock } from "../core/clock.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
+import { TranscriptWriter } from "../sessions/transcript-writer.js";
 import { decideIdle, decideRelease, idleLimitMs, PASSIVATION_GRACE_MS } from "./passivation.js";
-import type { TailCache } from "./tail-cache.js";
+import { type TailCache, tailBytes } from "./tail-cache.js";
+import { DEFAULT_WARM_LIMITS, type Holding, pickReleases, type WarmLimits } from "./warm-limits.js";
 
 /**
  * What the gateway holds in memory for one session between its turns. Everything here can be rebuilt from disk
@@ -19,6 +22,12 @@ export interface WarmSession {
    * (its `loop-guard` entries), so a turn that runs again restores its guard from memory.
    */
   tail?: TailCache;
+  /** The transcript held open to append to (`SessionRegistry.writerFor`), closed when released. */
+  transcript?: TranscriptWriter;
+  /** The transcript this process last appended to for the session (the final save flushes it). */
+  transcriptPath?: string;
+  /** The working directory once created for the session (it is not created again every turn). */
+  workspace?: string;
   /** Bookkeeping still in flight (the store update after a turn): the final save waits for it. */
   readonly pending: Set<Promise<unknown>>;
 }
@@ -33,6 +42,8 @@ export interface SessionRegistryDeps {
   save(session: WarmSession): Promise<void>;
   logger: Pick<Logger, "info" | "warn">;
   graceMs?: number;
+  /** What all sessions together may hold warm (warm-limits.ts); default DEFAULT_WARM_LIMITS. */
+  limits?: WarmLimits;
 }
 
 type Phase = "warm" | "saving" | "grace";
@@ -49,18 +60,124 @@ interface Slot {
  * The per-session registry of warm state, with passivation: `touch(key)` on each piece of work for a session
  * (it creates the entry — a load — when there is none, cancels a passivation under way, and starts the idle time
  * over); after `passivateAfterMinutes` idle, a final save, then a grace period (`PASSIVATION_GRACE_MS`) during
- * which a touch keeps the session; then the entry is dropped and its memory released. A busy session (a running
- * turn, queued work) is never released. Timers run on the injected clock.
+ * which a touch keeps the session; then the entry is dropped and its memory released (its transcript closed). A
+ * busy session (a running turn, queued work) is never released. Timers run on the injected clock.
+ *
+ * Whatever the number of sessions, what they hold together stays within `limits` (warm-limits.ts): after each
+ * piece of work the least recently used idle sessions give up their tails and open transcripts first.
  */
 export class SessionRegistry {
   private readonly slots = new Map<string, Slot>();
   private readonly graceMs: number;
+  private readonly limits: WarmLimits;
   private stopped = false;
   /** Final saves in flight. */
   private readonly saving = new Set<Promise<void>>();
+  /** Sessions that hold a tail or an open transcript, least recently used first, as last counted. */
+  private readonly holdings = new Map<string, Holding>();
+  private readonly totals: WarmLimits = { openTranscripts: 0, tailBytes: 0 };
+  /** Writers being closed (a stop waits for them). */
+  private readonly closing = new Set<Promise<void>>();
 
   constructor(private readonly deps: SessionRegistryDeps) {
     this.graceMs = deps.graceMs ?? PASSIVATION_GRACE_MS;
+    this.limits = deps.limits ?? DEFAULT_WARM_LIMITS;
+  }
+
+  /** What all warm sessions hold together now: open transcripts and tail bytes. */
+  held(): WarmLimits {
+    return { ...this.totals };
+  }
+
+  /**
+   * The session's transcript writer for `path`, opened when it holds none (or one for another path, which is
+   * closed); undefined once the registry is stopped (appends then go through `appendTranscript`).
+   */
+  async writerFor(session: WarmSession, path: string): Promise<TranscriptWriter | undefined> {
+    if (this.stopped) return undefined;
+    const absolute = resolve(path);
+    const current = session.transcript;
+    if (current && !current.isClosed && current.path === absolute) return current;
+    if (current) this.closeWriter(session);
+    const writer = await TranscriptWriter.open(absolute);
+    if (session.transcript && !session.transcript.isClosed) this.closeWriter(session);
+    session.transcript = writer;
+    session.transcriptPath = absolute;
+    this.account(session);
+    return writer;
+  }
+
+  /**
+   * Counts what `session` holds now (after a turn changed its tail or writer), marks it the most recently used,
+   * and releases what the least recently used idle sessions hold while the totals are over the limits.
+   */
+  account(session: WarmSession): void {
+    const key = session.key;
+    const before = this.holdings.get(key);
+    if (before) {
+      this.totals.openTranscripts -= before.writer ? 1 : 0;
+      this.totals.tailBytes -= before.tailBytes;
+      this.holdings.delete(key);
+    }
+    if (this.slots.get(key)?.session !== session) return;
+    const now: Holding = {
+      key,
+      tailBytes: session.tail ? tailBytes(session.tail) : 0,
+      writer: session.transcript !== undefined && !session.transcript.isClosed,
+    };
+    if (now.writer || now.tailBytes > 0) {
+      this.holdings.set(key, now);
+      this.totals.openTranscripts += now.writer ? 1 : 0;
+      this.totals.tailBytes += now.tailBytes;
+    }
+    const over =
+      this.totals.openTranscripts > this.limits.openTranscripts ||
+      this.totals.tailBytes > this.limits.tailBytes;
+    if (!over) return;
+    const releases = pickReleases(this.holdings.values(), this.totals, this.limits, (k) => this.deps.busy(k));
+    for (const release of releases) {
+      const holding = this.holdings.get(release.key);
+      const held = this.slots.get(release.key)?.session;
+      if (!holding || !held) continue;
+      if (release.tail) {
+        delete held.tail;
+        this.totals.tailBytes -= holding.tailBytes;
+        holding.tailBytes = 0;
+      }
+      if (release.writer) {
+        this.closeWriter(held);
+        this.totals.openTranscripts -= 1;
+        holding.writer = false;
+      }
+      if (!holding.writer && holding.tailBytes === 0) this.holdings.delete(release.key);
+    }
+  }
+
+  /** Closes the session's writer in the background (appends queued before it still run). */
+  private closeWriter(session: WarmSession): void {
+    const writer = session.transcript;
+    if (!writer) return;
+    delete session.transcript;
+    const closing = writer.close().catch((error: unknown) => {
+      this.deps.logger.warn("could not close a transcript", {
+        sessionKey: session.key,
+        error: describeError(error),
+      });
+    });
+    this.closing.add(closing);
+    void closing.finally(() => this.closing.delete(closing));
+  }
+
+  /** Drops everything the session holds from the counts and closes its transcript. */
+  private release(session: WarmSession): void {
+    delete session.tail;
+    this.closeWriter(session);
+    const before = this.holdings.get(session.key);
+    if (before) {
+      this.totals.openTranscripts -= before.writer ? 1 : 0;
+      this.totals.tailBytes -= before.tailBytes;
+      this.holdings.delete(session.key);
+    }
   }
 
   /** The idle limit, read at each use: `deps.passivateAfterMinutes` may change while the gateway runs. */
@@ -80,6 +197,7 @@ export class SessionRegistry {
     slot.session.lastActiveAt = this.deps.clock.now();
     slot.phase = "warm";
     this.schedule(key, slot);
+    this.account(slot.session);
     return slot.session;
   }
 
@@ -93,9 +211,14 @@ export class SessionRegistry {
     return this.slots.size;
   }
 
-  /** Resolves when no final save is in flight (a stop waits for them; tests wait for the grace period to begin). */
+  /**
+   * Resolves when no final save is in flight (a stop waits for them; tests wait for the grace period to begin).
+   * After `stop`, also closes every transcript still held (call it once no turn runs).
+   */
   async settled(): Promise<void> {
     while (this.saving.size > 0) await Promise.allSettled([...this.saving]);
+    if (this.stopped) for (const slot of this.slots.values()) this.closeWriter(slot.session);
+    while (this.closing.size > 0) await Promise.allSettled([...this.closing]);
   }
 
   /** Clears every timer (gateway stop); what is held is left as it is (everything is on disk). */
@@ -168,6 +291,7 @@ export class SessionRegistry {
       this.schedule(key, slot);
       return;
     }
+    this.release(slot.session);
     this.slots.delete(key);
     this.deps.logger.info("idle session unloaded from memory", {
       sessionKey: key,

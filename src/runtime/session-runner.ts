@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdir } from "node:fs/promises";
+import { mkdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { buildContext, DEFAULT_GROUP_HISTORY_LIMIT } from "../agent/build-context.js";
 import type { LlmClient } from "../agent/llm-client.js";
@@ -30,7 +30,7 @@ import type { Delivery, Outbox } from "./outbox.js";
 import { restoreGuard } from "./restore-guard.js";
 import type { SessionRegistry, WarmSession } from "./session-registry.js";
 import { stageAttachments } from "./stage-attachments.js";
-import { noteAppended, readResumeCached, syncFile } from "./tail-cache.js";
+import { noteWritten, readResumeCached, syncFile } from "./tail-cache.js";
 import { isTransientError, retryDelayMs } from "./transient-error.js";
 import { formatTurnNotice } from "./turn-notice.js";
 import type { WorkItem } from "./work-item.js";
@@ -178,7 +178,11 @@ export class SessionRunner {
    */
   async saveWarm(session: WarmSession): Promise<void> {
     await Promise.allSettled([...session.pending]);
-    if (session.tail) await syncFile(session.tail.path);
+    if (session.transcript && !session.transcript.isClosed) await session.transcript.sync();
+    else {
+      const path = session.transcriptPath ?? session.tail?.path;
+      if (path) await syncFile(path);
+    }
   }
 
   /** The session's warm state (its tail cache), when the registry holds it. */
@@ -186,15 +190,23 @@ export class SessionRunner {
     return this.deps.sessions?.peek(key);
   }
 
-  /** Appends to a session's transcript and keeps its warm tail in step with what was written. */
+  /**
+   * Appends to a session's transcript through the file its warm session holds open (opened at the first append
+   * after a load), and keeps its warm tail in step with what was written.
+   */
   private async append(
     key: string,
     path: string,
     entries: TranscriptEntry[],
     options: AppendOptions,
   ): Promise<void> {
-    await appendTranscript(path, entries, options);
-    await noteAppended(this.warm(key), path, entries);
+    const warm = this.warm(key);
+    const writer = warm ? await this.deps.sessions?.writerFor(warm, path) : undefined;
+    if (!warm || !writer) {
+      await appendTranscript(path, entries, options);
+      return;
+    }
+    noteWritten(warm, path, await writer.append(entries, options));
   }
 
   /**
@@ -325,13 +337,20 @@ export class SessionRunner {
     );
   }
 
-  /** The session's working directory (tools, attachments): the workspace for main, a folder per other key. */
+  /**
+   * The session's working directory (tools, attachments): the workspace for main, a folder per other key. Created
+   * (0700) at the first turn after the session was loaded, not every turn; a turn's first tool call makes it again
+   * when it was deleted since (`withWorkspace`).
+   */
   private async cwdFor(key: string): Promise<string> {
     const cwd =
       key === this.deps.config.inbound.reply.session.mainKey
         ? this.deps.workspaceDir
         : join(this.deps.workspaceDir, safeDirName(key));
+    const warm = this.warm(key);
+    if (warm?.workspace === cwd) return cwd;
     await mkdir(cwd, { recursive: true, mode: 0o700 });
+    if (warm) warm.workspace = cwd;
     return cwd;
   }
 
@@ -496,7 +515,7 @@ export class SessionRunner {
         sessionKey: key,
         model: run.model,
         messages,
-        tools: this.deps.toolsFor(key, item.message),
+        tools: withWorkspace(this.deps.toolsFor(key, item.message), cwd),
         llm: run.llm,
         append: async (entries, options) => {
           await this.append(key, run.transcriptPath, entries, {
@@ -582,10 +601,11 @@ export class SessionRunner {
         stopReason: result?.stopReason ?? "error",
         rounds: result?.rounds,
       });
-      // The store's bookkeeping (usage, the last exchange) before the turn is over for watchers and waiters, so
-      // the entry they read is up to date — but never holding the reply back for long: while another process
-      // holds the store's lock, the turn ends after RECORD_WAIT_MS and the update finishes in the background.
-      await this.recordTurnPromptly(key, item, result);
+      // The store's bookkeeping (usage, the last exchange) starts now and is not waited for by the reply, the
+      // turn's end or its outcome: none of them waits for the store's fsync'd rewrite. The session's lane waits for
+      // it (at most RECORD_WAIT_MS; while another process holds the store's lock it finishes in the background),
+      // so the session's next message decides on an up-to-date entry and `Gateway.idle()` covers it.
+      const recorded = this.recordTurnPromptly(key, item, result);
       // Exactly one turn-end per turn-start, however the turn ended, and after its final message: watchers
       // (typing indicators, the web chat's bubble) stop on it.
       events.emit({
@@ -598,6 +618,7 @@ export class SessionRunner {
       });
       events.emit({ type: "processing", sessionKey: key, state: "idle", ...chat, ts: clock.now() });
       for (const resolve of outcomes) resolve();
+      await recorded;
     }
   }
 
@@ -689,32 +710,42 @@ export class SessionRunner {
     const decision = decideDrainedTurn({
       entries: trace.entries,
       textStreamed: trace.textStreamed,
-      // Messages that joined the turn count too: a replay answers each open record on its own.
-      othersWaiting: (this.deps.waiting?.(key) ?? 0) + joined.length,
+      othersWaiting: this.deps.waiting?.(key) ?? 0,
     });
     const text = drainNotice(mode, decision);
     this.deps.logger.info("turn drained", { session: key, journalId: item.jid, ...decision });
     const all = [item, ...joined];
     if (decision.action === "resume") {
       await this.deliver(item, text, "notice");
+      // Messages that joined the turn are in its context: the resumed turn's reply answers them with the first
+      // (a replay takes each open record on its own, so theirs end now).
+      for (const w of joined)
+        await this.deps.journal.end(
+          w.jid,
+          "replied",
+          this.deps.clock.now(),
+          `joined ${item.jid}, which resumes`,
+        );
       for (const w of all)
         w.resolve(this.outcomeFor(w, "aborted", [text], `the gateway is ${mode}`, run.ids));
       return;
     }
-    const entry: MessageEntry = {
+    // One final entry per message of the turn (the same notice): each record's answer is in the transcript, so a
+    // crash before the records end replays the notice, never the model.
+    const entries: MessageEntry[] = all.map((w) => ({
       type: "message",
       id: newEntryId(),
       ts: new Date(this.deps.clock.now()).toISOString(),
       message: { role: "assistant", content: text },
       meta: {
-        channel: item.message.channel,
-        chatId: item.message.chatId,
-        journalId: item.jid,
+        channel: w.message.channel,
+        chatId: w.message.chatId,
+        journalId: w.jid,
         final: true,
         drained: decision.why,
       },
-    };
-    await this.append(key, run.transcriptPath, [entry], { header: run.header, fsync: true });
+    }));
+    await this.append(key, run.transcriptPath, entries, { header: run.header, fsync: true });
     this.deps.events.emit({
       type: "message",
       sessionKey: key,
@@ -885,6 +916,32 @@ function joinable(item: WorkItem, sender: string, resetTriggers: string[]): bool
   if (`${item.message.channel}\u0000${item.message.senderId}` !== sender) return false;
   if (parseChatCommand(item.text).kind !== "none") return false;
   return !matchResetTrigger(item.text, resetTriggers).matched;
+}
+
+/**
+ * The turn's tools, the first call of which makes sure the working directory is there: when it was deleted since
+ * it was created, it is created again (0700) before the tool runs. A turn without tool calls touches nothing.
+ */
+function withWorkspace(tools: ToolDefinition[], cwd: string): ToolDefinition[] {
+  let ready: Promise<void> | undefined;
+  const ensure = () => {
+    ready ??= stat(cwd).then(
+      () => {},
+      async (error: NodeJS.ErrnoException) => {
+        if (error.code === "ENOENT") await mkdir(cwd, { recursive: true, mode: 0o700 });
+      },
+    );
+    return ready;
+  };
+  return tools.map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    parameters: tool.parameters,
+    execute: async (args, context) => {
+      await ensure();
+      return tool.execute(args, context);
+    },
+  }));
 }
 
 function safeDirName(key: string): string {

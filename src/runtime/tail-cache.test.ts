@@ -1,31 +1,50 @@
-import { appendFile, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { appendFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { appendTranscript, makeHeader, readTranscriptForResume } from "../sessions/transcript.js";
+import { TranscriptWriter, type WrittenLines } from "../sessions/transcript-writer.js";
 import type { TranscriptEntry } from "../sessions/types.js";
 import {
   appendToTail,
-  noteAppended,
+  noteWritten,
   readResumeCached,
   type TailCache,
   type TailHolder,
+  tailBytes,
   tailMatches,
 } from "./tail-cache.js";
 
 const header = makeHeader("s1", "main", new Date(0));
-const msg = (id: string, content: string): TranscriptEntry => ({
+const TS = "2026-01-01T00:00:00.000Z";
+const msg = (id: string, content: string, role: "user" | "assistant" = "user"): TranscriptEntry => ({
   type: "message",
   id,
-  ts: "2026-01-01T00:00:00.000Z",
-  message: { role: "user", content },
+  ts: TS,
+  message: { role, content },
+});
+const call = (id: string): TranscriptEntry => ({
+  type: "message",
+  id,
+  ts: TS,
+  message: {
+    role: "assistant",
+    content: null,
+    tool_calls: [{ id: `c-${id}`, type: "function", function: { name: "bash", arguments: "{}" } }],
+  },
+});
+const result = (id: string, callId: string): TranscriptEntry => ({
+  type: "message",
+  id,
+  ts: TS,
+  message: { role: "tool", content: "output ".repeat(20), tool_call_id: `c-${callId}` },
 });
 const compaction = (id: string): TranscriptEntry =>
-  ({ type: "compaction", id, ts: "2026-01-01T00:00:00.000Z", notes: "n", kept: [] }) as TranscriptEntry;
+  ({ type: "compaction", id, ts: TS, notes: "n", kept: [] }) as TranscriptEntry;
 
 describe("tailMatches (pure)", () => {
   const file = { dev: 1, ino: 2, size: 100, mtimeMs: 5 };
-  const tail: TailCache = { path: "/t", file, entries: [], bytes: 100, maxBytes: 1000 };
+  const tail: TailCache = { path: "/t", file, floor: 50, entries: [], places: [], maxBytes: 1000 };
   it.each([
     ["the same file", "/t", file, true],
     ["another path", "/u", file, false],
@@ -43,66 +62,98 @@ describe("tailMatches (pure)", () => {
 
 describe("appendToTail (pure)", () => {
   const file = { dev: 1, ino: 2, size: 100, mtimeMs: 5 };
-  const tail: TailCache = { path: "/t", file, entries: [msg("a", "x")], bytes: 100, maxBytes: 1000 };
+  const a = msg("a", "x");
+  const tail: TailCache = {
+    path: "/t",
+    file,
+    floor: 100 - JSON.stringify(a).length - 1,
+    entries: [a],
+    places: [{ offset: 100 - JSON.stringify(a).length - 1, length: JSON.stringify(a).length }],
+    maxBytes: 1000,
+  };
   const line = JSON.stringify(msg("b", "y"));
   const grown = { ...file, size: 100 + Buffer.byteLength(line) + 1, mtimeMs: 6 };
+  const written = (over: Partial<WrittenLines> = {}): WrittenLines => ({
+    before: file,
+    after: grown,
+    prefix: "",
+    lines: [line],
+    ...over,
+  });
 
-  it("adds what was appended when the file grew by exactly those bytes", () => {
-    const next = appendToTail(tail, [line], grown);
+  it("adds what was written when the file grew by exactly those bytes", () => {
+    const next = appendToTail(tail, written());
     expect(next?.entries.map((e) => e.id)).toEqual(["a", "b"]);
+    expect(next?.places[1]).toEqual({ offset: 100, length: Buffer.byteLength(line) });
     expect(next?.file).toEqual(grown);
     expect(tail.entries.map((e) => e.id)).toEqual(["a"]);
   });
 
   it.each([
-    ["someone else wrote too", { ...grown, size: grown.size + 1 }],
-    ["the file was replaced", { ...grown, ino: 3 }],
-    ["another device", { ...grown, dev: 9 }],
-  ])("is dropped when %s", (_name, after) => {
-    expect(appendToTail(tail, [line], after)).toBeUndefined();
+    ["someone else wrote too", { after: { ...grown, size: grown.size + 1 } }],
+    ["the file was replaced", { after: { ...grown, ino: 3 } }],
+    ["the file was not as the tail left it", { before: { ...file, mtimeMs: 4 } }],
+    ["a header was written first", { prefix: `${JSON.stringify(header)}\n` }],
+    ["a line cut short was ended first", { prefix: "\n" }],
+    ["a line does not parse", { lines: ["{not json"] }],
+  ])("is dropped when %s", (_name, over) => {
+    expect(appendToTail(tail, written(over))).toBeUndefined();
   });
 
-  it("is dropped when it outgrows the read budget", () => {
-    expect(appendToTail({ ...tail, maxBytes: 110 }, [line], grown)).toBeUndefined();
+  it("past the read budget the oldest lines leave, the rest stays", () => {
+    const next = appendToTail({ ...tail, maxBytes: Buffer.byteLength(line) + 5 }, written());
+    expect(next?.entries.map((e) => e.id)).toEqual(["b"]);
+  });
+
+  it("a line that starts exactly at the budget's edge stays, as a read keeps it", () => {
+    const edge = grown.size - tail.places[0]!.offset;
+    expect(appendToTail({ ...tail, maxBytes: edge }, written())?.entries.map((e) => e.id)).toEqual([
+      "a",
+      "b",
+    ]);
+    expect(appendToTail({ ...tail, maxBytes: edge - 1 }, written())?.entries.map((e) => e.id)).toEqual(["b"]);
   });
 
   it("a compaction entry starts the tail over, as a read does", () => {
     const c = JSON.stringify(compaction("c"));
     const after = { ...file, size: 100 + Buffer.byteLength(line) + Buffer.byteLength(c) + 2 };
-    const next = appendToTail(tail, [line, c], after);
-    expect(next?.compaction?.id).toBe("c");
+    const next = appendToTail(tail, written({ after, lines: [line, c] }));
+    expect(next?.compaction?.entry.id).toBe("c");
     expect(next?.entries).toEqual([]);
+    expect(next && tailBytes(next)).toBe(Buffer.byteLength(c) + 1);
   });
 });
 
 describe("readResumeCached", () => {
   let dir: string;
   let path: string;
+  let writer: TranscriptWriter;
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), "clawdis-tail-"));
     path = join(dir, "s1.jsonl");
-    await appendTranscript(path, [msg("a", "hello")], { header });
+    writer = await TranscriptWriter.open(path);
+    await writer.append([msg("a", "hello")], { header });
   });
   afterEach(async () => {
+    await writer.close();
     await rm(dir, { recursive: true, force: true });
   });
 
-  /** What a full read says, without the cost fields. */
-  async function fullRead() {
-    const { bytesRead: _ignored, ...rest } = await readTranscriptForResume(path, { maxBytes: 64 * 1024 });
+  /** What a read from disk says, without the cost field. */
+  async function fullRead(maxBytes = 64 * 1024) {
+    const { bytesRead: _ignored, ...rest } = await readTranscriptForResume(path, { maxBytes });
     return rest;
   }
-  async function cached(holder: TailHolder) {
-    const { bytesRead, ...rest } = await readResumeCached(holder, path, 64 * 1024);
+  async function cached(holder: TailHolder, maxBytes = 64 * 1024) {
+    const { bytesRead, ...rest } = await readResumeCached(holder, path, maxBytes);
     return { bytesRead, rest };
   }
   async function append(holder: TailHolder, entries: TranscriptEntry[]) {
-    await appendTranscript(path, entries, { header });
-    await noteAppended(holder, path, entries);
+    noteWritten(holder, path, await writer.append(entries, { header }));
   }
 
-  it("after our own appends (a compaction among them) it answers from memory, equal to a full read", async () => {
-    const holder: TailHolder = {};
+  it("after our own appends (a compaction among them) it answers from memory, equal to a read", async () => {
+    const holder: TailHolder = { transcript: writer };
     expect((await cached(holder)).bytesRead).toBeGreaterThan(0);
     await append(holder, [msg("b", "two")]);
     let second = await cached(holder);
@@ -115,8 +166,30 @@ describe("readResumeCached", () => {
     expect(second.rest.entries.map((e) => e.id)).toEqual(["d"]);
   });
 
+  it("past the read budget the cut slides with the appends, equal to a read at every step", async () => {
+    const maxBytes = 1500;
+    const holder: TailHolder = { transcript: writer };
+    await cached(holder, maxBytes);
+    let cuts = 0;
+    let dropped = 0;
+    for (let i = 0; i < 60; i++) {
+      // Tool calls and their results around the moving cut: a result whose call was cut off is left out.
+      const entries =
+        i % 3 === 0 ? [call(`k${i}`), result(`r${i}`, `k${i}`)] : [msg(`m${i}`, "x".repeat(i * 7))];
+      await append(holder, entries);
+      const now = await cached(holder, maxBytes);
+      expect(now.bytesRead).toBe(0);
+      expect(now.rest).toEqual(await fullRead(maxBytes));
+      if (now.rest.budgetCut) cuts++;
+      dropped += now.rest.budgetCut?.toolResultsDropped ?? 0;
+    }
+    expect(cuts).toBeGreaterThan(40);
+    expect(dropped).toBeGreaterThan(0);
+    expect(holder.tail && tailBytes(holder.tail)).toBeLessThanOrEqual(maxBytes);
+  });
+
   it("a hand edit (or another writer) is seen: the next read comes from disk", async () => {
-    const holder: TailHolder = {};
+    const holder: TailHolder = { transcript: writer };
     await cached(holder);
     await appendFile(path, `${JSON.stringify(msg("x", "by hand"))}\n`);
     const after = await cached(holder);
@@ -124,20 +197,45 @@ describe("readResumeCached", () => {
     expect(after.rest.entries.map((e) => e.id)).toEqual(["a", "x"]);
   });
 
-  it("a transcript replaced by hand is read again", async () => {
-    const holder: TailHolder = {};
+  it("a transcript replaced by hand is read again, and the writer appends to the new file", async () => {
+    const holder: TailHolder = { transcript: writer };
     await cached(holder);
     await rm(path);
     await writeFile(path, `${JSON.stringify(header)}\n${JSON.stringify(msg("n", "new"))}\n`);
     const after = await cached(holder);
     expect(after.rest.entries.map((e) => e.id)).toEqual(["n"]);
+    await append(holder, [msg("o", "next")]);
+    expect((await fullRead()).entries.map((e) => e.id)).toEqual(["n", "o"]);
+    expect((await cached(holder)).bytesRead).toBe(0);
   });
 
-  it("a transcript with a bad line is not kept: every read reports it again", async () => {
-    await appendFile(path, "not json\n");
-    const holder: TailHolder = {};
+  it("a deleted transcript is created again (with its header) by the next append", async () => {
+    const holder: TailHolder = { transcript: writer };
     await cached(holder);
+    await rm(path);
+    await append(holder, [msg("b", "after the reset")]);
+    const raw = await readFile(path, "utf8");
+    expect(raw.split("\n")[0]).toBe(JSON.stringify(header));
+    expect((await cached(holder)).rest.entries.map((e) => e.id)).toEqual(["b"]);
+  });
+
+  it.each([
+    ["a bad line", "not json\n"],
+    ["a blank line", "\n"],
+  ])("a transcript with %s is not kept: every read comes from disk", async (_name, junk) => {
+    await appendFile(path, junk);
+    const holder: TailHolder = {};
+    const first = await cached(holder);
     expect(holder.tail).toBeUndefined();
-    expect((await cached(holder)).rest.badLines).toHaveLength(1);
+    expect((await cached(holder)).rest).toEqual(first.rest);
+  });
+
+  it("appends through the path API are seen as someone else's", async () => {
+    const holder: TailHolder = { transcript: writer };
+    await cached(holder);
+    await appendTranscript(path, [msg("p", "by path")], { header });
+    const after = await cached(holder);
+    expect(after.bytesRead).toBeGreaterThan(0);
+    expect(after.rest.entries.map((e) => e.id)).toEqual(["a", "p"]);
   });
 });

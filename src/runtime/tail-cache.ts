@@ -1,30 +1,38 @@
-import { open, stat } from "node:fs/promises";
+import { type FileHandle, open, stat } from "node:fs/promises";
+import { resolve } from "node:path";
 import { readTranscriptForResume, type TranscriptResume } from "../sessions/transcript.js";
 import { isCompactionEntry, parseTranscriptEntry } from "../sessions/transcript-parse.js";
+import { dropLeadingToolResults } from "../sessions/transcript-resume.js";
+import type { FileIdentity, TranscriptWriter, WrittenLines } from "../sessions/transcript-writer.js";
 import type { CompactionEntry, TranscriptEntry, TranscriptHeader } from "../sessions/types.js";
 
-/** The file a tail was read from, as `stat` saw it: a change by anyone else shows as a different identity or size. */
-export interface FileIdentity {
-  dev: number;
-  ino: number;
-  size: number;
-  mtimeMs: number;
-}
+export type { FileIdentity } from "../sessions/transcript-writer.js";
 
 /**
- * A session's resumed transcript tail held in memory between turns: what `readTranscriptForResume` returned,
- * kept equal to what it would return now by adding what this process appended. Only a clean read is kept (no
- * bad lines, no budget cut), and only while the tail stays within the read budget.
+ * A session's resumed transcript tail held in memory between turns: what `readTranscriptForResume(path,
+ * {maxBytes})` returns, kept equal to what it would return now by adding what this process appends — and, past
+ * the read budget, by leaving out the oldest lines exactly as a read from disk would (the budget cut slides). It
+ * knows where every line lies, so it is kept only for a file whose every line in the part read is a good entry
+ * (no bad or blank line, a header, a last line ended by "\n").
  */
 export interface TailCache {
+  /** Absolute. */
   path: string;
   file: FileIdentity;
   header?: TranscriptHeader;
-  compaction?: CompactionEntry;
+  /** Offset just past line 1. */
+  floor: number;
+  compaction?: { entry: CompactionEntry; offset: number };
+  /** The entries after the compaction (else those within the budget), file order. */
   entries: TranscriptEntry[];
-  /** Bytes the tail spans (at most `maxBytes`, else it is dropped and the next read applies the budget). */
-  bytes: number;
+  /** Where each entry's line lies (`length` without the "\n"), parallel to `entries`. */
+  places: LinePlace[];
   maxBytes: number;
+}
+
+export interface LinePlace {
+  offset: number;
+  length: number;
 }
 
 /** Whether the cached tail still stands for `path` as it is on disk. Pure. */
@@ -35,7 +43,7 @@ export function tailMatches(
 ): tail is TailCache {
   return (
     tail !== undefined &&
-    tail.path === path &&
+    tail.path === resolve(path) &&
     tail.file.dev === file.dev &&
     tail.file.ino === file.ino &&
     tail.file.size === file.size &&
@@ -43,67 +51,135 @@ export function tailMatches(
   );
 }
 
-/** A tail from a full read, or undefined when that read is not one to keep (bad lines, a budget cut). Pure. */
-export function tailFromRead(
-  path: string,
-  read: TranscriptResume,
-  file: FileIdentity,
-  maxBytes: number,
-): TailCache | undefined {
-  if (!read.exists || read.badLines.length > 0 || read.budgetCut || read.headerProblem !== undefined)
-    return undefined;
-  const bytes = Math.min(file.size, read.bytesRead);
-  if (bytes > maxBytes) return undefined;
-  return {
-    path,
-    file,
-    ...(read.header ? { header: read.header } : {}),
-    ...(read.compaction ? { compaction: read.compaction } : {}),
-    entries: [...read.entries],
-    bytes,
-    maxBytes,
-  };
+/** Bytes of the transcript the tail stands for (what the registry's memory bound counts). Pure. */
+export function tailBytes(tail: TailCache): number {
+  const from = tail.compaction?.offset ?? tail.places[0]?.offset ?? tail.file.size;
+  return tail.file.size - from;
+}
+
+/** Whether each line follows the one before it without a gap, from `from` to `end`. Pure. */
+function contiguous(lines: LinePlace[], from: number, end: number): boolean {
+  let at = from;
+  for (const line of lines) {
+    if (line.offset !== at) return false;
+    at += line.length + 1;
+  }
+  return at === end;
 }
 
 /**
- * The tail after `lines` (the JSON lines this process appended, each without its "\n") grew the file from
- * `tail.file` to `after`; undefined when the file changed otherwise (its size is not the old size plus those
- * bytes), or the tail outgrew its budget. A compaction entry starts the tail over, as a read would. Pure.
+ * The budget cut applied to a tail whose file grew: the oldest lines that now start before `size - maxBytes`, and
+ * the compaction before them, are left out, as a read from disk would. Undefined when even the newest line starts
+ * before that (a read takes it by its hard cap alone: left to a read). A compaction with nothing after it stays
+ * (a read takes it as its newest line). Pure.
  */
-export function appendToTail(tail: TailCache, lines: string[], after: FileIdentity): TailCache | undefined {
-  const added = lines.reduce((sum, line) => sum + Buffer.byteLength(line, "utf8") + 1, 0);
-  if (after.dev !== tail.file.dev || after.ino !== tail.file.ino || after.size !== tail.file.size + added) {
-    return undefined;
-  }
-  let { compaction, entries, bytes } = tail;
-  entries = [...entries];
-  for (const line of lines) {
-    const parsed = parseTranscriptEntry(line);
-    if (!parsed.ok) return undefined;
-    const length = Buffer.byteLength(line, "utf8") + 1;
-    if (isCompactionEntry(parsed.value)) {
-      compaction = parsed.value;
-      entries = [];
-      bytes = length;
-    } else {
-      entries.push(parsed.value);
-      bytes += length;
-    }
-  }
-  if (bytes > tail.maxBytes) return undefined;
-  return { ...tail, file: after, ...(compaction ? { compaction } : {}), entries, bytes };
+function slide(tail: TailCache): TailCache | undefined {
+  if (tail.places.length === 0) return tail;
+  const lowest = tail.file.size - tail.maxBytes;
+  const first = tail.places.findIndex((line) => line.offset >= lowest);
+  if (first === -1) return undefined;
+  const compaction = tail.compaction && tail.compaction.offset >= lowest ? tail.compaction : undefined;
+  if (first === 0 && compaction === tail.compaction) return tail;
+  const { compaction: _left, ...rest } = tail;
+  return {
+    ...rest,
+    ...(compaction ? { compaction } : {}),
+    entries: tail.entries.slice(first),
+    places: tail.places.slice(first),
+  };
 }
 
-/** The resume a cached tail stands for (fresh arrays: callers may not change the cache). Pure. */
+/** A tail from a read with `layout`, or undefined when that read is not one to keep. Pure. */
+export function tailFromRead(path: string, read: TranscriptResume, maxBytes: number): TailCache | undefined {
+  const layout = read.layout;
+  if (!read.exists || !read.header || layout === undefined) return undefined;
+  if (!layout.unchanged) return undefined;
+  if (read.badLines.length > 0 || layout.blankLines > 0 || read.headerProblem !== undefined) return undefined;
+  if (layout.floor === undefined) return undefined;
+  const { size } = layout.file;
+  const lowest = size - maxBytes;
+  const cutAt = layout.lines[0]?.offset ?? size;
+  // Where the lines must begin: after the compaction, at the budget cut, or right after line 1.
+  let from: number;
+  if (read.compaction && layout.compactionLine) {
+    from = layout.compactionLine.offset + layout.compactionLine.length + 1;
+  } else if (read.budgetCut) {
+    if (cutAt < lowest) return undefined; // the newest line alone is over the budget
+    from = cutAt;
+  } else {
+    from = layout.floor;
+  }
+  const places = layout.lines.map(({ offset, length }) => ({ offset, length }));
+  if (!contiguous(places, from, size)) return undefined;
+  const tail: TailCache = {
+    path: resolve(path),
+    file: layout.file,
+    header: read.header,
+    floor: layout.floor,
+    ...(read.compaction && layout.compactionLine
+      ? { compaction: { entry: read.compaction, offset: layout.compactionLine.offset } }
+      : {}),
+    entries: layout.lines.map((line) => line.entry),
+    places,
+    maxBytes,
+  };
+  return slide(tail);
+}
+
+/**
+ * The tail after this process wrote `written` to its file; undefined when the file changed otherwise (it was not
+ * as the tail left it, or grew by more than those bytes), when something was written before the lines (a header,
+ * a "\n" after a line cut short), or when a line does not parse. A compaction entry starts the tail over, as a
+ * read would. Pure.
+ */
+export function appendToTail(tail: TailCache, written: WrittenLines): TailCache | undefined {
+  const { before, after, prefix, lines } = written;
+  if (prefix !== "" || !sameFile(tail.file, before) || after.dev !== before.dev || after.ino !== before.ino)
+    return undefined;
+  let offset = before.size;
+  let compaction = tail.compaction;
+  let entries = [...tail.entries];
+  let places = [...tail.places];
+  for (const text of lines) {
+    const parsed = parseTranscriptEntry(text);
+    if (!parsed.ok) return undefined;
+    const length = Buffer.byteLength(text, "utf8");
+    if (isCompactionEntry(parsed.value)) {
+      compaction = { entry: parsed.value, offset };
+      entries = [];
+      places = [];
+    } else {
+      entries.push(parsed.value);
+      places.push({ offset, length });
+    }
+    offset += length + 1;
+  }
+  if (offset !== after.size) return undefined;
+  const { compaction: _old, ...rest } = tail;
+  return slide({ ...rest, file: after, ...(compaction ? { compaction } : {}), entries, places });
+}
+
+/** The resume a cached tail stands for: what a read from disk would return (fresh arrays). Pure. */
 export function resumeFromTail(tail: TailCache): TranscriptResume {
-  return {
+  const entries = [...tail.entries];
+  const cut = tail.compaction === undefined && tail.file.size - tail.maxBytes > tail.floor;
+  const result: TranscriptResume = {
     exists: true,
     ...(tail.header ? { header: tail.header } : {}),
-    ...(tail.compaction ? { compaction: tail.compaction } : {}),
-    entries: [...tail.entries],
+    ...(tail.compaction ? { compaction: tail.compaction.entry } : {}),
+    entries,
     badLines: [],
     bytesRead: 0,
   };
+  if (cut) {
+    const bytesLeftOut = Math.max(0, (tail.places[0]?.offset ?? tail.file.size) - tail.floor);
+    result.budgetCut = { bytesLeftOut, toolResultsDropped: dropLeadingToolResults(entries) };
+  }
+  return result;
+}
+
+function sameFile(a: FileIdentity, b: FileIdentity): boolean {
+  return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
 }
 
 async function identity(path: string): Promise<FileIdentity | undefined> {
@@ -115,62 +191,64 @@ async function identity(path: string): Promise<FileIdentity | undefined> {
   }
 }
 
-/** Where a session's tail is kept (the warm session's slot). */
+/** What a warm session holds of its transcript: the tail, and the file held open to append to. */
 export interface TailHolder {
   tail?: TailCache;
+  transcript?: TranscriptWriter;
 }
 
 /**
- * `readTranscriptForResume`, from the holder's tail when it still stands for the file (one `stat` instead of a
- * backward read), else from disk (and kept for next time when the read is a clean one).
+ * The file as it is now: through the holder's open writer when it is for `path` and its file still has a name
+ * (one `fstat`, no path lookup), else a `stat` of the path (a writer whose file was deleted or replaced opens the
+ * path again at its next append).
+ */
+async function currentFile(holder: TailHolder | undefined, path: string): Promise<FileIdentity | undefined> {
+  const writer = holder?.transcript;
+  if (writer && writer.path === resolve(path) && !writer.isClosed) {
+    const now = writer.current();
+    if (now.linked) return now.file;
+  }
+  return identity(path);
+}
+
+/**
+ * `readTranscriptForResume`, from the holder's tail when it still stands for the file (one `fstat` through the
+ * open writer instead of a backward read), else from disk (and kept for next time when the read is one to keep).
  */
 export async function readResumeCached(
   holder: TailHolder | undefined,
   path: string,
   maxBytes: number,
 ): Promise<TranscriptResume> {
-  const before = await identity(path);
-  if (holder && before && tailMatches(holder.tail, path, before) && holder.tail.maxBytes === maxBytes) {
-    return resumeFromTail(holder.tail);
+  if (holder?.tail) {
+    const now = await currentFile(holder, path);
+    if (now && tailMatches(holder.tail, path, now) && holder.tail.maxBytes === maxBytes) {
+      return resumeFromTail(holder.tail);
+    }
   }
-  const read = await readTranscriptForResume(path, { maxBytes });
+  const read = await readTranscriptForResume(path, { maxBytes, layout: holder !== undefined });
   if (holder) {
-    const after = await identity(path);
-    // Kept only when nothing changed the file during the read.
-    const same = before && after && before.ino === after.ino && before.size === after.size;
-    const tail = same ? tailFromRead(path, read, after, maxBytes) : undefined;
+    const tail = tailFromRead(path, read, maxBytes);
     if (tail) holder.tail = tail;
     else delete holder.tail;
   }
-  return read;
+  const { layout: _layout, ...rest } = read;
+  return rest;
 }
 
-/** After this process appended `entries` to `path`: the holder's tail follows, or is dropped when unsure. */
-export async function noteAppended(
-  holder: TailHolder | undefined,
-  path: string,
-  entries: TranscriptEntry[],
-): Promise<void> {
-  if (!holder?.tail) return;
-  const tail = holder.tail;
-  if (tail.path !== path) return;
-  const after = await identity(path);
-  const next = after
-    ? appendToTail(
-        tail,
-        entries.map((e) => JSON.stringify(e)),
-        after,
-      )
-    : undefined;
-  // Another append may have replaced the tail meanwhile: only the one this started from is updated.
-  if (holder.tail !== tail) return;
+/** After this process wrote `written` to `path`: the holder's tail follows, or is dropped when unsure. */
+export function noteWritten(holder: TailHolder | undefined, path: string, written: WrittenLines): void {
+  const tail = holder?.tail;
+  if (!holder || !tail) return;
+  if (tail.path !== resolve(path)) return;
+  const next = appendToTail(tail, written);
   if (next) holder.tail = next;
   else delete holder.tail;
 }
 
-/** Flushes the transcript to disk (fsync): the final save of a session before it is unloaded. */
+/** Flushes a transcript to disk (fsync) by its path: the final save of a session whose writer was closed. */
 export async function syncFile(path: string): Promise<void> {
-  let handle: Awaited<ReturnType<typeof open>>;
+  let handle: FileHandle;
   try {
     handle = await open(path, "r");
   } catch (error) {

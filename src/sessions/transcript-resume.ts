@@ -8,6 +8,7 @@ import {
   parseFirstLine,
   parseTranscriptEntry,
 } from "./transcript-parse.js";
+import type { FileIdentity } from "./transcript-writer.js";
 import type { CompactionEntry, StoredChatMessage, TranscriptEntry, TranscriptHeader } from "./types.js";
 
 /**
@@ -46,6 +47,31 @@ export interface ResumeOptions {
   maxBytes?: number;
   /** The newest good entry, and line 1, are read up to this size even past `maxBytes`. Default 16 MiB. */
   hardCapBytes?: number;
+  /** Also say where each entry read lies in the file (`layout`), for a cache that follows later appends. */
+  layout?: boolean;
+}
+
+/** One good entry read, and where its line lies (`length` without the "\n"). */
+export interface ResumeLine {
+  entry: TranscriptEntry;
+  offset: number;
+  length: number;
+}
+
+/** Where what a resume read lies in the file (with `options.layout`). */
+export interface ResumeLayout {
+  /** The file through the open descriptor when the read began. */
+  file: FileIdentity;
+  /** Whether size and time were the same when the read ended (nothing wrote to the file meanwhile). */
+  unchanged: boolean;
+  /** Offset just past line 1; undefined when line 1 was too long to read. */
+  floor?: number;
+  /** The compaction entry's line, when `compaction` is set. */
+  compactionLine?: { offset: number; length: number };
+  /** Every good entry read after the compaction (all read when there is none), file order, before the tool results at a budget cut were dropped. */
+  lines: ResumeLine[];
+  /** Blank lines met in the part read (not counting the empty piece after the final "\n"). */
+  blankLines: number;
 }
 
 export interface TranscriptResume {
@@ -67,6 +93,8 @@ export interface TranscriptResume {
    * call was left out.
    */
   budgetCut?: { bytesLeftOut: number; toolResultsDropped: number };
+  /** With `options.layout`, for a file that exists and is not empty. */
+  layout?: ResumeLayout;
 }
 
 /** Line 1 as read on its own: classified, where it ends, and what reading it cost. */
@@ -161,7 +189,8 @@ export async function readTranscriptForResume(
   }
   try {
     const result: TranscriptResume = { exists: true, entries: [], badLines: [], bytesRead: 0 };
-    const { size } = await handle.stat();
+    const info = await handle.stat();
+    const size = info.size;
     if (size === 0) return result;
 
     const start = await readTranscriptStart(handle, size, Math.max(hardCap, maxBytes));
@@ -177,6 +206,9 @@ export async function readTranscriptForResume(
     const scan: BackwardScan = { bytesRead: 0, cut: false };
     let oldestRead = size;
     let found = false;
+    const placesNewestFirst: { offset: number; length: number }[] = [];
+    let blankLines = 0;
+    let compactionLine: { offset: number; length: number } | undefined;
     const lines = readLinesBackward(handle, {
       floor,
       end: size,
@@ -189,7 +221,10 @@ export async function readTranscriptForResume(
       if (line.offset === 0 || line.bytes === undefined) continue;
       oldestRead = line.offset;
       const text = line.bytes.toString("utf8");
-      if (isBlankLine(text)) continue;
+      if (isBlankLine(text)) {
+        if (line.offset < size) blankLines++;
+        continue;
+      }
       const parsed = parseTranscriptEntry(text);
       if (!parsed.ok) {
         badNewestFirst.push({ offset: line.offset, reason: parsed.reason });
@@ -197,10 +232,12 @@ export async function readTranscriptForResume(
       }
       if (isCompactionEntry(parsed.value)) {
         result.compaction = parsed.value;
+        compactionLine = { offset: line.offset, length: line.length };
         found = true;
         break;
       }
       newestFirst.push(parsed.value);
+      placesNewestFirst.push({ offset: line.offset, length: line.length });
     }
     result.bytesRead += scan.bytesRead;
     // Reached the start of the file without a compaction: line 1 is the header (read above) or, when the
@@ -208,6 +245,20 @@ export async function readTranscriptForResume(
     if (!found && !scan.cut && start.first?.kind === "entry") {
       if (isCompactionEntry(start.first.entry)) result.compaction = start.first.entry;
       else newestFirst.push(start.first.entry);
+    }
+    if (options.layout) {
+      // Only entries with a known place (line 1 as an entry has none: a lost header is never cached anyway).
+      const places = placesNewestFirst.reverse();
+      const entries = newestFirst.slice(0, places.length).reverse();
+      const end = await handle.stat();
+      result.layout = {
+        file: { dev: info.dev, ino: info.ino, size, mtimeMs: info.mtimeMs },
+        unchanged: end.size === size && end.mtimeMs === info.mtimeMs && end.ino === info.ino,
+        ...(start.end !== undefined ? { floor: start.end } : {}),
+        ...(compactionLine ? { compactionLine } : {}),
+        lines: entries.map((entry, i) => ({ entry, ...(places[i] as { offset: number; length: number }) })),
+        blankLines,
+      };
     }
     result.entries = newestFirst.reverse();
     result.badLines.push(...badNewestFirst.reverse());

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
-import { mkdir, open } from "node:fs/promises";
+import { type FileHandle, mkdir, open } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { ClawdisError } from "../core/errors.js";
 import { isMissingFile, transcriptLines } from "./transcript-lines.js";
@@ -78,10 +78,21 @@ export function appendTranscript(
   entries: TranscriptEntry[],
   options: AppendOptions,
 ): Promise<void> {
+  return inAppendOrder(path, (absolute) => appendNow(absolute, entries, options));
+}
+
+/**
+ * Runs `write` (given the absolute path) after every append to the same file already queued in this process,
+ * and before any queued after it: the one order both `appendTranscript` and a held `TranscriptWriter` follow.
+ */
+export function inAppendOrder<T>(path: string, write: (absolute: string) => Promise<T>): Promise<T> {
   const key = resolve(path);
   const previous = appendChains.get(key) ?? Promise.resolve();
-  const run = previous.then(() => appendNow(key, entries, options));
-  const tail = run.catch(() => {});
+  const run = previous.then(() => write(key));
+  const tail = run.then(
+    () => {},
+    () => {},
+  );
   appendChains.set(key, tail);
   void tail.then(() => {
     if (appendChains.get(key) === tail) appendChains.delete(key);
@@ -92,7 +103,8 @@ export function appendTranscript(
 /** Read/write, append, create (0600), and never through a symbolic link (not defined on Windows). */
 const APPEND_FLAGS = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0);
 
-async function openForAppend(path: string) {
+/** Opens a transcript to append to (creating it and its folder, 0600/0700); refuses links and non-regular files. */
+export async function openForAppend(path: string): Promise<{ handle: FileHandle; size: number }> {
   try {
     return await openRegular(path);
   } catch (error) {
@@ -103,8 +115,8 @@ async function openForAppend(path: string) {
 }
 
 /** The open file and its size (one fstat, also used to check that it is a regular file). */
-async function openRegular(path: string) {
-  let handle: Awaited<ReturnType<typeof open>>;
+async function openRegular(path: string): Promise<{ handle: FileHandle; size: number }> {
+  let handle: FileHandle;
   try {
     handle = await open(path, APPEND_FLAGS, 0o600);
   } catch (error) {
@@ -127,17 +139,22 @@ function refused(path: string, why: string, cause?: unknown): ClawdisError {
   );
 }
 
+/** What goes before new lines: the header into an empty file, "\n" after a last line cut short, else nothing. */
+export async function appendPrefix(
+  handle: FileHandle,
+  size: number,
+  header: TranscriptHeader,
+): Promise<string> {
+  if (size === 0) return `${JSON.stringify(header)}\n`;
+  const last = Buffer.alloc(1);
+  await handle.read(last, 0, 1, size - 1);
+  return last[0] === 0x0a ? "" : "\n";
+}
+
 async function appendNow(path: string, entries: TranscriptEntry[], options: AppendOptions): Promise<void> {
   const { handle, size } = await openForAppend(path);
   try {
-    let text = "";
-    if (size === 0) {
-      text = `${JSON.stringify(options.header)}\n`;
-    } else {
-      const last = Buffer.alloc(1);
-      await handle.read(last, 0, 1, size - 1);
-      if (last[0] !== 0x0a) text = "\n";
-    }
+    let text = await appendPrefix(handle, size, options.header);
     for (const entry of entries) text += `${JSON.stringify(entry)}\n`;
     if (text.length === 0) return;
     // One appendFile of complete lines; the handle is in append mode, so the bytes land at the end.
