@@ -1,9 +1,10 @@
-import OpenAI, { APIConnectionError, APIError } from "openai";
+import type OpenAI from "openai";
 import type { ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
 import type { AgentConfig } from "../core/config-schema.js";
 import type { Env } from "../core/paths.js";
 import type { ToolDefinition } from "../plugin-api/types.js";
 import type { StoredChatMessage, StoredToolCall } from "../sessions/types.js";
+import { createHttpFetch } from "./http-fetch.js";
 import { type FinishReason, type LlmUsage, ReplyAssembler } from "./llm-assemble.js";
 import { describeLlmFailure, innermostMessage, type LlmFailure, systemErrorCode } from "./llm-errors.js";
 
@@ -14,7 +15,20 @@ import { describeLlmFailure, innermostMessage, type LlmFailure, systemErrorCode 
  * Contract: expected failures (abort, output limit, HTTP and connection errors, a stream that breaks off) come
  * back as `{ ok: false }` values with one actionable line; `stream` and `listModels` throw only for bugs,
  * including an exception thrown by the caller's own callbacks, which is rethrown as is.
+ *
+ * `openai` is imported at the first model call or endpoint check, not with this module: a gateway start (and
+ * every command that never calls the model) does not load its ~150 modules. The SDK sends through
+ * `createHttpFetch` (http-fetch.ts), a keep-alive `node:http` client, instead of the built-in fetch.
  */
+
+type Sdk = typeof import("openai");
+let sdk: Promise<Sdk> | undefined;
+
+/** The `openai` module, imported once, at first use. */
+function loadSdk(): Promise<Sdk> {
+  sdk ??= import("openai");
+  return sdk;
+}
 
 export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
 /** Sent when no key is configured: local servers ignore it, and the SDK refuses to start without one. */
@@ -92,12 +106,19 @@ export function resolveEndpoint(agent: AgentConfig, env: Env): Endpoint {
 
 export function createLlmClient(options: LlmClientOptions): LlmClient {
   const baseUrl = trimSlashes(options.baseUrl);
-  const client = new OpenAI({
-    baseURL: baseUrl,
-    apiKey: options.apiKey || NO_API_KEY,
-    maxRetries: options.maxRetries ?? 2,
-    timeout: SDK_TIMEOUT_MS,
-  });
+  let client: OpenAI | undefined;
+  let module: Sdk | undefined;
+  const connect = async (): Promise<{ client: OpenAI; sdk: Sdk }> => {
+    module ??= await loadSdk();
+    client ??= new module.default({
+      baseURL: baseUrl,
+      apiKey: options.apiKey || NO_API_KEY,
+      maxRetries: options.maxRetries ?? 2,
+      timeout: SDK_TIMEOUT_MS,
+      fetch: createHttpFetch(),
+    });
+    return { client, sdk: module };
+  };
   const limitField = outputLimitField(baseUrl);
 
   async function stream(request: LlmStreamRequest): Promise<LlmResult> {
@@ -114,7 +135,10 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
     let receivedAny = false;
     let firstToken = false;
     let callbackError: { error: unknown } | undefined;
+    let loaded: Sdk | undefined;
     try {
+      const { client, sdk } = await connect();
+      loaded = sdk;
       const tools = (request.tools ?? []).map(convertTool);
       const response = await client.chat.completions.create(
         {
@@ -149,7 +173,7 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
     } catch (error) {
       if (request.signal.aborted) return abortedResult();
       const context = { baseUrl, model: request.model, midStream: receivedAny };
-      return failed("error", describeLlmFailure(classifyError(error), context));
+      return failed("error", describeLlmFailure(classifyError(error, loaded), context));
     }
     if (callbackError) throw callbackError.error;
     if (request.signal.aborted) return abortedResult();
@@ -172,24 +196,27 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
   }
 
   async function listModels(signal: AbortSignal): Promise<ListModelsResult> {
+    let loaded: Sdk | undefined;
     try {
+      const { client, sdk } = await connect();
+      loaded = sdk;
       const page = await client.models.list({ signal });
       return { ok: true, models: page.data.map((model) => model.id) };
     } catch (error) {
       if (signal.aborted) return { ok: false, error: `model endpoint ${baseUrl} did not answer in time` };
-      return { ok: false, error: describeLlmFailure(classifyError(error), { baseUrl }) };
+      return { ok: false, error: describeLlmFailure(classifyError(error, loaded), { baseUrl }) };
     }
   }
 
   return { baseUrl, stream, listModels };
 }
 
-/** Sorts the SDK's errors into the kinds `describeLlmFailure` words. */
-function classifyError(error: unknown): LlmFailure {
-  if (error instanceof APIConnectionError) {
+/** Sorts the SDK's errors into the kinds `describeLlmFailure` words (`sdk` undefined: it failed to load). */
+function classifyError(error: unknown, sdk: Sdk | undefined): LlmFailure {
+  if (sdk && error instanceof sdk.APIConnectionError) {
     return { kind: "connection", code: systemErrorCode(error.cause), message: innermostMessage(error) };
   }
-  if (error instanceof APIError) {
+  if (sdk && error instanceof sdk.APIError) {
     return {
       kind: "status",
       status: error.status,
@@ -203,7 +230,7 @@ function classifyError(error: unknown): LlmFailure {
 }
 
 /** The server's own words: `{error: {message}}`, `{error: "…"}`, or the raw body text. */
-function serverMessage(error: APIError): string {
+function serverMessage(error: InstanceType<Sdk["APIError"]>): string {
   const body: unknown = error.error;
   if (typeof body === "string") return body;
   if (body && typeof body === "object" && typeof (body as { message?: unknown }).message === "string") {

@@ -1,0 +1,132 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createHttpFetch } from "./http-fetch.js";
+
+/** A loopback server whose handler each test sets; it records what arrived and when each answer's socket closed. */
+let server: Server;
+let url: string;
+let handler: (req: IncomingMessage, res: ServerResponse, body: string) => void;
+let closed: Promise<void>;
+let markClosed: () => void;
+beforeEach(async () => {
+  closed = new Promise((resolve) => {
+    markClosed = resolve;
+  });
+  server = createServer((req, res) => {
+    res.once("close", () => markClosed());
+    const parts: Buffer[] = [];
+    req.on("data", (part: Buffer) => parts.push(part));
+    req.on("end", () => handler(req, res, Buffer.concat(parts).toString("utf8")));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterEach(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+describe("createHttpFetch", () => {
+  it("sends method, headers and body, and answers with status, headers and the streamed body", async () => {
+    let seen: { method?: string; auth?: string; length?: string; body?: string } = {};
+    handler = (req, res, body) => {
+      seen = {
+        method: req.method,
+        auth: req.headers.authorization,
+        length: req.headers["content-length"],
+        body,
+      };
+      res.writeHead(201, { "content-type": "text/event-stream", "x-request-id": "r1" });
+      res.write("data: one\n\n");
+      res.end("data: two\n\n");
+    };
+    const response = await createHttpFetch()(`${url}/v1/chat`, {
+      method: "POST",
+      headers: { authorization: "Bearer k", "content-type": "application/json" },
+      body: '{"a":"ä"}',
+    });
+    expect(seen).toEqual({ method: "POST", auth: "Bearer k", length: "10", body: '{"a":"ä"}' });
+    expect(response.status).toBe(201);
+    expect(response.ok).toBe(true);
+    expect(response.headers.get("x-request-id")).toBe("r1");
+    expect(await response.text()).toBe("data: one\n\ndata: two\n\n");
+  });
+
+  it("an abort before the answer's headers rejects with an AbortError and closes the socket", async () => {
+    let arrived!: () => void;
+    const arrival = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    handler = () => arrived(); // never answers
+    const controller = new AbortController();
+    const call = createHttpFetch()(`${url}/hang`, { method: "POST", body: "{}", signal: controller.signal });
+    await arrival;
+    controller.abort();
+    await expect(call).rejects.toMatchObject({ name: "AbortError" });
+    await closed;
+  });
+
+  it("an abort after the headers errors the body with an AbortError and closes the socket", async () => {
+    handler = (_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("data: first\n\n");
+    };
+    const controller = new AbortController();
+    const response = await createHttpFetch()(`${url}/stream`, { signal: controller.signal });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe("data: first\n\n");
+    controller.abort();
+    await expect(reader.read()).rejects.toMatchObject({ name: "AbortError" });
+    await closed;
+  });
+
+  it("an already aborted signal sends nothing", async () => {
+    let requests = 0;
+    handler = (_req, res) => {
+      requests++;
+      res.end();
+    };
+    await expect(createHttpFetch()(url, { signal: AbortSignal.abort() })).rejects.toMatchObject({
+      name: "AbortError",
+    });
+    expect(requests).toBe(0);
+  });
+
+  it("a refused connection rejects with the system error code", async () => {
+    const port = (server.address() as AddressInfo).port;
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    await expect(createHttpFetch()(`http://127.0.0.1:${port}/`)).rejects.toMatchObject({
+      code: "ECONNREFUSED",
+    });
+    server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  });
+
+  it("a connection that breaks mid-answer errors the body", async () => {
+    handler = (_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("data: first\n\n", () => res.socket?.destroy());
+    };
+    const response = await createHttpFetch()(`${url}/broken`);
+    // A lost connection, not an abort: the SDK must not take it for a clean (cancelled) end.
+    await expect(response.text()).rejects.toMatchObject({ code: "ECONNRESET" });
+  });
+
+  it("a 204 has no body; connections are kept alive for the next call", async () => {
+    const ports = new Set<number>();
+    handler = (req, res) => {
+      ports.add(req.socket.remotePort ?? 0);
+      res.writeHead(204);
+      res.end();
+    };
+    const fetchFn = createHttpFetch();
+    const first = await fetchFn(`${url}/empty`);
+    expect(first.status).toBe(204);
+    expect(first.body).toBeNull();
+    await new Promise((resolve) => setImmediate(resolve));
+    await fetchFn(`${url}/empty`);
+    expect(ports.size).toBe(1);
+  });
+});

@@ -1,0 +1,142 @@
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+
+/**
+ * The `fetch` the model client hands the `openai` SDK: one request over `node:http` / `node:https` with a
+ * keep-alive agent, its answer as a standard `Response`. On the per-message path it costs about 40 % less CPU per
+ * streamed completion than the built-in fetch (undici's fetch algorithm and its request/response objects):
+ * 370 against 210 µs per completion, measured on this machine with the SDK against the fake model server.
+ *
+ * Contract (as `fetch`):
+ * - An aborted `signal` rejects the call with an `AbortError` before the answer's headers, and errors the body
+ *   stream with one after them (the SDK then ends its loop without throwing; llm-client checks `signal.aborted`).
+ *   The socket is destroyed either way: a cancelled answer is never read on.
+ * - A connection that fails rejects with the system error (its `code`: ECONNREFUSED, ENOTFOUND, …); one that breaks
+ *   mid-answer errors the body stream.
+ * - Request bodies are strings or bytes (what the SDK sends to chat completions and model lists); anything else
+ *   goes to the built-in fetch.
+ */
+export function createHttpFetch(): typeof fetch {
+  const agents = {
+    "http:": new HttpAgent({ keepAlive: true }),
+    "https:": new HttpsAgent({ keepAlive: true }),
+  };
+  return async (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    const body = init?.body;
+    const plainBody =
+      body === undefined || body === null || typeof body === "string" || body instanceof Uint8Array;
+    if (input instanceof Request || !plainBody || (url.protocol !== "http:" && url.protocol !== "https:")) {
+      return fetch(input, init);
+    }
+    return send(url, init ?? {}, agents[url.protocol], body ?? undefined);
+  };
+}
+
+const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
+
+/**
+ * The answer's bytes as a web stream, read as the consumer pulls. It ends with the answer; it errors with the
+ * AbortError when our signal ended it, and with the connection's own error (ECONNRESET) when the server went away
+ * before the answer was complete — never as a clean end.
+ */
+function bodyStream(res: IncomingMessage, aborted: () => Error | undefined): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      let settled = false;
+      const fail = (error: Error) => {
+        if (settled) return;
+        settled = true;
+        controller.error(aborted() ?? error);
+      };
+      res.on("data", (chunk: Buffer) => {
+        controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+        if ((controller.desiredSize ?? 0) <= 0) res.pause();
+      });
+      res.once("end", () => {
+        if (settled) return;
+        settled = true;
+        controller.close();
+      });
+      res.once("error", fail);
+      res.once("close", () => {
+        if (!res.complete) {
+          fail(
+            Object.assign(new Error("the connection closed before the answer was complete"), {
+              code: "ECONNRESET",
+            }),
+          );
+        }
+      });
+    },
+    pull() {
+      res.resume();
+    },
+    cancel() {
+      res.destroy();
+    },
+  });
+}
+
+function abortError(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  if (reason instanceof Error && reason.name === "AbortError") return reason;
+  return new DOMException("This operation was aborted", "AbortError");
+}
+
+function send(
+  url: URL,
+  init: RequestInit,
+  agent: HttpAgent,
+  body: string | Uint8Array | undefined,
+): Promise<Response> {
+  const signal = init.signal ?? undefined;
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(abortError(signal));
+      return;
+    }
+    const headers: Record<string, string> = {};
+    new Headers(init.headers).forEach((value, name) => {
+      headers[name] = value;
+    });
+    if (body !== undefined) headers["content-length"] = String(Buffer.byteLength(body));
+    const request = url.protocol === "https:" ? httpsRequest : httpRequest;
+    let response: IncomingMessage | undefined;
+    const onAbort = () => {
+      const error = abortError(signal as AbortSignal);
+      if (response) response.destroy(error);
+      else req.destroy(error);
+    };
+    const done = () => signal?.removeEventListener("abort", onAbort);
+    const req = request(url, { method: init.method ?? "GET", headers, agent }, (res) => {
+      response = res;
+      res.once("close", done);
+      const status = res.statusCode ?? 0;
+      const answer = new Headers();
+      for (const [name, value] of Object.entries(res.headers)) {
+        if (value === undefined) continue;
+        if (Array.isArray(value)) for (const v of value) answer.append(name, v);
+        else answer.set(name, value);
+      }
+      const nullBody = NULL_BODY_STATUSES.has(status) || init.method === "HEAD";
+      if (nullBody) res.resume();
+      resolve(
+        new Response(
+          nullBody ? null : bodyStream(res, () => (signal?.aborted ? abortError(signal) : undefined)),
+          {
+            status,
+            statusText: res.statusMessage ?? "",
+            headers: answer,
+          },
+        ),
+      );
+    });
+    signal?.addEventListener("abort", onAbort, { once: true });
+    req.once("error", (error) => {
+      done();
+      reject(error);
+    });
+    req.end(body);
+  });
+}
