@@ -1,107 +1,133 @@
 /**
- * Passivation bench (issue 11): the real `clawdis gateway` with a model (the fake model server in this process)
- * and `passivateAfterMinutes` 0.01 (0.6 s idle + the 5 s grace period): its resident memory once 10,000
- * sessions were each touched once (one turn each, through `POST /api/agent`) and unloaded, against the same
- * after 10. Memory stays flat with many idle sessions when the two are close.
+ * Memory benchmarks (issues 11 and 12): the real `clawdis gateway` with a model configured (the fake model server
+ * in another process) on a store of 10,000 sessions that exist (store entries and transcripts). Each round starts
+ * two gateways on fresh copies of that state, one after the other:
+ * - with the default `passivateAfterMinutes` (60: nothing is unloaded during the run): resident memory (VmRSS) and
+ *   its peak (VmHWM, from /proc/<pid>/status) after one message to each of the 10,000 sessions, against the same
+ *   after one message to each of 10 of them;
+ * - with `passivateAfterMinutes` 0.01 (0.6 s idle, then the 5 s grace period): resident memory once all 10,000
+ *   were touched once and unloaded, against once 10 were.
+ * Messages go through `POST /api/agent`, 16 in flight.
  */
-import { spawn } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { startFakeOpenAI } from "../test/fakes/openai-server.js";
-import type { BenchRow } from "./bench-row.js";
+import { join } from "node:path";
+import {
+  AgentClient,
+  type GatewayProcess,
+  gatewayConfig,
+  memoryMb,
+  modelArrival,
+  pool,
+  seededKey,
+  seedSessions,
+  startGateway,
+  startModelServer,
+} from "./bench-processes.js";
+import { type BenchRow, median } from "./bench-row.js";
 
-const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const bin = join(repoRoot, "bin", "clawdis.js");
-
-async function rssKb(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, "utf8");
-  const match = /VmRSS:\s+(\d+) kB/.exec(status);
-  return match ? Number(match[1]) : Number.NaN;
-}
+const ROUNDS = 5;
+const SESSIONS = 10_000;
+const FEW = 10;
+const IN_FLIGHT = 16;
+/** How long after the last message memory is read (background writes of the last turns finish). */
+const SETTLE_MS = 1000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+async function message(client: AgentClient, from: number, to: number): Promise<void> {
+  await pool(to - from, IN_FLIGHT, async (i) => {
+    modelArrival(await client.post(`hello ${from + i}`, seededKey("room", from + i)));
+  });
+}
+
+/** Until the gateway logged `count` unloads (a timeout says how far it got). */
+async function unloaded(gateway: GatewayProcess, count: number): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (gateway.count("idle session unloaded") < count) {
+    if (Date.now() > deadline) {
+      throw new Error(`only ${gateway.count("idle session unloaded")} of ${count} sessions were unloaded`);
+    }
+    await sleep(200);
+  }
+}
+
 export async function benchPassivation(): Promise<BenchRow[]> {
-  const fake = await startFakeOpenAI();
-  const stateDir = await mkdtemp(join(tmpdir(), "clawdis-bench-passivate-"));
-  const env = { ...process.env, CLAWDIS_STATE_DIR: stateDir, HOME: stateDir };
-  await writeFile(
-    join(stateDir, "clawdis.json"),
-    JSON.stringify({
-      gateway: { port: 0 },
-      inbound: {
-        reply: {
-          agent: { baseUrl: fake.url, model: "fake-model" },
-          session: { passivateAfterMinutes: 0.01 },
-        },
-      },
-    }),
-  );
-  const child = spawn(process.execPath, [bin, "gateway"], { env, stdio: ["ignore", "pipe", "pipe"] });
+  const root = await mkdtemp(join(tmpdir(), "clawdis-bench-memory-"));
+  const model = await startModelServer();
+  const template = join(root, "template");
+  await seedSessions(template, { prefix: "room", count: SESSIONS, messages: 20 });
+  const warm = {
+    few: [] as number[],
+    many: [] as number[],
+    fewPeak: [] as number[],
+    manyPeak: [] as number[],
+  };
+  const passive = { few: [] as number[], many: [] as number[], manyPeak: [] as number[] };
   try {
-    let unloaded = 0;
-    let output = "";
-    const url = await new Promise<string>((resolve, reject) => {
-      const onData = (chunk: Buffer) => {
-        const text = chunk.toString();
-        unloaded += text.split("idle session unloaded").length - 1;
-        if (!output.includes("listening on")) {
-          output += text;
-          const match = /listening on (http:\/\/[0-9.:]+)/.exec(output);
-          if (match) resolve(match[1] as string);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const kind of ["warm", "passive"] as const) {
+        const stateDir = join(root, `${kind}-${round}`);
+        await cp(template, stateDir, { recursive: true });
+        const session = kind === "passive" ? { passivateAfterMinutes: 0.01 } : {};
+        const gateway = await startGateway(stateDir, gatewayConfig(model.url, session));
+        const client = new AgentClient(gateway.url, gateway.token);
+        try {
+          await message(client, 0, FEW);
+          if (kind === "passive") await unloaded(gateway, FEW);
+          await sleep(SETTLE_MS);
+          const few = await memoryMb(gateway.pid);
+          await message(client, FEW, SESSIONS);
+          if (kind === "passive") await unloaded(gateway, SESSIONS);
+          await sleep(SETTLE_MS);
+          const many = await memoryMb(gateway.pid);
+          if (kind === "warm") {
+            warm.few.push(few.rss);
+            warm.many.push(many.rss);
+            warm.fewPeak.push(few.peak);
+            warm.manyPeak.push(many.peak);
+          } else {
+            passive.few.push(few.rss);
+            passive.many.push(many.rss);
+            passive.manyPeak.push(many.peak);
+          }
+        } finally {
+          client.close();
+          await gateway.stop();
+          await rm(stateDir, { recursive: true, force: true });
         }
-      };
-      child.stdout.on("data", onData);
-      child.stderr.on("data", onData);
-      child.on("exit", (code) => reject(new Error(`gateway exited ${code}: ${output}`)));
-    });
-    const token = (await readFile(join(stateDir, "gateway.token"), "utf8")).trim();
-    let sent = 0;
-    const touch = async (count: number, prefix: string) => {
-      let next = 0;
-      const worker = async () => {
-        while (next < count) {
-          const i = next++;
-          const res = await fetch(`${url}/api/agent`, {
-            method: "POST",
-            headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-            body: JSON.stringify({ message: `hello ${i}`, session: `group:${prefix}-${i}` }),
-          });
-          await res.text();
-          if (!res.ok) throw new Error(`POST /api/agent answered ${res.status}`);
-          sent++;
-        }
-      };
-      await Promise.all(Array.from({ length: 16 }, worker));
-    };
-    /** Until every touched session was unloaded (idle 0.6 s + grace 5 s), then a moment for the GC. */
-    const settle = async () => {
-      while (unloaded < sent) await sleep(200);
-      (global as { gc?: () => void }).gc?.();
-      await sleep(1000);
-    };
-    await touch(10, "small");
-    await settle();
-    const small = await rssKb(child.pid!);
-    await touch(10_000, "many");
-    await settle();
-    const many = await rssKb(child.pid!);
+      }
+    }
     return [
       {
-        name: "gateway RSS after 10,000 sessions touched once (unloaded)",
-        ours: many / 1024,
-        baselineName: "after 10 sessions",
-        baseline: small / 1024,
+        name: "gateway RSS after one message to each of 10,000 sessions",
         unit: "MB",
-        note: `${unloaded} sessions unloaded; passivateAfterMinutes 0.01`,
+        ours: warm.many,
+        baselineName: "after one message to each of 10",
+        baseline: warm.few,
+        target: { kind: "below", max: 150 },
+        note: `10,000 sessions in the store, model configured, passivateAfterMinutes 60 (all still warm); ${IN_FLIGHT} in flight`,
+      },
+      {
+        name: "gateway peak RSS (VmHWM), same run",
+        unit: "MB",
+        ours: warm.manyPeak,
+        baselineName: "peak after 10",
+        baseline: warm.fewPeak,
+        target: { kind: "below", max: 200 },
+      },
+      {
+        name: "gateway RSS after 10,000 sessions touched once and unloaded",
+        unit: "MB",
+        ours: passive.many,
+        baselineName: "after 10 touched and unloaded",
+        baseline: passive.few,
+        target: { kind: "ratio", max: 1.5 },
+        note: `passivateAfterMinutes 0.01; peak ${median(passive.manyPeak).toFixed(0)} MB`,
       },
     ];
   } finally {
-    child.kill("SIGTERM");
-    await new Promise((r) => child.once("exit", r));
-    await fake.close();
-    await rm(stateDir, { recursive: true, force: true });
+    await model.stop();
+    await rm(root, { recursive: true, force: true });
   }
 }

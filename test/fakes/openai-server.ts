@@ -200,7 +200,18 @@ export function splitInto(text: string, n: number): string[] {
   return parts.length > 0 ? parts : [""];
 }
 
-export async function startFakeOpenAI(): Promise<FakeOpenAI> {
+export interface FakeOpenAIOptions {
+  /**
+   * Whether each request is kept in `requests` (default true). A long benchmark passes false: `requests` stays
+   * empty (numbering, events and `waitForRequest` of requests still to come work as before), so memory does
+   * not grow with every request body.
+   */
+  keepRequests?: boolean;
+}
+
+export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
+  const keepRequests = options.keepRequests ?? true;
+  let requestCount = 0;
   const queue: FakeReply[] = [];
   let handler: (body: ChatRequestBody) => FakeReply | Promise<FakeReply> = echoReply;
   const requests: FakeRequest[] = [];
@@ -374,7 +385,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       });
     }
     const request: FakeRequest = {
-      n: requests.length + 1,
+      n: ++requestCount,
       method: req.method,
       path: url.pathname,
       headers: req.headers,
@@ -382,7 +393,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       receivedAt: Date.now(),
       closed,
     };
-    requests.push(request);
+    if (keepRequests) requests.push(request);
     void closed.then((how) => {
       if (how === "aborted") events.emit("abort", request);
     });
