@@ -145,6 +145,7 @@ async function serve(
 ): Promise<number> {
   const logger = createLogger({ level: loaded.config.logging.level });
   const addressFile = gatewayAddressPath(io.env);
+  let reloader: ConfigReloader | undefined;
   const supervisor = new GatewaySupervisor({
     create: (next) => createGateway(io, deps, { listen: true, loaded: next }),
     published: async (gateway, address) => {
@@ -158,6 +159,8 @@ async function serve(
         { mode: 0o600 },
       );
       gateway.options.logger.info(`listening on ${url}`, { store: gateway.store.path });
+      // A gateway restarted on a config read elsewhere (POST /api/restart): the file is compared with it again.
+      void reloader?.reload({ initial: true });
     },
     stateDir: stateDir(io.env),
     logger,
@@ -187,7 +190,7 @@ async function serve(
   }
   const first = supervisor.current;
   // Config hot reload (docs/configuration.md, Changing the config while it runs): the file is watched from now on.
-  const reloader = new ConfigReloader({
+  reloader = new ConfigReloader({
     loaded,
     env: io.env,
     sections: await deps.configSections(io.env),

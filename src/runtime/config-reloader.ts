@@ -84,6 +84,7 @@ export class ConfigReloader {
   private watcher: { start(): Promise<void>; close(): Promise<void> } | undefined;
   private running: Promise<ReloadOutcome> | undefined;
   private again = false;
+  private againInitial = false;
   private stopped = false;
   /** The digest of the last text looked at (applied, refused or restarted on): the same text again is no news. */
   private lastSeen: string | undefined;
@@ -119,10 +120,15 @@ export class ConfigReloader {
     while (this.running) await this.running;
   }
 
-  /** Looks at the file now; resolves with how that look ended (coalesced with one under way). */
+  /**
+   * Looks at the file now; resolves with how that look ended (coalesced with one under way). `initial`: the
+   * gateway is new (the start, an in-process restart): the file is compared with what it runs on even when its
+   * text is the one looked at last, and it says nothing when they agree.
+   */
   reload(options: { initial?: boolean } = {}): Promise<ReloadOutcome> {
     if (this.running) {
       this.again = true;
+      this.againInitial ||= options.initial === true;
       return this.running;
     }
     const run = (async () => {
@@ -135,7 +141,8 @@ export class ConfigReloader {
           this.options.logger.error("reading the config again failed", { error: describeError(error) });
           return "rejected" as const;
         });
-        initial = false;
+        initial = this.againInitial;
+        this.againInitial = false;
       } while (this.again);
       return outcome;
     })().finally(() => {
@@ -172,7 +179,8 @@ export class ConfigReloader {
       return "deleted";
     }
     const sha = configDigest(read.text);
-    if (sha === this.lastSeen) return "unchanged";
+    // A first look (at start, or at a gateway started anew) compares the file with what that gateway runs on.
+    if (!initial && sha === this.lastSeen) return "unchanged";
     this.lastSeen = sha;
     let plan: ConfigReloadPlan;
     try {

@@ -30,6 +30,16 @@ async function statusText(gw: GatewayProcess): Promise<string> {
   return answer.body.payloads.map((p) => p.text).join("\n");
 }
 
+/** `config` of a `GET /api/status` answer. */
+const configOf = (answer: { body: Json }): Json => (answer.body.config ?? {}) as Json;
+
+/** Resolves once `check()` holds; each check is an HTTP round trip (the test's deadline ends a miss). */
+async function until(check: () => Promise<boolean>): Promise<void> {
+  while (!(await check())) {
+    // Asked again at once: the next answer is the pacing.
+  }
+}
+
 /** The 1-based line of the first line of `text` that contains `needle`. */
 function lineOf(text: string, needle: string): number {
   return text.split("\n").findIndex((line) => line.includes(needle)) + 1;
@@ -183,5 +193,13 @@ describe("e2e: changing clawdis.json while the gateway runs", () => {
     const status = (await gw.call("GET", "/api/status")).body as Json;
     expect(status.pid).toBe(gw.pid);
     expect((await gw.agent("on the new port")).body.payloads).toEqual([{ text: "echo: on the new port" }]);
+    const matches = `✓ the running gateway (pid ${gw.pid}) loaded ${state.configPath} and runs on it as it is now`;
+    expect((await state.cli(["doctor"])).stdout).toContain(matches);
+    // A restart asked for over the API: the new gateway is compared with the file again.
+    const again = gw.stderr.length;
+    expect((await gw.call("POST", "/api/restart")).status).toBe(202);
+    await gw.stderr.waitFor(`listening on http://127.0.0.1:${port}`, { from: again });
+    await until(async () => typeof configOf(await gw.call("GET", "/api/status")).sha256 === "string");
+    expect((await state.cli(["doctor"])).stdout).toContain(matches);
   });
 });
