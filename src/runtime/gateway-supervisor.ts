@@ -1,8 +1,9 @@
+import { rm } from "node:fs/promises";
 import type { LoadedConfig } from "../core/config.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { Gateway, StopRequest } from "../gateway.js";
-import { writeRestartManifest } from "./restart-manifest.js";
+import { restartManifestPath, writeRestartManifest } from "./restart-manifest.js";
 
 /** How long one gateway may take to stop (drain included) before the process gives up on it. */
 export const GATEWAY_STOP_DEADLINE_MS = 30_000;
@@ -108,7 +109,11 @@ export class GatewaySupervisor {
     );
     this.offStop();
     await this.stopWithin(old);
-    if (this.stopping) return { ok: false, error: "the gateway is stopping" };
+    if (this.stopping) {
+      // A stop came during the drain: no gateway follows here, so no start should take the manifest as its own.
+      await rm(restartManifestPath(this.deps.stateDir), { force: true });
+      return { ok: false, error: "the gateway is stopping" };
+    }
     try {
       await this.launch(next);
       logger.info("restarted", { reason });
