@@ -148,6 +148,27 @@ describe("config reload on a running gateway", () => {
     expect(t.logs.some((l) => l.message === "a debug line after the change")).toBe(true);
   });
 
+  it("a transport switched off and on again: the reply that came while it was off waits, and is sent once", async () => {
+    const { t, reloader, save, base, lines } = await setup();
+    t.fake.enqueue({ text: "the late reply", hang: "before-headers" });
+    const asked = await t.chat.inject({ text: "answer me later" });
+    await t.fake.waitForRequest(1);
+    await save({ ...base, plugins: { entries: { chat: { enabled: false } } } });
+    expect(await reloader.reload()).toBe("applied");
+    expect(infoLines(lines)).toContain("config change: chat stops for plugins.entries.chat");
+    expect(t.gateway.host.states().find((s) => s.id === "chat")?.state).toBe("disabled");
+    t.fake.release();
+    await done(asked);
+    // Parked while its transport is off: nothing sent, nothing lost.
+    expect(t.chat.sent).toEqual([]);
+    await save(base);
+    expect(await reloader.reload()).toBe("applied");
+    const sent = await t.chat.waitForSent(1);
+    expect(sent.map((m) => m.text)).toEqual(["the late reply"]);
+    await t.idle();
+    expect(t.chat.sent).toHaveLength(1);
+  });
+
   it("an invalid edit keeps the last good config, logged as at start (key path, line), in /status until a good save", async () => {
     const { t, reloader, save, base, lines } = await setup();
     const bad = `{\n  "gateway": { "port": 0 },\n  "inbound": { "reply": { "session": { "idleMinutes": "soon" } } }\n}\n`;
