@@ -1,11 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  type LineCache,
-  parseStoreText,
-  serializeStore,
-  serializeStoreBytes,
-  usableEntries,
-} from "./store-parse.js";
+import { parseStoreText, serializeStore, usableEntries } from "./store-parse.js";
 
 describe("serializeStore", () => {
   const shapes: Record<string, Record<string, unknown>> = {
@@ -27,23 +21,6 @@ describe("serializeStore", () => {
   it.each(Object.entries(shapes))("%s: exactly JSON.stringify(raw, null, 2) plus a newline", (_, raw) => {
     const expected = `${JSON.stringify(raw, null, 2)}\n`;
     expect(serializeStore(raw)).toBe(expected);
-    const cache: LineCache = new WeakMap();
-    expect(serializeStoreBytes(raw, cache).toString("utf8")).toBe(expected);
-    expect(serializeStoreBytes(raw, cache).toString("utf8")).toBe(expected);
-  });
-
-  it("reuses the cached line of unchanged entries, and not under another key", () => {
-    const cache: LineCache = new WeakMap();
-    const a = { sessionId: "a", updatedAt: 1 };
-    const raw: Record<string, unknown> = { a, b: { sessionId: "b", updatedAt: 2 } };
-    serializeStoreBytes(raw, cache);
-    const line = cache.get(a)?.line;
-    expect(line?.toString()).toBe('  "a": {\n    "sessionId": "a",\n    "updatedAt": 1\n  }');
-    raw.b = { sessionId: "b", updatedAt: 3 };
-    expect(serializeStoreBytes(raw, cache).toString()).toBe(`${JSON.stringify(raw, null, 2)}\n`);
-    expect(cache.get(a)?.line).toBe(line);
-    const moved = { c: a };
-    expect(serializeStoreBytes(moved, cache).toString()).toBe(`${JSON.stringify(moved, null, 2)}\n`);
   });
 
   it("keeps a __proto__ key as data through parse and serialize", () => {
@@ -60,7 +37,6 @@ describe("serializeStore", () => {
       updatedAt: 1,
     });
     expect(serializeStore(parsed.raw)).toBe(text);
-    expect(serializeStoreBytes(parsed.raw, new WeakMap()).toString()).toBe(text);
   });
 });
 

@@ -77,7 +77,7 @@ export function setOwn<T>(obj: Record<string, T>, key: string, value: T): void {
 }
 
 /** True when `entry` can be handed out as it is: a safe `sessionId` and a finite numeric `updatedAt`. */
-function usableAsIs(entry: Record<string, unknown>): boolean {
+export function usableAsIs(entry: Record<string, unknown>): boolean {
   return (
     typeof entry.sessionId === "string" &&
     SESSION_ID_PATTERN.test(entry.sessionId) &&
@@ -127,41 +127,6 @@ export function usableEntries(raw: Record<string, Record<string, unknown>>): {
 /** The file text the gateway writes: pretty-printed with two spaces, and a trailing newline. */
 export function serializeStore(raw: Record<string, unknown>): string {
   return `${JSON.stringify(raw, null, 2)}\n`;
-}
-
-/** Per entry object: the key it was serialized under and its encoded line `  "key": {…}`. */
-export type LineCache = WeakMap<object, { key: string; line: Buffer }>;
-
-const OPEN = Buffer.from("{\n");
-const COMMA = Buffer.from(",\n");
-const CLOSE = Buffer.from("\n}\n");
-const EMPTY = Buffer.from("{}\n");
-
-/**
- * `serializeStore(raw)` as bytes, built from cached lines: the line of an entry object is encoded once and
- * reused while the same object sits under the same key, so rewriting a store of 10,000 entries after changing
- * one encodes one entry and copies the rest. Only for entry objects that are never changed in place (the store
- * replaces entries, it never edits them).
- */
-export function serializeStoreBytes(raw: Record<string, unknown>, cache: LineCache): Buffer {
-  const parts: Buffer[] = [];
-  for (const key of Object.keys(raw)) {
-    const value = raw[key];
-    const cacheable = typeof value === "object" && value !== null;
-    const hit = cacheable ? cache.get(value) : undefined;
-    let line = hit?.key === key ? hit.line : undefined;
-    if (line === undefined) {
-      const json = JSON.stringify(value, null, 2) as string | undefined;
-      if (json === undefined) continue; // no JSON form (undefined, a function): left out, as JSON.stringify does
-      // Nested lines move two spaces right, as JSON.stringify does for a value one level down.
-      line = Buffer.from(`  ${JSON.stringify(key)}: ${json.replace(/\n/g, "\n  ")}`);
-      if (cacheable) cache.set(value, { key, line });
-    }
-    parts.push(parts.length === 0 ? OPEN : COMMA, line);
-  }
-  if (parts.length === 0) return Buffer.from(EMPTY);
-  parts.push(CLOSE);
-  return Buffer.concat(parts);
 }
 
 /** Where a JSON text first goes wrong, 1-based, and what was expected there. */

@@ -1,5 +1,5 @@
 import { chmod, constants, copyFile, link, unlink } from "node:fs/promises";
-import { type FileVersion, sameVersion, statStoreFile } from "./store-read.js";
+import { type FileVersion, sameData, statStoreFile } from "./store-read.js";
 
 /** Codes of file systems that have no hard links: the bad file is copied instead. */
 const NO_HARD_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "EXDEV", "EMLINK", "ENOSYS"]);
@@ -10,14 +10,15 @@ const NO_HARD_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "EXDEV", "EMLIN
  * missing. The copy is a hard link to the same inode (nothing is read or copied, even for 2 GB), or a byte copy
  * where hard links are not supported. An earlier `.bad-*` file is never overwritten.
  *
- * Returns the new name, or undefined when the file at `path` is no longer `version` (replaced or edited since
- * it was judged): then nothing is kept and the caller reads the file again.
+ * Returns the new name and the version of the file at `path` now (a hard link changes its ctime, nothing else),
+ * or undefined when the file at `path` is no longer `version` (replaced or edited since it was judged): then
+ * nothing is kept and the caller reads the file again.
  */
 export async function keepBadCopy(
   path: string,
   version: FileVersion,
   now: number,
-): Promise<string | undefined> {
+): Promise<{ target: string; version: FileVersion } | undefined> {
   const stamp = new Date(now).toISOString().replace(/[:.]/g, "-");
   for (let n = 0; ; n++) {
     const target = n === 0 ? `${path}.bad-${stamp}` : `${path}.bad-${stamp}-${n}`;
@@ -26,12 +27,18 @@ export async function keepBadCopy(
     if (made === "missing") return undefined;
     // The link names the inode that was at `path` when it was made; a copy is checked against `path` after it.
     const kept = await statStoreFile(made === "linked" ? target : path);
-    if (!sameVersion(kept, version)) {
+    if (!sameData(kept, version)) {
       await unlink(target).catch(() => {});
       return undefined;
     }
     await chmod(target, 0o600);
-    return target;
+    // chmod of the link changed the inode's ctime again: this is the version the caller may replace.
+    const current = await statStoreFile(path);
+    if (!sameData(current, version)) {
+      await unlink(target).catch(() => {});
+      return undefined;
+    }
+    return { target, version: current as FileVersion };
   }
 }
 

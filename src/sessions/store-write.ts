@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { renameSync } from "node:fs";
-import { mkdir, open, unlink } from "node:fs/promises";
+import { fstatSync, renameSync } from "node:fs";
+import { type FileHandle, mkdir, open, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import type { FileVersion } from "./store-read.js";
+import { type FileVersion, versionOf } from "./store-read.js";
 
 /**
  * Replaces `path` with `text` atomically: a temp file (0600) in the same directory is written and fsync'd, then
@@ -11,7 +11,6 @@ import type { FileVersion } from "./store-read.js";
  * `beforeRename` may throw (or reject) to abandon the write: the temp file is removed and `path` is untouched.
  * `lastCheck` runs synchronously right before a synchronous rename (nothing else runs between the two), so what it
  * checks is as fresh as it can be; it may throw to abandon the write too.
- * Returns the version (inode, mtime, size) of the file now at `path`, so that the writer need not stat it again.
  * When the directory fsync fails after the rename, the error is thrown although the new file is in place.
  */
 export async function writeFileAtomic(
@@ -19,10 +18,41 @@ export async function writeFileAtomic(
   text: string | Uint8Array,
   beforeRename?: () => void | Promise<void>,
   lastCheck?: () => void,
-): Promise<FileVersion> {
+): Promise<void> {
+  await writePiecesAtomic(path, [typeof text === "string" ? Buffer.from(text) : text], {
+    beforeRename,
+    lastCheck,
+  });
+}
+
+export interface PiecesWrite {
+  /**
+   * Set the temp file's modification time to a stamp in the past before the fsync (see stampTime), and report
+   * in `renamed` whether the file system kept it exactly.
+   */
+  stamp?: boolean;
+  beforeRename?: () => void | Promise<void>;
+  lastCheck?: () => void;
+  /**
+   * Runs synchronously right after the rename, before the directory fsync: the version of the file now at
+   * `path` (read from the renamed file's own descriptor; undefined if that failed) and whether its mtime is
+   * our stamp. Nothing else of this process runs between the rename and this call.
+   */
+  renamed?: (version: FileVersion | undefined, stamped: boolean) => void;
+}
+
+/**
+ * `writeFileAtomic` of the concatenation of `pieces`, written with one gathering write (no whole-file buffer is
+ * built). The pieces must not change until the promise settles.
+ */
+export async function writePiecesAtomic(
+  path: string,
+  pieces: readonly Uint8Array[],
+  options: PiecesWrite = {},
+): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await writeOnce(path, text, beforeRename, lastCheck);
+      return await writeOnce(path, pieces, options);
     } catch (error) {
       // The directory was deleted by hand meanwhile (deleting it is a reset): make it again and write again.
       if ((error as NodeJS.ErrnoException).code !== "ENOENT" || attempt >= DIRECTORY_GONE_ATTEMPTS)
@@ -35,35 +65,71 @@ export async function writeFileAtomic(
 /** How often a write starts over because its directory went away while it ran. */
 const DIRECTORY_GONE_ATTEMPTS = 3;
 
-async function writeOnce(
-  path: string,
-  text: string | Uint8Array,
-  beforeRename?: () => void | Promise<void>,
-  lastCheck?: () => void,
-): Promise<FileVersion> {
+/**
+ * The modification time a stamped write gives its file: one second before now, at 777 µs past the millisecond.
+ * Any later write to the file, by anyone, sets its mtime to the current time, which is never this value, so
+ * (ino, size, mtime, ctime) equal to what the writer saw after its rename means nobody wrote since. (Node sets
+ * times in microseconds, hence a microsecond stamp; a file system that keeps coarser times rounds it, which the
+ * writer sees, and then does not rely on the stamp.)
+ */
+export function stampTime(now: number): bigint {
+  return BigInt(Math.floor(now) - 1000) * 1_000_000n + 777_000n;
+}
+
+/** How far a stamp read back may be from the one set (float seconds through utimes) and still count as kept. */
+const STAMP_TOLERANCE_NS = 10_000n;
+
+async function writeOnce(path: string, pieces: readonly Uint8Array[], options: PiecesWrite): Promise<void> {
   const temp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`);
   const handle = await open(temp, "wx", 0o600);
   let renamed = false;
-  let version: FileVersion;
   try {
-    await handle.writeFile(text);
+    await writeAll(handle, pieces);
+    const stamp = options.stamp ? stampTime(Date.now()) : undefined;
+    if (stamp !== undefined) {
+      const seconds = Number(stamp) / 1e9;
+      await handle.utimes(seconds, seconds);
+    }
     await handle.sync();
-    // A rename keeps the inode and the mtime, so this is the version readers will see at `path`.
-    const stat = await handle.stat({ bigint: true });
-    version = { ino: stat.ino, mtimeNs: stat.mtimeNs, size: stat.size };
-    await handle.close();
-    await beforeRename?.();
-    lastCheck?.();
+    await options.beforeRename?.();
+    options.lastCheck?.();
     renameSync(temp, path);
     renamed = true;
-  } finally {
-    if (!renamed) {
-      await handle.close().catch(() => {});
-      await unlink(temp).catch(() => {});
+    // A rename changes the file's ctime: the version readers see is the one after it.
+    let version: FileVersion | undefined;
+    try {
+      version = versionOf(fstatSync(handle.fd, { bigint: true }));
+    } catch {
+      version = undefined;
     }
+    const stamped =
+      stamp !== undefined &&
+      version !== undefined &&
+      version.mtimeNs - stamp < STAMP_TOLERANCE_NS &&
+      stamp - version.mtimeNs < STAMP_TOLERANCE_NS;
+    options.renamed?.(version, stamped);
+  } finally {
+    await handle.close().catch(() => {});
+    if (!renamed) await unlink(temp).catch(() => {});
   }
   await syncDirectory(dirname(path));
-  return version;
+}
+
+/** Writes every byte of `pieces` from offset 0, with as few gathering writes as the system takes. */
+async function writeAll(handle: FileHandle, pieces: readonly Uint8Array[]): Promise<void> {
+  let rest = pieces.filter((p) => p.length > 0);
+  let position = 0;
+  while (rest.length > 0) {
+    const { bytesWritten } = await handle.writev(rest, position);
+    if (bytesWritten <= 0) throw Object.assign(new Error("write wrote nothing"), { code: "EIO" });
+    position += bytesWritten;
+    let skip = bytesWritten;
+    while (rest.length > 0 && skip >= rest[0]!.length) {
+      skip -= rest[0]!.length;
+      rest = rest.slice(1);
+    }
+    if (skip > 0) rest = [rest[0]!.subarray(skip), ...rest.slice(1)];
+  }
 }
 
 /** Codes of file systems or platforms that cannot fsync a directory (nothing to do there). */

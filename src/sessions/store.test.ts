@@ -225,6 +225,24 @@ describe("SessionStore basics", () => {
     expect(onDisk.bad).toBeUndefined();
   });
 
+  it("a key deleted and stored again in one batch goes at the end, like a new key", async () => {
+    const { store } = makeStore();
+    for (const key of ["A", "B", "C"]) await store.update(key, () => entry(key.toLowerCase()));
+    await Promise.all([
+      store.update("A", () => undefined),
+      store.update("X", () => entry("x")),
+      store.update("Y", () => entry("y")),
+      store.update("X", () => undefined),
+      store.update("A", () => entry("a2")),
+      store.update("X", () => entry("x2")),
+      store.update("B", (current) => current && { ...current, model: "m" }),
+    ]);
+    const written = JSON.parse(await readFile(path, "utf8"));
+    expect(Object.keys(written)).toEqual(["B", "C", "Y", "A", "X"]);
+    expect(written.B.model).toBe("m");
+    expect(Object.keys(await store.load())).toEqual(["B", "C", "Y", "A", "X"]);
+  });
+
   it("gives transcript paths inside the store directory only", () => {
     const { store } = makeStore();
     expect(store.transcriptPath("abc")).toBe(join(dir, "sessions", "abc.jsonl"));

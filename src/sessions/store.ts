@@ -4,17 +4,19 @@ import { type Clock, systemClock } from "../core/clock.js";
 import { ClawdisError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import { quoteId, transcriptPathFor, whyInvalid } from "./session-id.js";
+import { diffStore } from "./store-diff.js";
+import { type RawStore, StoreImage } from "./store-image.js";
+import type { Layout } from "./store-layout.js";
 import { type HeldLock, LOCK_STALE_MS, withFileLock } from "./store-lock.js";
 import {
-  type LineCache,
+  type EntryProblem,
   nullPrototypeCopy,
   parseStoreText,
-  serializeStoreBytes,
   setOwn,
   storeParseReason,
-  usableEntries,
   usableEntry,
 } from "./store-parse.js";
+import { applySegments, piecesOf, planPatch, spareFor, wholeFile } from "./store-patch.js";
 import {
   type FileVersion,
   MAX_STORE_BYTES,
@@ -23,10 +25,11 @@ import {
   statStoreFile,
   statStoreFileSync,
   tooLargeReason,
+  UNKNOWN_VERSION,
 } from "./store-read.js";
 import { rebuildFromTranscripts } from "./store-rebuild.js";
 import { keepBadCopy } from "./store-set-aside.js";
-import { writeFileAtomic } from "./store-write.js";
+import { type PiecesWrite, writePiecesAtomic } from "./store-write.js";
 import type { SessionEntry, SessionMap } from "./types.js";
 
 export interface SessionStoreOptions {
@@ -50,6 +53,16 @@ export type UpdateFn = (
   unusable?: Readonly<Record<string, unknown>>,
 ) => SessionEntry | undefined;
 
+/**
+ * What a batch changes: key -> the entry to store, or undefined to delete it, in the order the keys were
+ * first changed (a key deleted and then stored again counts from then: it goes at the end, as a new key does).
+ * `moved`: keys of the file that were deleted and stored again (written whole, so that they go at the end).
+ */
+interface Changes {
+  entries: Map<string, SessionEntry | undefined>;
+  moved: Set<string>;
+}
+
 interface PendingUpdate {
   key: string;
   fn: UpdateFn;
@@ -63,24 +76,30 @@ const MAX_WRITE_ATTEMPTS = 5;
 /** The file is no longer the version that was read: read it again and re-apply (never write over it). */
 class StoreChanged extends Error {}
 
-/** File system timestamps come from a coarse clock (a few ms); a change within this of now may not show in mtime. */
+/**
+ * File system timestamps come from a coarse clock (a few ms): a write by someone else within this of the
+ * version's ctime may leave (ino, size, mtime, ctime) as they were. A file system that keeps only seconds (seen
+ * when our stamp does not stick) gets the longer tick.
+ */
 const SAME_TICK_MS = 100;
-
-function isRecent(version: FileVersion): boolean {
-  return Number(version.mtimeNs / 1_000_000n) > Date.now() - SAME_TICK_MS;
-}
-
-/** The file's object as parsed: every key, usable or not (see store-parse.ts). */
-type RawStore = Record<string, Record<string, unknown>>;
+const COARSE_TICK_MS = 2_100;
 
 /**
  * `sessions.json` (SPEC section 2). Invariants:
  * - reads never change the file, except to set aside a file that does not parse or is over `maxBytes` (then
  *   the last good copy, or a map rebuilt from the transcript headers, is renamed over it: the store is never
  *   missing, not even for a moment);
- * - `update` re-reads the file under the cross-process lock, changes one key and writes atomically, so an edit
- *   made by hand (or by another process) to any other key is never overwritten with a stale copy; right before
- *   the rename it checks that the file is still the one it read, and starts again from the file otherwise;
+ * - `update` works under the cross-process lock on the file as it is on disk, changes its keys and writes
+ *   atomically, so an edit made by hand (or by another process) to any other key is never overwritten with a
+ *   stale copy; right before the rename it checks that the file is still the version it started from, and
+ *   starts again from the file otherwise;
+ * - the file is read again only when someone else may have written it: each write of ours stamps the file's
+ *   mtime with a time in the past (store-write.ts stampTime), so (ino, size, mtime, ctime) equal to what we saw
+ *   right after our rename proves that nobody wrote since; a version written by someone else is trusted that
+ *   way only once it was read a clock tick after its ctime (before, its bytes are compared again);
+ * - an update writes the file as the pieces of the old one around the entries it changed (no whole-file
+ *   buffer), and the one copy of the file's bytes held, its parse and the usable map are patched the same way;
+ *   after an outside edit only the entries between the common prefix and suffix are parsed (store-diff.ts);
  * - a file that does not parse is never treated as empty and overwritten: it is kept as
  *   `sessions.json.bad-<timestamp>` first;
  * - every entry given out has a valid `sessionId` (SESSION_ID_PATTERN) and a numeric `updatedAt`; entries that
@@ -95,18 +114,17 @@ export class SessionStore {
   private readonly maxBytes: number;
   private readonly lockStaleMs: number;
   private parses = 0;
+  private reads = 0;
+  private tickMs = SAME_TICK_MS;
+  /** The file as last read or written (see StoreImage). Undefined: no file (or none seen yet). */
+  private image: StoreImage | undefined;
+  /** The image a write in flight was planned on: a reader leaves it as it is and builds its own. */
+  private writing: StoreImage | undefined;
   /**
-   * The file as last read or written: its version, its exact bytes and their parse. `map` (the usable entries)
-   * is derived on first use. Entry objects in `raw` are never changed in place: an update replaces the entry.
-   */
-  private cache: { version: FileVersion; bytes: Buffer; raw: RawStore; map?: SessionMap } | undefined;
-  /**
-   * The last content known to be good (parsed or written by us); used when the file turns out bad. A file found
-   * missing does not change it: a bad file that follows a deletion gets this copy, never an empty store.
+   * The last content known to be good, kept when the file goes missing: a bad file that follows a deletion gets
+   * this copy, never an empty store. While there is an image, its `raw` is the last good content.
    */
   private lastGood: RawStore | undefined;
-  /** Encoded line per entry object, so that rewriting 10,000 entries encodes only the changed one. */
-  private readonly lines: LineCache = new WeakMap();
   /** Serializes this instance's locked sections, so they do not spend their lock wait on each other. */
   private queue: Promise<unknown> = Promise.resolve();
   /** The batch that new updates join: its locked section has not started yet (see update). */
@@ -122,46 +140,41 @@ export class SessionStore {
     this.lockStaleMs = options.lockStaleMs ?? LOCK_STALE_MS;
   }
 
-  /** How many times the file was parsed. Reading an unchanged file (same version, or same bytes) does not parse. */
+  /**
+   * How many times file content was parsed (the whole file, or the entries an outside edit changed). Reading
+   * an unchanged file (same version, or same bytes) does not parse.
+   */
   get parseCount(): number {
     return this.parses;
   }
 
+  /** How many times the whole file was read. While nobody else writes it, neither reads nor updates read it. */
+  get readCount(): number {
+    return this.reads;
+  }
+
   /**
-   * The current map. Read-only: while the file is unchanged every call returns the same object; copy an entry
-   * before changing it, and change the store only through `update`. Missing file: an empty map.
+   * The current map. Read-only: while the file is unchanged every call returns the same object, and a map once
+   * returned never changes (a later change makes a new one); copy an entry before changing it, and change the
+   * store only through `update`. Missing file: an empty map.
    */
   async load(): Promise<SessionMap> {
-    const version = await statStoreFile(this.path);
-    if (version === undefined) return this.noteMissing();
-    if (this.cache && sameVersion(this.cache.version, version)) return this.mapOf(this.cache);
-    const read = await readStoreBytes(this.path, this.maxBytes);
-    if (!read.exists) return this.noteMissing();
-    if (!read.tooLarge) {
-      if (this.cache?.bytes.equals(read.bytes)) {
-        this.cache.version = read.version;
-        return this.mapOf(this.cache);
-      }
-      this.parses++;
-      const parsed = parseStoreText(read.bytes.toString("utf8"));
-      if (parsed.ok) return this.mapOf(this.remember(read.version, read.bytes, parsed.raw as RawStore));
-    }
-    // Set the bad (or oversized) file aside under the lock, after checking again that it still is.
-    await this.exclusive((lock) => this.readFresh(lock));
-    return this.cache ? this.mapOf(this.cache) : emptyMap();
+    const image = await this.current();
+    return image ? image.handOut() : emptyMap();
   }
 
   /** The usable entry of `key`, or undefined (the map has no prototype: `constructor` finds nothing). */
   async get(key: string): Promise<SessionEntry | undefined> {
-    return (await this.load())[key];
+    return (await this.current())?.map[key];
   }
 
   /**
-   * Changes one key: under the lock, re-reads the file (not the cache), applies `fn` to a copy of the current
-   * entry of `key` (undefined when absent or unusable; see UpdateFn), and writes the file back atomically with
-   * every other key exactly as it is on disk. `fn` returning undefined deletes the key. The stored entry must
-   * have a valid `sessionId` (SESSION_ID_INVALID otherwise, nothing written); `updatedAt` is set to
-   * `clock.now()` unless `fn` set it to a new number. Returns a copy of what was stored.
+   * Changes one key: under the lock, on the file as it is on disk (read again unless it provably is the version
+   * held), applies `fn` to a copy of the current entry of `key` (undefined when absent or unusable; see
+   * UpdateFn), and writes the file back atomically with every other key exactly as it is on disk. `fn`
+   * returning undefined deletes the key. The stored entry must have a valid `sessionId` (SESSION_ID_INVALID
+   * otherwise, nothing written); `updatedAt` is set to `clock.now()` unless `fn` set it to a new number.
+   * Returns a copy of what was stored.
    *
    * `fn` may be called more than once: when the file changed between the read and the rename (a hand edit), the
    * write is dropped and `fn` is applied again to the file as it is now. Make it a function of `current` only.
@@ -178,12 +191,17 @@ export class SessionStore {
     });
   }
 
+  /** `<dir>/<sessionId>.jsonl`; throws SESSION_ID_INVALID for an id that must not become a file name. */
+  transcriptPath(sessionId: string): string {
+    return transcriptPathFor(this.dir, sessionId);
+  }
+
   /**
    * Group commit: the updates queued in this process while the previous locked section ran (or while the lock
-   * was awaited) form one batch, applied together, in order, under one lock, one re-read and one atomic write.
-   * Each keeps its own result (an update whose `fn` throws fails alone). When the batch cannot be committed (the
-   * lock cannot be taken, the file cannot be read or written), exactly its own updates fail with that error;
-   * the next update starts a new batch.
+   * was awaited) form one batch, applied together, in order, under one lock and one atomic write. Each keeps its
+   * own result (an update whose `fn` throws fails alone). When the batch cannot be committed (the lock cannot
+   * be taken, the file cannot be read or written), exactly its own updates fail with that error; the next
+   * update starts a new batch.
    */
   private async runBatch(batch: PendingUpdate[]): Promise<void> {
     const close = () => {
@@ -204,21 +222,20 @@ export class SessionStore {
   /** Applies `batch` to the file and writes it; settles each update only once the write is done. */
   private async commit(batch: PendingUpdate[], lock: HeldLock): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      const { raw, version } = await this.readFresh(lock);
+      const image = await this.fresh(lock);
+      const changes: Changes = { entries: new Map(), moved: new Set() };
       const settle: (() => void)[] = [];
-      let changed = false;
       for (const u of batch) {
         try {
-          const result = this.applyUpdate(raw, u.key, u.fn);
-          changed ||= result.changed;
-          settle.push(() => u.resolve(result.value));
+          const value = this.applyUpdate(image, changes, u.key, u.fn);
+          settle.push(() => u.resolve(value));
         } catch (error) {
           settle.push(() => u.reject(error));
         }
       }
-      if (changed) {
+      if (changes.entries.size > 0) {
         try {
-          await this.write(raw, lock, version);
+          await this.write(image, changes, lock);
         } catch (error) {
           if (!(error instanceof StoreChanged)) throw error;
           if (attempt < MAX_WRITE_ATTEMPTS) continue;
@@ -230,19 +247,23 @@ export class SessionStore {
     }
   }
 
-  /** One update applied to `raw` (changed in place). Throws SESSION_ID_INVALID, or whatever `fn` throws. */
+  /**
+   * One update, recorded in `changes` on top of `image` and the earlier updates of the batch. Throws
+   * SESSION_ID_INVALID, or whatever `fn` throws.
+   */
   private applyUpdate(
-    raw: RawStore,
+    image: StoreImage | undefined,
+    changes: Changes,
     key: string,
     fn: UpdateFn,
-  ): { value: SessionEntry | undefined; changed: boolean } {
-    const existing = Object.hasOwn(raw, key) ? raw[key] : undefined;
+  ): SessionEntry | undefined {
+    const { entries } = changes;
+    const existing = entries.has(key) ? entries.get(key) : image?.entry(key);
     const current = existing ? usableEntry(existing).entry : undefined;
     const next = current ? fn(jsonCopy(current)) : fn(undefined, existing && jsonCopy(existing));
     if (next === undefined) {
-      if (current === undefined) return { value: undefined, changed: false };
-      delete raw[key];
-      return { value: undefined, changed: true };
+      if (current !== undefined) entries.set(key, undefined);
+      return undefined;
     }
     const why = whyInvalid(next.sessionId);
     if (why !== undefined) {
@@ -257,78 +278,56 @@ export class SessionStore {
       next.updatedAt !== current?.updatedAt;
     // Stored as its JSON form, shared with no caller: exactly what a re-read of the file would give.
     const stored: SessionEntry = jsonCopy({ ...next, updatedAt: keep ? next.updatedAt : this.clock.now() });
-    setOwn<Record<string, unknown>>(raw, key, stored);
-    return { value: jsonCopy(stored), changed: true };
-  }
-
-  /** `<dir>/<sessionId>.jsonl`; throws SESSION_ID_INVALID for an id that must not become a file name. */
-  transcriptPath(sessionId: string): string {
-    return transcriptPathFor(this.dir, sessionId);
-  }
-
-  private noteMissing(): SessionMap {
-    // A deleted file is a reset: nothing is cached. The last good copy stays (see lastGood).
-    this.cache = undefined;
-    return emptyMap();
-  }
-
-  private remember(version: FileVersion, bytes: Buffer, raw: RawStore): { raw: RawStore; map?: SessionMap } {
-    this.cache = { version, bytes, raw };
-    this.lastGood = raw;
-    return this.cache;
-  }
-
-  private mapOf(cache: { raw: RawStore; map?: SessionMap }): SessionMap {
-    if (cache.map) return cache.map;
-    const { map, problems } = usableEntries(cache.raw);
-    for (const problem of problems) {
-      const id = `${problem.key}\0${problem.reason}`;
-      if (this.warned.has(id)) continue;
-      this.warned.add(id);
-      this.logger.warn(
-        `session store entry ${quoteId(problem.key)} skipped: ${problem.reason}; left in the file as it is`,
-        { path: this.path },
-      );
+    if (entries.has(key) && entries.get(key) === undefined) {
+      // Deleted earlier in this batch: stored again, it is a new key (at the end).
+      entries.delete(key);
+      if (image?.entry(key) !== undefined) changes.moved.add(key);
     }
-    cache.map = map;
-    return map;
-  }
-
-  private exclusive<T>(fn: (lock: HeldLock) => Promise<T>): Promise<T> {
-    const run = this.queue.then(() =>
-      withFileLock(this.path, this.logger, fn, { staleMs: this.lockStaleMs }),
-    );
-    this.queue = run.catch(() => {});
-    return run;
+    entries.set(key, stored);
+    return jsonCopy(stored);
   }
 
   /**
-   * Reads the file under the lock, bypassing the cache (only the parse is skipped when the bytes are exactly
-   * the ones last read or written). A file that does not parse, or is over `maxBytes`, is replaced by the last
-   * good copy (or a rebuild from the transcripts) before anything else happens. Returns a copy of the top-level
-   * object that the caller may change (entries themselves are replaced, never edited), and the version it was
-   * read from (undefined: no file).
+   * The image of the file as it is now, without the lock (for load and get). A version seen as held is used
+   * without reading (a version someone else wrote, within a clock tick of its ctime, too: it is read again once
+   * that tick is over); a file that does not parse is set aside under the lock.
    */
-  private async readFresh(lock: HeldLock): Promise<{ raw: RawStore; version: FileVersion | undefined }> {
+  private async current(): Promise<StoreImage | undefined> {
+    const version = await statStoreFile(this.path);
+    if (version === undefined) return this.noteMissing();
+    const held = this.image;
+    if (held && sameVersion(held.version, version) && (held.trusted || this.recent(version))) return held;
+    // (What is read may be older than a write of ours that lands meanwhile: then the next access reads again.)
+    const read = await this.readBytes();
+    if (!read.exists) return this.noteMissing();
+    if (!read.tooLarge) {
+      const adopted = this.adopt(read);
+      if (typeof adopted !== "string") return adopted;
+    }
+    // Set the bad (or oversized) file aside under the lock, after checking again that it still is.
+    return this.exclusive((lock) => this.fresh(lock));
+  }
+
+  /**
+   * The image of the file as it is now, under the lock: read again unless its version is the one held and
+   * trusted. A file that does not parse, or is over `maxBytes`, is replaced by the last good copy (or a rebuild
+   * from the transcripts) before anything else happens. Undefined: no file.
+   */
+  private async fresh(lock: HeldLock): Promise<StoreImage | undefined> {
     for (let attempt = 1; ; attempt++) {
-      const read = await readStoreBytes(this.path, this.maxBytes);
-      if (!read.exists) return { raw: this.noteMissing() as RawStore, version: undefined };
+      const version = await statStoreFile(this.path);
+      if (version === undefined) return this.noteMissing();
+      const held = this.image;
+      if (held?.trusted && sameVersion(held.version, version)) return held;
+      const read = await this.readBytes();
+      if (!read.exists) return this.noteMissing();
       let reason: string;
       if (read.tooLarge) {
         reason = tooLargeReason(read.version.size, this.maxBytes);
       } else {
-        if (this.cache?.bytes.equals(read.bytes)) {
-          this.cache.version = read.version;
-          return { raw: nullPrototypeCopy(this.cache.raw), version: read.version };
-        }
-        this.parses++;
-        const parsed = parseStoreText(read.bytes.toString("utf8"));
-        if (parsed.ok) {
-          const raw = parsed.raw as RawStore;
-          this.remember(read.version, read.bytes, raw);
-          return { raw: nullPrototypeCopy(raw), version: read.version };
-        }
-        reason = storeParseReason(read.bytes.toString("utf8"), parsed.reason);
+        const adopted = this.adopt(read);
+        if (typeof adopted !== "string") return adopted;
+        reason = adopted;
       }
       try {
         return await this.replaceBadFile(read.version, reason, lock);
@@ -340,18 +339,181 @@ export class SessionStore {
   }
 
   /**
+   * Makes the bytes just read the image: the same bytes as held keep the image (only its version moves); a
+   * file still in the layout is patched from the held one (only the changed entries are parsed); anything
+   * else is parsed whole. Returns why the file does not parse (the image is left as it was) instead.
+   */
+  private adopt(read: { version: FileVersion; bytes: Buffer; readAt: number }): StoreImage | string {
+    // Read a clock tick after its last change: a write after the read would show in the version.
+    const trusted = Number(read.version.ctimeNs / 1_000_000n) < read.readAt - this.tickMs;
+    const held = this.image;
+    if (held?.bytes.equals(read.bytes)) {
+      held.version = read.version;
+      held.trusted = trusted;
+      return held;
+    }
+    const layout = held?.knownLayout();
+    if (held && layout) {
+      const edit = diffStore(held.bytes, layout, read.bytes);
+      if (edit.kind === "entries") {
+        this.parses++;
+        const next = { version: read.version, bytes: read.bytes, trusted };
+        const { image, problems } = held.edited(edit, next, this.writing !== held);
+        return this.install(image, problems);
+      }
+    }
+    this.parses++;
+    const text = read.bytes.toString("utf8");
+    const parsed = parseStoreText(text);
+    if (!parsed.ok) return storeParseReason(text, parsed.reason);
+    const raw = parsed.raw as RawStore;
+    return this.install(
+      StoreImage.parsed(read.version, read.bytes, raw, parsed.map, trusted),
+      parsed.problems,
+    );
+  }
+
+  private install(image: StoreImage, problems: EntryProblem[] | undefined): StoreImage {
+    this.image = image;
+    for (const problem of problems ?? []) {
+      const id = `${problem.key}\0${problem.reason}`;
+      if (this.warned.has(id)) continue;
+      this.warned.add(id);
+      this.logger.warn(
+        `session store entry ${quoteId(problem.key)} skipped: ${problem.reason}; left in the file as it is`,
+        { path: this.path },
+      );
+    }
+    return image;
+  }
+
+  private async readBytes() {
+    const read = await readStoreBytes(this.path, this.maxBytes, spareFor);
+    if (read.exists && !read.tooLarge) this.reads++;
+    return read;
+  }
+
+  private recent(version: FileVersion): boolean {
+    return Number(version.ctimeNs / 1_000_000n) > Date.now() - this.tickMs;
+  }
+
+  private noteMissing(): undefined {
+    // A deleted file is a reset: nothing is held. The last good copy stays (see lastGood).
+    if (this.image) this.lastGood = this.image.raw;
+    this.image = undefined;
+    return undefined;
+  }
+
+  private exclusive<T>(fn: (lock: HeldLock) => Promise<T>): Promise<T> {
+    const run = this.queue.then(() =>
+      withFileLock(this.path, this.logger, fn, { staleMs: this.lockStaleMs }),
+    );
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  /**
+   * Writes `image` with `changes` applied (undefined image: no file), unless the file is no longer the image's
+   * version right before the rename: then StoreChanged, nothing written. An edit saved by hand between the read
+   * and the rename is so never written over; only one saved in the microseconds between this check and the
+   * rename could be. A file in the layout is written as pieces of the old one around the changed entries, and
+   * the image is patched in place right after the rename; any other is written whole, in the layout.
+   */
+  private async write(image: StoreImage | undefined, changes: Changes, lock: HeldLock): Promise<void> {
+    const expected = image?.version;
+    const layout = image?.knownLayout();
+    const { entries, moved } = changes;
+    const patch = image && layout && moved.size === 0 ? planPatch(image.bytes, layout, entries) : undefined;
+    const checks: PiecesWrite = {
+      stamp: true,
+      beforeRename: () => this.beforeRename(lock, image),
+      lastCheck: () => {
+        const now = statStoreFileSync(this.path);
+        if (!(expected === undefined ? now === undefined : sameVersion(now, expected)))
+          throw new StoreChanged();
+      },
+    };
+    this.writing = image;
+    try {
+      if (image && patch) {
+        await writePiecesAtomic(this.path, piecesOf(image.buffer, patch.segments), {
+          ...checks,
+          renamed: (version, stamped) =>
+            this.afterRename(version, stamped, () => {
+              image.buffer = applySegments(image.buffer, patch.segments, patch.size);
+              image.size = patch.size;
+              patch.relayout(image.layout as Layout);
+              return { image, problems: image.change(entries) };
+            }),
+        });
+      } else {
+        const raw = image ? nullPrototypeCopy(image.raw) : (Object.create(null) as RawStore);
+        for (const [key, value] of entries) {
+          if (value === undefined || moved.has(key)) delete raw[key];
+          if (value !== undefined) setOwn<Record<string, unknown>>(raw, key, value);
+        }
+        await this.writeWhole(raw, checks);
+      }
+    } finally {
+      if (this.writing === image) this.writing = undefined;
+    }
+  }
+
+  /** Writes `raw` whole, in the layout; the new image is installed right after the rename. */
+  private async writeWhole(raw: RawStore, checks: PiecesWrite): Promise<void> {
+    const whole = wholeFile(raw);
+    await writePiecesAtomic(this.path, [whole.buffer.subarray(0, whole.size)], {
+      ...checks,
+      renamed: (version, stamped) => this.afterRename(version, stamped, () => StoreImage.written(whole, raw)),
+    });
+  }
+
+  /**
+   * Right after our rename (synchronously, so that no reader of this process sees the new file before the
+   * image): the image becomes `build()`'s, with the version of the file we renamed. If building it fails, no
+   * image is kept (the next access reads the file, which is in place).
+   */
+  private afterRename(
+    version: FileVersion | undefined,
+    stamped: boolean,
+    build: () => { image: StoreImage; problems: EntryProblem[] | undefined },
+  ): void {
+    if (version !== undefined && !stamped) this.tickMs = COARSE_TICK_MS;
+    try {
+      const { image, problems } = build();
+      image.version = version ?? UNKNOWN_VERSION;
+      image.trusted = stamped;
+      this.install(image, problems);
+    } catch (error) {
+      this.noteMissing();
+      throw error;
+    }
+  }
+
+  /**
+   * Before the rename: the lock is still ours, and, for a version someone else wrote within a clock tick (an
+   * in-place save of the same size in that tick leaves its version as it was), the bytes are still the ones
+   * the update started from.
+   */
+  private async beforeRename(lock: HeldLock, image: StoreImage | undefined): Promise<void> {
+    await lock.assertHeld();
+    if (image === undefined || image.trusted) return;
+    const now = await statStoreFile(this.path);
+    if (now === undefined || !this.recent(now) || !sameVersion(now, image.version)) return;
+    this.reads++;
+    const current = await readFile(this.path).catch(() => undefined);
+    if (current === undefined || !current.equals(image.bytes)) throw new StoreChanged();
+  }
+
+  /**
    * Keeps the bad file (at `version`) as `sessions.json.bad-<timestamp>` and renames the last good copy (or a
    * rebuild from the transcript headers) over it. Throws StoreChanged when the file changed meanwhile (nothing
    * is kept then).
    */
-  private async replaceBadFile(
-    version: FileVersion,
-    reason: string,
-    lock: HeldLock,
-  ): Promise<{ raw: RawStore; version: FileVersion }> {
-    let aside: string | undefined;
+  private async replaceBadFile(version: FileVersion, reason: string, lock: HeldLock): Promise<StoreImage> {
+    let kept: Awaited<ReturnType<typeof keepBadCopy>>;
     try {
-      aside = await keepBadCopy(this.path, version, this.clock.now());
+      kept = await keepBadCopy(this.path, version, this.clock.now());
     } catch (error) {
       throw new ClawdisError(
         "STORE_CORRUPT",
@@ -359,11 +521,12 @@ export class SessionStore {
         { cause: error },
       );
     }
-    if (aside === undefined) throw new StoreChanged();
+    if (kept === undefined) throw new StoreChanged();
     let base: RawStore;
     let carried: string;
-    if (this.lastGood) {
-      base = nullPrototypeCopy(this.lastGood);
+    const good = this.image?.raw ?? this.lastGood;
+    if (good) {
+      base = nullPrototypeCopy(good);
       carried = `carried on with the last good copy (${Object.keys(base).length} sessions)`;
     } else {
       const rebuilt = await rebuildFromTranscripts(this.dir);
@@ -371,45 +534,24 @@ export class SessionStore {
       carried = `rebuilt ${Object.keys(base).length} sessions from ${rebuilt.scanned} transcript headers`;
     }
     try {
-      await this.write(base, lock, version);
+      await this.writeWhole(base, {
+        stamp: true,
+        beforeRename: () => lock.assertHeld(),
+        lastCheck: () => {
+          if (!sameVersion(statStoreFileSync(this.path), kept.version)) throw new StoreChanged();
+        },
+      });
     } catch (error) {
-      await unlink(aside).catch(() => {});
+      await unlink(kept.target).catch(() => {});
       throw error;
     }
-    this.logger.warn(`session store is not usable (${reason}); set it aside as ${aside} and ${carried}`, {
-      path: this.path,
-    });
-    return { raw: nullPrototypeCopy(base), version: (this.cache as { version: FileVersion }).version };
-  }
-
-  /**
-   * Writes `raw` atomically, unless the file is no longer `expected` (undefined: no file) right before the
-   * rename: then StoreChanged, nothing written. An edit saved by hand between the read and the rename is so
-   * never written over; only one saved in the microseconds between this check and the rename could be.
-   */
-  private async write(raw: RawStore, lock: HeldLock, expected: FileVersion | undefined): Promise<void> {
-    const bytes = serializeStoreBytes(raw, this.lines);
-    const version = await writeFileAtomic(
-      this.path,
-      bytes,
-      async () => {
-        await lock.assertHeld();
-        // An in-place edit of the same size within one tick of the file system's clock leaves inode, size and
-        // mtime as they were: while the file's mtime is that recent, compare the bytes too.
-        const now = await statStoreFile(this.path);
-        if (now !== undefined && isRecent(now) && this.cache && sameVersion(this.cache.version, now)) {
-          const current = await readFile(this.path).catch(() => undefined);
-          if (current === undefined || !current.equals(this.cache.bytes)) throw new StoreChanged();
-        }
-      },
-      // Last, synchronously right before the rename: the file is still the version this update read.
-      () => {
-        const now = statStoreFileSync(this.path);
-        const unchanged = expected === undefined ? now === undefined : sameVersion(now, expected);
-        if (!unchanged) throw new StoreChanged();
+    this.logger.warn(
+      `session store is not usable (${reason}); set it aside as ${kept.target} and ${carried}`,
+      {
+        path: this.path,
       },
     );
-    this.remember(version, bytes, raw);
+    return this.image as StoreImage;
   }
 
   private keptChanging(): ClawdisError {
