@@ -148,7 +148,7 @@ async function serve(
   let reloader: ConfigReloader | undefined;
   const supervisor = new GatewaySupervisor({
     create: (next) => createGateway(io, deps, { listen: true, loaded: next }),
-    published: async (gateway, address) => {
+    published: async (gateway, address, kind) => {
       const url = address
         ? `http://${address.host.includes(":") ? `[${address.host}]` : address.host}:${address.port}`
         : "";
@@ -160,7 +160,9 @@ async function serve(
       );
       gateway.options.logger.info(`listening on ${url}`, { store: gateway.store.path });
       // A gateway restarted on a config read elsewhere (POST /api/restart): the file is compared with it again.
-      void reloader?.reload({ initial: true });
+      // Not after a fallback: the file holds the config that just failed to start, and comparing would restart on
+      // it again, in a loop; the next save of the file is looked at as usual.
+      if (kind !== "fallback") void reloader?.reload({ initial: true });
     },
     stateDir: stateDir(io.env),
     logger,

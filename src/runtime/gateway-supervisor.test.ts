@@ -36,7 +36,7 @@ describe("GatewaySupervisor", () => {
     const deps = { builtinPlugins: async () => [], configSections: async () => [], version: "test" };
     supervisor = new GatewaySupervisor({
       create: (next) => createGateway(io, deps, { listen: true, loaded: next }),
-      published: async (gateway, address) => {
+      published: async (gateway, address, _kind) => {
         published.push({ gateway, port: address?.port });
       },
       stateDir: dir,

@@ -13,8 +13,15 @@ export type RestartResult = { ok: true } | { ok: false; error: string };
 export interface GatewaySupervisorDeps {
   /** Builds (not starts) a gateway on `loaded`. */
   create(loaded: LoadedConfig): Promise<Gateway>;
-  /** Called after each (re)start: where it listens now (the lock, `gateway.json`, the `listening on` line). */
-  published(gateway: Gateway, address: { port: number; host: string } | undefined): Promise<void>;
+  /**
+   * Called after each (re)start: where it listens now (the lock, `gateway.json`, the `listening on` line). `kind`:
+   * the first start, a restart on a new config, or the previous config started again after a new one failed.
+   */
+  published(
+    gateway: Gateway,
+    address: { port: number; host: string } | undefined,
+    kind: "start" | "restarted" | "fallback",
+  ): Promise<void>;
   stateDir: string;
   logger: Logger;
   now(): number;
@@ -69,7 +76,7 @@ export class GatewaySupervisor {
    * not start is stopped first.
    */
   async start(loaded: LoadedConfig): Promise<{ port: number; host: string } | undefined> {
-    return this.launch(loaded);
+    return this.launch(loaded, "start");
   }
 
   /**
@@ -115,7 +122,7 @@ export class GatewaySupervisor {
       return { ok: false, error: "the gateway is stopping" };
     }
     try {
-      await this.launch(next);
+      await this.launch(next, "restarted");
       logger.info("restarted", { reason });
       return { ok: true };
     } catch (error) {
@@ -123,7 +130,7 @@ export class GatewaySupervisor {
       logger.error(`could not start on the new config (${why}); starting again on the previous one`);
       await writeRestartManifest(this.deps.stateDir, manifest).catch(() => {});
       try {
-        await this.launch(previous);
+        await this.launch(previous, "fallback");
       } catch (again) {
         this.deps.fatal(`could not start again on the previous config either: ${describeError(again)}`);
       }
@@ -131,7 +138,10 @@ export class GatewaySupervisor {
     }
   }
 
-  private async launch(loaded: LoadedConfig): Promise<{ port: number; host: string } | undefined> {
+  private async launch(
+    loaded: LoadedConfig,
+    kind: "start" | "restarted" | "fallback",
+  ): Promise<{ port: number; host: string } | undefined> {
     const gateway = await this.deps.create(loaded);
     let address: { port: number; host: string } | undefined;
     try {
@@ -157,7 +167,7 @@ export class GatewaySupervisor {
         return { accepted: true };
       });
     }
-    await this.deps.published(gateway, address);
+    await this.deps.published(gateway, address, kind);
     return address;
   }
 

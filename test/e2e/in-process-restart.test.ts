@@ -181,6 +181,8 @@ describe("e2e: in-process restarts", () => {
       await gw.stderr.waitFor(/listening on http/, { from });
       const answer = await gw.agent("still here");
       expect(answer.body.payloads).toEqual([{ text: "echo: still here" }]);
+      // Once: the file that failed to start is not tried again and again (the next save is).
+      expect(gw.stderr.text().match(/restarting in-process/g)).toHaveLength(1);
     } finally {
       blocker.close();
     }
