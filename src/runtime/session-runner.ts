@@ -453,6 +453,12 @@ export class SessionRunner {
       await this.storeUserMessage(item, run.text, run.transcriptPath, run.header);
       resume = await read();
     }
+    // bytesRead 0: from the warm tail, without touching the file.
+    logger.debug("context resumed", {
+      session: key,
+      bytesRead: resume.bytesRead,
+      entries: resume.entries.length,
+    });
     if (resume.badLines.length > 0) {
       logger.warn("transcript has lines that do not parse; they were skipped", {
         path: run.transcriptPath,

@@ -1,0 +1,168 @@
+import { mkdir, open, rm, rmdir, stat } from "node:fs/promises";
+import { afterEach, describe, expect, it } from "vitest";
+import type { ToolDefinition } from "../src/plugin-api/types.js";
+import { makeHeader, readTranscriptForResume } from "../src/sessions/transcript.js";
+import { resumeBudgetBytes } from "../src/sessions/transcript-resume.js";
+import type { MessageEntry } from "../src/sessions/types.js";
+import { done, startTestGateway, type TestGateway } from "./helpers/gateway-harness.js";
+
+/**
+ * Warm sessions (docs/runtime.md, Memory): the transcript held open and the context tail held in memory between
+ * turns, released on passivation; the workspace created once; the store update never holding the reply back; a
+ * transcript of any size resumed within the model's window.
+ */
+describe("gateway: warm sessions", () => {
+  let t: TestGateway;
+  afterEach(async () => {
+    await t?.close();
+  });
+
+  /** `bytesRead` of each turn's context read, in order (0: from the warm tail, the file not touched). */
+  const contextReads = () =>
+    t.logs.filter((l) => l.message === "context resumed").map((l) => l.fields?.bytesRead as number);
+
+  it("turns append through one open transcript and resume from memory, equal to a read of the file", async () => {
+    t = await startTestGateway();
+    await done(await t.chat.inject({ text: "one" }));
+    await t.idle();
+    const warm = t.gateway.sessions.peek("main");
+    const writer = warm?.transcript;
+    expect(writer?.isClosed).toBe(false);
+    for (const text of ["two", "three"]) {
+      await done(await t.chat.inject({ text }));
+      await t.idle();
+    }
+    expect(t.gateway.sessions.peek("main")?.transcript).toBe(writer);
+    const reads = contextReads();
+    expect(reads).toHaveLength(3);
+    expect(reads[0]).toBeGreaterThan(0);
+    expect(reads.slice(1)).toEqual([0, 0]);
+    // What the model was sent comes from memory, and is what a read of the file gives.
+    const entry = await t.gateway.store.get("main");
+    const read = await readTranscriptForResume(t.gateway.store.transcriptPath(entry!.sessionId), {
+      maxBytes: resumeBudgetBytes(t.gateway.config.inbound.reply.agent.contextTokens),
+    });
+    expect(warm?.tail?.entries).toEqual(read.entries);
+    expect(t.fake.requests.at(-1)!.body.messages.map((m) => m.content)).toEqual([
+      expect.any(String),
+      "one",
+      "echo: one",
+      "two",
+      "echo: two",
+      "three",
+    ]);
+  });
+
+  it("passivation closes the transcript and drops the tail; the next message opens and reads it again", async () => {
+    t = await startTestGateway({ config: { inbound: { reply: { session: { passivateAfterMinutes: 1 } } } } });
+    await done(await t.chat.inject({ text: "remember kiwi" }));
+    await t.idle();
+    const writer = t.gateway.sessions.peek("main")?.transcript;
+    expect(t.gateway.sessions.held().openTranscripts).toBe(1);
+    t.clock.advance(60_000);
+    await t.gateway.sessions.settled();
+    t.clock.advance(5_000);
+    await t.gateway.sessions.settled();
+    expect(t.gateway.sessions.peek("main")).toBeUndefined();
+    expect(writer?.isClosed).toBe(true);
+    expect(t.gateway.sessions.held()).toEqual({ openTranscripts: 0, tailBytes: 0 });
+
+    await done(await t.chat.inject({ text: "which fruit?" }));
+    await t.idle();
+    const again = t.gateway.sessions.peek("main")?.transcript;
+    expect(again).toBeDefined();
+    expect(again).not.toBe(writer);
+    expect(contextReads().at(-1)).toBeGreaterThan(0);
+    expect(t.fake.requests.at(-1)!.body.messages.map((m) => m.content)).toContain("remember kiwi");
+  });
+
+  it("the workspace is made once; deleted, it is made again (0700) by the next tool call, not by every turn", async () => {
+    const seen: { exists: boolean; mode: number }[] = [];
+    const probe: ToolDefinition = {
+      name: "probe",
+      description: "says whether the working directory is there",
+      parameters: { type: "object", properties: {} },
+      execute: async (_args, context) => {
+        const info = await stat(context.cwd).catch(() => undefined);
+        seen.push({ exists: info !== undefined, mode: (info?.mode ?? 0) & 0o777 });
+        return { ok: true, output: "ok" };
+      },
+    };
+    t = await startTestGateway({ tools: [probe] });
+    const workspace = t.gateway.options.workspaceDir;
+    await done(await t.chat.inject({ text: "first" }));
+    expect((await stat(workspace)).mode & 0o777).toBe(0o700);
+    await rm(workspace, { recursive: true });
+    await done(await t.chat.inject({ text: "a turn without tools" }));
+    await expect(stat(workspace)).rejects.toMatchObject({ code: "ENOENT" });
+    t.fake.enqueue({ toolCalls: [{ name: "probe", arguments: {} }] }, { text: "done" });
+    const outcome = await done(await t.chat.inject({ text: "use the probe" }));
+    expect(outcome.stopReason).toBe("end");
+    expect(seen).toEqual([{ exists: true, mode: 0o700 }]);
+  });
+
+  it("the reply and the turn's end do not wait for the store update (its lock held elsewhere)", async () => {
+    t = await startTestGateway();
+    await done(await t.chat.inject({ text: "first" }));
+    await t.idle();
+    const before = (await t.gateway.store.get("main"))!.lastInteractionAt;
+    // Another process holds the store's lock: the update after the next turn waits for it.
+    const lockDir = `${t.gateway.store.path}.lock`;
+    await mkdir(lockDir);
+    const ends: string[] = [];
+    const off = t.gateway.onEvent((event) => {
+      if (event.type === "turn-end") ends.push(event.stopReason);
+    });
+    t.clock.advance(1000);
+    const outcome = await done(await t.chat.inject({ text: "second" }));
+    off();
+    expect(outcome.payloads.at(-1)?.text).toBe("echo: second");
+    expect(t.chat.textsTo("c-alice")).toContain("echo: second");
+    expect(ends).toEqual(["end"]);
+    expect((await t.gateway.store.get("main"))!.lastInteractionAt).toBe(before);
+    await rmdir(lockDir);
+    await t.idle();
+    expect((await t.gateway.store.get("main"))!.lastInteractionAt).toBeGreaterThan(before!);
+  });
+
+  it("a 1 GB transcript without a compaction entry resumes within the model's window, from memory next time", async () => {
+    t = await startTestGateway({ config: { inbound: { reply: { agent: { contextTokens: 16_000 } } } } });
+    await done(await t.chat.inject({ text: "start" }));
+    await t.idle();
+    const entry = (await t.gateway.store.get("main"))!;
+    const path = t.gateway.store.transcriptPath(entry.sessionId);
+    // Sparse: the header, a gigabyte that was never written, then the newest exchange.
+    const handle = await open(path, "w");
+    const newest: MessageEntry[] = [
+      {
+        type: "message",
+        id: "u1",
+        ts: new Date(0).toISOString(),
+        message: { role: "user", content: "the plan?" },
+      },
+      {
+        type: "message",
+        id: "a1",
+        ts: new Date(0).toISOString(),
+        message: { role: "assistant", content: "the plan holds" },
+      },
+    ];
+    await handle.write(`${JSON.stringify(makeHeader(entry.sessionId, "main", new Date(0)))}\n`);
+    await handle.truncate(1024 ** 3);
+    await handle.write(`\n${newest.map((e) => `${JSON.stringify(e)}\n`).join("")}`, 1024 ** 3);
+    await handle.close();
+
+    const outcome = await done(await t.chat.inject({ text: "and now?" }));
+    expect(outcome.stopReason).toBe("end");
+    const sent = t.fake.requests.at(-1)!.body.messages.map((m) => m.content);
+    expect(sent.slice(1)).toEqual(["the plan?", "the plan holds", "and now?"]);
+    expect(JSON.stringify(t.fake.requests.at(-1)!.body).length).toBeLessThan(resumeBudgetBytes(16_000));
+    expect(contextReads().at(-1)).toBeLessThan(2 * resumeBudgetBytes(16_000));
+    expect(t.logs.some((l) => l.message.startsWith("transcript is longer than the model's window"))).toBe(
+      true,
+    );
+    await t.idle();
+    await done(await t.chat.inject({ text: "again" }));
+    expect(contextReads().at(-1)).toBe(0);
+  });
+});
