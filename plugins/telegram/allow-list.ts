@@ -27,7 +27,7 @@ export function allowFromWarnings(allowFrom: readonly (string | number)[]): stri
     return [
       "telegram.allowFrom is empty: nobody can talk to the bot. To find your user id, send the bot a message: " +
         'this log then says "sender <id> is not in telegram.allowFrom"; put that number (or your "@username") in ' +
-        "telegram.allowFrom and restart",
+        "telegram.allowFrom and save (a running gateway takes the change without a restart)",
     ];
   }
   if (allowFrom.some((entry) => entry === "*")) {

@@ -93,6 +93,7 @@ describe("clawdis status", () => {
     const body = {
       pid: 4242,
       uptimeMs: 2 * 60 * MIN,
+      restarted: { at: now - 2 * MIN, reason: "config change: gateway.port" },
       transports: [
         { id: "telegram", state: "running", detail: "@clawdis_bot" },
         { id: "whatsapp", state: "stopped" },
@@ -116,6 +117,7 @@ describe("clawdis status", () => {
     const human = fakeIO(env());
     expect(await runStatus({}, human, clock)).toBe(0);
     expect(human.out).toContain(`gateway: running at http://127.0.0.1:${gateway.port}, pid 4242, up 2h`);
+    expect(human.out).toContain("gateway: restarted 2m ago: config change: gateway.port");
     expect(human.out).toMatch(/telegram\s+running\s+@clawdis_bot/);
     expect(human.out).toMatch(/whatsapp\s+stopped/);
     // A transport that is down says why, in the human view too.

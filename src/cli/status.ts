@@ -83,7 +83,7 @@ export async function runStatus(
     gateway,
   };
   if (configError) io.stderr(`clawdis: ${configError.message}\n`);
-  io.stdout(opts.json ? `${JSON.stringify(report, null, 2)}\n` : `${humanStatus(report)}\n`);
+  io.stdout(opts.json ? `${JSON.stringify(report, null, 2)}\n` : `${humanStatus(report, clock.now())}\n`);
   if (configError) return EXIT.usage;
   return store.error === undefined ? EXIT.ok : EXIT.failed;
 }
@@ -99,7 +99,7 @@ async function readStoreSummary(path: string): Promise<{ map?: SessionMap; error
   }
 }
 
-function humanStatus(report: StatusReport): string {
+function humanStatus(report: StatusReport, now: number): string {
   const lines: string[] = [];
   lines.push(`config: ${report.config ?? "none (every default applies)"}`);
   if (report.configError !== undefined) {
@@ -133,6 +133,11 @@ function humanStatus(report: StatusReport): string {
   const uptime = typeof gateway.uptimeMs === "number" ? `, up ${formatAge(gateway.uptimeMs)}` : "";
   const pid = typeof gateway.pid === "number" ? `, pid ${gateway.pid}` : "";
   lines.push(`gateway: running at ${gateway.url}${pid}${uptime}`);
+  // An in-process restart (a config change that needs the whole gateway) since the process started.
+  const restarted = gateway.restarted as { at?: unknown; reason?: unknown } | null | undefined;
+  if (restarted && typeof restarted.at === "number" && typeof restarted.reason === "string") {
+    lines.push(`gateway: restarted ${formatAge(Math.max(0, now - restarted.at))} ago: ${restarted.reason}`);
+  }
   // An edit of the config file that the running gateway did not take (refused, or the file deleted).
   const config = configStatusLine(readConfigStatus(gateway.config));
   if (config) lines.push(config);
