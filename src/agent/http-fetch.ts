@@ -97,7 +97,8 @@ function send(
       return;
     }
     const headers: Record<string, string> = {};
-    new Headers(init.headers).forEach((value, name) => {
+    const given = init.headers instanceof Headers ? init.headers : new Headers(init.headers);
+    given.forEach((value, name) => {
       headers[name] = value;
     });
     if (body !== undefined) headers["content-length"] = String(Buffer.byteLength(body));

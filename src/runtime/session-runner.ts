@@ -442,8 +442,11 @@ export class SessionRunner {
     const read = () =>
       readResumeCached(this.warm(key), run.transcriptPath, resumeBudgetBytes(agent.contextTokens));
     let resume = await read();
+    // From the newest entry back: the person's message was just written, so it is found at once.
     const hasMessage = (entries: typeof resume.entries) =>
-      entries.some((e) => e.type === "message" && (e as MessageEntry).meta?.journalId === item.jid);
+      entries.findLastIndex(
+        (e) => e.type === "message" && (e as MessageEntry).meta?.journalId === item.jid,
+      ) !== -1;
     if (!hasMessage(resume.entries)) {
       // The transcript went away after the message was written (deleted by hand: a reset): write it again, so the
       // model never answers a turn that does not hold the message it answers.
