@@ -1,11 +1,18 @@
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readFile, rm, symlink, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import vm from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BUNDLE_PARAMS, buildBundle } from "../scripts/bundle.js";
+import { trainCache } from "../scripts/bundle-cache.js";
+import { bundleId, bundleIdLine } from "../scripts/bundle-id.js";
+import { rewriteImports } from "../scripts/rewrite-imports.js";
 import { validateConfigText } from "./core/config.js";
 import { builtinConfigSections, builtinPlugins } from "./main.js";
+
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 describe("the composition root", () => {
   it("registers the config section of every built-in plugin, as a section whose plugin runs", async () => {
@@ -39,7 +46,6 @@ describe("the composition root", () => {
  * sources as they are, not a stale build): every module URL resolved while `script` ran.
  */
 describe("lazy loading: what each command loads", () => {
-  const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
   const mainUrl = pathToFileURL(join(repoRoot, "src", "main.ts")).href;
   let dir: string;
   let state: string;
@@ -124,5 +130,253 @@ export async function resolve(specifier, context, next) {
     expect(
       offending(modules, [/^node_modules\/(openai|grammy|@grammyjs|@whiskeysockets)\//, /telegram-runtime/]),
     ).toEqual([]);
+  });
+});
+
+/** A copy of bin/clawdis.js in a temp folder, with the builds it chooses from written as the test says. */
+async function binLayout(files: { modules?: string; bundle?: string; cache?: Buffer }): Promise<string> {
+  const root = await mkdtemp(join(tmpdir(), "clawdis-bin-"));
+  await mkdir(join(root, "bin"));
+  await copyFile(join(repoRoot, "bin", "clawdis.js"), join(root, "bin", "clawdis.js"));
+  if (files.modules !== undefined) {
+    await mkdir(join(root, "dist", "src"), { recursive: true });
+    await writeFile(join(root, "dist", "src", "main.js"), files.modules);
+  }
+  if (files.bundle !== undefined) {
+    await mkdir(join(root, "dist", "bundle"), { recursive: true });
+    await writeFile(join(root, "dist", "bundle", "clawdis.cjs"), files.bundle);
+    if (files.cache) await writeFile(join(root, "dist", "bundle", "clawdis.cjs.cache"), files.cache);
+  }
+  return root;
+}
+
+function runBin(
+  root: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [join(root, "bin", "clawdis.js"), ...args], { env }, (error, stdout, stderr) =>
+      resolve({ code: error ? (typeof error.code === "number" ? error.code : null) : 0, stdout, stderr }),
+    );
+  });
+}
+
+const MODULES = `export async function main(argv) { process.stdout.write("modules " + argv.join(" ")); return 3; }\n`;
+
+/** A bundle (as scripts/bundle.ts writes them) whose main prints `word`, then runs `body`. */
+function fakeBundle(word: string, body = ""): string {
+  const text = `(function (${BUNDLE_PARAMS}) {
+"use strict";
+exports.main = async function main(argv) { ${body} process.stdout.write("${word} " + argv.join(" ")); return 4; };
+})
+`;
+  return text + bundleIdLine(text);
+}
+
+/**
+ * The code cache of `text` after one run of its main (so that the cache holds main's code, as a trained cache
+ * holds what the training ran), filed under its id as scripts/bundle-cache.ts writes it.
+ */
+async function cacheOf(text: string): Promise<Buffer> {
+  const script = new vm.Script(text, { filename: "/x/dist/bundle/clawdis.cjs" });
+  const module = { exports: {} as { main?: (argv: string[]) => Promise<number> } };
+  script.runInThisContext()(
+    module.exports,
+    () => {},
+    module,
+    "",
+    "",
+    "file:///x/",
+    async () => ({}),
+  );
+  const write = process.stdout.write;
+  process.stdout.write = () => true;
+  try {
+    await module.exports.main?.([]).catch(() => {});
+  } finally {
+    process.stdout.write = write;
+  }
+  return Buffer.concat([Buffer.from(bundleId(text) ?? "", "latin1"), script.createCachedData()]);
+}
+
+describe("bin/clawdis.js: which build runs", () => {
+  const roots: string[] = [];
+  const layout = async (files: Parameters<typeof binLayout>[0]) => {
+    const root = await binLayout(files);
+    roots.push(root);
+    return root;
+  };
+  afterAll(async () => {
+    for (const root of roots) await rm(root, { recursive: true, force: true });
+  });
+
+  it("the bundle when it is at least as new as the compiled modules; its exit code is the command's", async () => {
+    const root = await layout({ modules: MODULES, bundle: fakeBundle("bundle") });
+    expect(await runBin(root, ["x", "y"])).toEqual({ code: 4, stdout: "bundle x y", stderr: "" });
+  });
+
+  it("the compiled modules when they are newer (a plain tsc after the bundle), or when there is no bundle", async () => {
+    const stale = await layout({ modules: MODULES, bundle: fakeBundle("bundle") });
+    const later = new Date(Date.now() + 60_000);
+    await utimes(join(stale, "dist", "src", "main.js"), later, later);
+    expect(await runBin(stale, ["a"])).toEqual({ code: 3, stdout: "modules a", stderr: "" });
+    const none = await layout({ modules: MODULES });
+    expect(await runBin(none, ["b"])).toEqual({ code: 3, stdout: "modules b", stderr: "" });
+  });
+
+  it("the compiled modules with --enable-source-maps (stack traces in the TypeScript files)", async () => {
+    const root = await layout({ modules: MODULES, bundle: fakeBundle("bundle") });
+    const env = { ...process.env, NODE_OPTIONS: "--enable-source-maps" };
+    expect((await runBin(root, ["c"], env)).stdout).toBe("modules c");
+  });
+
+  it("nothing built: says how to build it, exit 1", async () => {
+    const root = await layout({});
+    const run = await runBin(root, ["--version"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("clawdis is not built yet: run `npm install`");
+  });
+
+  it("the bundle's imports from outside it work with its code cache (Node 20's import() would not)", async () => {
+    const body = `const side = await __clawdisImport(new URL("./side.mjs", __importMetaUrl).href);
+      const os = await __clawdisImport("node:os");
+      if (side.word !== "side" || typeof os.cpus !== "function") throw new Error("import failed");`;
+    const text = fakeBundle("bundle", body);
+    const root = await layout({ bundle: text, cache: await cacheOf(text) });
+    await writeFile(join(root, "dist", "bundle", "side.mjs"), 'export const word = "side";\n');
+    expect(await runBin(root, ["d"])).toEqual({ code: 4, stdout: "bundle d", stderr: "" });
+  });
+
+  it("a code cache made from another bundle of the same length is not used (V8 would run that one's code)", async () => {
+    const older = fakeBundle("older");
+    const newer = fakeBundle("newer");
+    expect(newer.length).toBe(older.length);
+    const cache = await cacheOf(older);
+    const root = await layout({ bundle: newer, cache });
+    expect((await runBin(root, ["e"])).stdout).toBe("newer e");
+  });
+});
+
+describe("the start-up bundle (scripts/bundle.ts)", () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "clawdis-bundle-"));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** A small project: `src/main.ts` as given, an ES-module-only and a CommonJS package, the WhatsApp boundary. */
+  async function project(main: string): Promise<string> {
+    const root = await mkdtemp(join(dir, "project-"));
+    const files: Record<string, string> = {
+      "tsconfig.json": JSON.stringify({ compilerOptions: { module: "NodeNext", target: "ES2022" } }),
+      "src/main.ts": main,
+      "node_modules/esm-only/package.json": JSON.stringify({
+        name: "esm-only",
+        type: "module",
+        exports: "./index.js",
+      }),
+      "node_modules/esm-only/index.js": "export const x = 1;\n",
+      "node_modules/plain-cjs/package.json": JSON.stringify({ name: "plain-cjs", main: "index.js" }),
+      "node_modules/plain-cjs/index.js": "exports.y = 2;\n",
+      "plugins/whatsapp/connection.ts": 'export { x } from "esm-only";\n',
+    };
+    for (const [file, text] of Object.entries(files)) {
+      await mkdir(dirname(join(root, file)), { recursive: true });
+      await writeFile(join(root, file), text);
+    }
+    return root;
+  }
+
+  it.each([
+    [
+      'import { x } from "esm-only"; export const main = () => x;\n',
+      "esm-only is an ES-module-only package imported statically by src/main.ts",
+    ],
+    [
+      'import { y } from "plain-cjs"; export async function main() { return [y, await import("plain-cjs")]; }\n',
+      "plain-cjs is imported both statically and with import() (src/main.ts)",
+    ],
+    [
+      'import { x } from "../plugins/whatsapp/connection.js"; export const main = () => x;\n',
+      "src/main.ts imports ../plugins/whatsapp/connection.js statically",
+    ],
+    [
+      'export async function main() { return await import("zod"); }\n',
+      "zod is bundled but imported with import() (src/main.ts)",
+    ],
+  ])("refuses a build that would not load on Node 20: %s", async (main, problem) => {
+    const root = await project(main);
+    await expect(buildBundle(root)).rejects.toThrow(problem);
+    await expect(readFile(join(root, "dist", "bundle", "clawdis.cjs"))).rejects.toMatchObject({
+      code: "ENOENT",
+    });
+  });
+
+  it("keeps import() lazy, ES-module-only packages and the boundary modules outside, and ends with its id", async () => {
+    const root = await project(
+      'export async function main() { return [await import("esm-only"), await import("../plugins/whatsapp/connection.js")]; }\n',
+    );
+    const text = await readFile(await buildBundle(root), "utf8");
+    expect(text.startsWith(`(function (${BUNDLE_PARAMS}) {\n"use strict";`)).toBe(true);
+    expect(text).toContain('__clawdisImport("esm-only")');
+    expect(text).toContain(
+      '__clawdisImport(new URL("../plugins/whatsapp/connection.js", __importMetaUrl).href)',
+    );
+    expect(text).not.toContain("import(");
+    const body = text.slice(0, text.lastIndexOf("//# clawdis-bundle "));
+    expect(text).toBe(body + bundleIdLine(body));
+  });
+
+  it("the real sources: bundled with zod, commander and json5 inside, a cache V8 takes, and it runs through bin", async () => {
+    const root = await binLayout({});
+    try {
+      // The packages left outside the bundle are found from the bundle's folder, as in the checkout.
+      await symlink(join(repoRoot, "node_modules"), join(root, "node_modules"));
+      const bundle = await buildBundle(repoRoot, join(root, "dist", "bundle", "clawdis.cjs"));
+      const text = await readFile(bundle, "utf8");
+      for (const name of ["zod", "commander", "json5"]) expect(text).not.toContain(`require("${name}")`);
+      expect(text).toContain('__clawdisImport("proper-lockfile")');
+      expect(trainCache(repoRoot, bundle)).toBeUndefined();
+      const version = await runBin(root, ["--version"]);
+      expect(version).toEqual({ code: 0, stdout: "0.0.0\n", stderr: "" });
+      const state = join(root, "state");
+      await mkdir(join(state, "sessions"), { recursive: true });
+      await writeFile(
+        join(state, "sessions", "sessions.json"),
+        JSON.stringify({ main: { sessionId: "m", updatedAt: 1 } }),
+      );
+      const env = { ...process.env, CLAWDIS_STATE_DIR: state, HOME: root };
+      const sessions = await runBin(root, ["sessions", "--json"], env);
+      expect(sessions.stderr).toBe("");
+      expect(JSON.parse(sessions.stdout)).toMatchObject({
+        count: 1,
+        sessions: [{ key: "main", sessionId: "m" }],
+      });
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("rewriteImports (scripts/rewrite-imports.ts)", () => {
+  const boundary = new Set(["/p/plugins/w/conn.ts"]);
+  const where = () => "../plugins/w/conn.js";
+  it.each([
+    ['await import("pkg")', 'await __clawdisImport("pkg")', ["pkg"]],
+    ["await import(url)", "await __clawdisImport(url)", []],
+    ['await import("node:os")', 'await __clawdisImport("node:os")', ["node:os"]],
+    ['await import("./inside.js")', 'await import("./inside.js")', []],
+    [
+      'await import("../plugins/w/conn.js")',
+      'await __clawdisImport(new URL("../plugins/w/conn.js", import.meta.url).href)',
+      [],
+    ],
+    ['const s = "import(\'pkg\')"; // import("pkg")', 'const s = "import(\'pkg\')"; // import("pkg")', []],
+    ['type T = typeof import("pkg");', 'type T = typeof import("pkg");', []],
+  ])("%s", (code, expected, specifiers) => {
+    expect(rewriteImports("/p/src/a.ts", code, boundary, where)).toEqual({ text: expected, specifiers });
   });
 });
