@@ -1,24 +1,26 @@
 /**
- * The session store against its baselines, on a 10,000-key store in a temp directory:
- * (a) one locked, atomic, fsync'd `SessionStore.update` vs a naive unlocked read + JSON5.parse + rewrite, and vs
- *     the floor of one fsync'd small write on the same disk;
- * (b) `clawdis sessions --json` started cold vs `node -e` reading and JSON.parse-ing the same file.
+ * The session store against one atomic rewrite of the same file (issue 12, store rows). Every row runs its two
+ * sides interleaved on a store in a temp directory (the shape of makeStore: a busy gateway's entries, ~470 bytes
+ * each), with the page cache warm:
+ * - one `SessionStore.update` of one key (lock, freshness check, change, temp file, fsync, rename, directory
+ *   fsync) at 1k / 10k / 100k keys, against writing the same bytes to a temp file + fsync + rename + directory
+ *   fsync (what our write does, minus everything else);
+ * - the first update after an outside edit (another writer changed one field of one entry, saved by rename or in
+ *   place), against the same rewrite;
+ * - `clawdis sessions --json` cold with the default store and config, against `node` reading, parsing, sorting
+ *   and printing the same file.
+ * A row throws when the store lost a key or an edit (the work was wrong, not slow).
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import { mkdtemp, open, readFile, rm, writeFile } from "node:fs/promises";
+import { existsSync, readFileSync, renameSync } from "node:fs";
+import { mkdir, mkdtemp, open, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import JSON5 from "json5";
 import { silentLogger } from "../src/core/logger.js";
 import { SessionStore } from "../src/sessions/store.js";
 import type { SessionEntry, SessionMap } from "../src/sessions/types.js";
-import { type BenchRow, median, percentile, timeMs } from "./bench-row.js";
-
-const KEYS = 10_000;
-const UPDATE_RUNS = 50;
-const CLI_RUNS = 10;
+import { type BenchRow, interleaved, percentile, timeMs } from "./bench-row.js";
 
 /** The clawdis checkout: the nearest folder above this file whose package.json is named "clawdis". */
 export function findRepoRoot(from: string = fileURLToPath(import.meta.url)): string {
@@ -35,10 +37,13 @@ export function findRepoRoot(from: string = fileURLToPath(import.meta.url)): str
   }
 }
 
+/** The key of entry `n` in makeStore. */
+const keyOf = (n: number) => (n === 0 ? "main" : `group:-100${n}`);
+
 /** A store shaped like a busy gateway's: one primary session and groups with the usual fields. */
-function makeStore(now: number): SessionMap {
+export function makeStore(keys: number, now: number): SessionMap {
   const map: SessionMap = {};
-  for (let n = 0; n < KEYS; n++) {
+  for (let n = 0; n < keys; n++) {
     const entry: SessionEntry = {
       sessionId: `0b7c${n.toString(16).padStart(4, "0")}-1f2e-4d3c-9b8a-${(n * 7919).toString(16).padStart(12, "0")}`,
       updatedAt: now - n * 60_000,
@@ -52,129 +57,273 @@ function makeStore(now: number): SessionMap {
       compactionCount: n % 3,
       origin: { channel: "telegram", chatId: `-100${n}`, chatType: "group", senderId: `${n}` },
     };
-    map[n === 0 ? "main" : `group:-100${n}`] = entry;
+    map[keyOf(n)] = entry;
   }
   return map;
 }
 
-async function fsyncWrite(path: string, text = '{"k":1}\n'): Promise<void> {
-  const handle = await open(path, "w");
+/** What our write does to the file, and nothing else: temp file, write, fsync, rename, directory fsync. */
+async function atomicRewrite(path: string, bytes: Buffer): Promise<void> {
+  const temp = `${path}.tmp`;
+  const handle = await open(temp, "w", 0o600);
   try {
-    await handle.writeFile(text);
+    await handle.writeFile(bytes);
     await handle.sync();
   } finally {
     await handle.close();
   }
+  renameSync(temp, path);
+  const dir = await open(dirname(path), "r");
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
+}
+
+/** A deterministic walk over the keys (never `main`, never the same key twice in a row). */
+function keyWalk(keys: number): () => string {
+  let i = 0;
+  return () => keyOf(1 + ((i++ * 7_919) % (keys - 1)));
+}
+
+const bump = (current: SessionEntry | undefined) =>
+  current && { ...current, inputTokens: (current.inputTokens ?? 0) + 1 };
+
+interface Sized {
+  dir: string;
+  path: string;
+  bytes: number;
+  store: SessionStore;
+  /** The rewrite of the store's current bytes to a sibling file, timed. */
+  rewrite(): Promise<number>;
+}
+
+async function sizedStore(root: string, keys: number): Promise<Sized> {
+  const dir = await mkdtemp(join(root, `k${keys}-`));
+  const path = join(dir, "sessions.json");
+  const text = `${JSON.stringify(makeStore(keys, Date.now()), null, 2)}\n`;
+  await writeFile(path, text);
+  const store = new SessionStore({ path, logger: silentLogger });
+  await store.load();
+  const baseline = join(dir, "baseline.json");
+  return {
+    dir,
+    path,
+    bytes: Buffer.byteLength(text),
+    store,
+    rewrite: async () => {
+      const bytes = await readFile(path);
+      return timeMs(() => atomicRewrite(baseline, bytes));
+    },
+  };
+}
+
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+const p99s = (ours: number[], baseline: number[]) =>
+  `p99 ${percentile(ours, 99).toFixed(1)} vs ${percentile(baseline, 99).toFixed(1)} ms`;
+
+/** Rows of one update per round at `keys` keys against the rewrite of the same file. */
+async function updateRow(
+  root: string,
+  keys: number,
+  rounds: number,
+  target: BenchRow["target"],
+): Promise<BenchRow> {
+  const s = await sizedStore(root, keys);
+  const next = keyWalk(keys);
+  const { ours, baseline } = await interleaved(
+    rounds,
+    () => timeMs(() => s.store.update(next(), bump)),
+    s.rewrite,
+    3,
+  );
+  await expectKeys(s.path, keys);
+  return {
+    name: `store update, 1 key of ${keys / 1000}k`,
+    unit: "ms",
+    ours,
+    baselineName: "tmp + fsync + rename + dir fsync",
+    baseline,
+    target,
+    note: `${mb(s.bytes)}; ${p99s(ours, baseline)}; both fsync the file and the directory`,
+  };
+}
+
+/**
+ * The first update after another writer changed one field of one entry (`compactionCount`, the way an editor
+ * saves a whole file: the rest as it was, by rename or in place), against the same rewrite. The edit is made on
+ * the bytes (no parse of the whole file in the bench itself, whose garbage would be collected inside our side).
+ */
+async function outsideEditRow(root: string, keys: number, rounds: number, style: "rename" | "in place") {
+  const s = await sizedStore(root, keys);
+  const next = keyWalk(keys);
+  let edits = 0;
+  let edited = "";
+  const ours = async () => {
+    edited = keyOf(1 + ((edits * 104_729) % (keys - 1)));
+    const value = 100 + edits++;
+    const bytes = withField(await readFile(s.path), edited, "compactionCount", value);
+    if (style === "rename") {
+      await writeFile(`${s.path}.editor`, bytes);
+      await rename(`${s.path}.editor`, s.path);
+    } else {
+      await writeFile(s.path, bytes);
+    }
+    let key = next();
+    if (key === edited) key = next();
+    const ms = await timeMs(() => s.store.update(key, bump));
+    if (fieldOf(await readFile(s.path), edited, "compactionCount") !== value) {
+      throw new Error(`the edit of ${edited} was lost`);
+    }
+    return ms;
+  };
+  const { ours: samples, baseline } = await interleaved(rounds, ours, s.rewrite, 2);
+  await expectKeys(s.path, keys);
+  return {
+    name: `first update after an outside edit (${style}), ${keys / 1000}k`,
+    unit: "ms",
+    ours: samples,
+    baselineName: "tmp + fsync + rename + dir fsync",
+    baseline,
+    target: { kind: "ratio", max: 2 },
+    note: `${mb(s.bytes)}; one field of one entry changed by another writer; ${p99s(samples, baseline)}`,
+  } satisfies BenchRow;
+}
+
+/** Where the number `field` of `key`'s entry sits in a file in the store's layout: [start, end). */
+function fieldAt(bytes: Buffer, key: string, field: string): [number, number] {
+  const entry = bytes.indexOf(`\n  ${JSON.stringify(key)}: {`);
+  const at = bytes.indexOf(`"${field}": `, entry);
+  if (entry < 0 || at < 0) throw new Error(`no ${field} in the entry of ${key}`);
+  const start = at + field.length + 4;
+  let end = start;
+  while (bytes[end]! >= 0x30 && bytes[end]! <= 0x39) end++;
+  return [start, end];
+}
+
+/** The file with one number field of one entry changed, the way an editor saves it (the rest as it was). */
+function withField(bytes: Buffer, key: string, field: string, value: number): Buffer {
+  const [start, end] = fieldAt(bytes, key, field);
+  return Buffer.concat([bytes.subarray(0, start), Buffer.from(String(value)), bytes.subarray(end)]);
+}
+
+function fieldOf(bytes: Buffer, key: string, field: string): number {
+  const [start, end] = fieldAt(bytes, key, field);
+  return Number(bytes.subarray(start, end).toString());
+}
+
+async function expectKeys(path: string, keys: number): Promise<void> {
+  const found = Object.keys(JSON.parse(await readFile(path, "utf8")) as object).length;
+  if (found !== keys) throw new Error(`the benchmarked store has ${found} keys, not ${keys}`);
 }
 
 /** Wall time of one child process run to its end; throws when it fails. */
 function spawnMs(args: string[], cwd: string, env: NodeJS.ProcessEnv): { ms: number; stdout: string } {
   const start = process.hrtime.bigint();
-  const result = spawnSync(process.execPath, args, {
-    cwd,
-    env,
-    encoding: "utf8",
-    maxBuffer: 256 * 1024 * 1024,
-  });
+  const result = spawnSync(process.execPath, args, { cwd, env, encoding: "utf8", maxBuffer: 1 << 28 });
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   if (result.status !== 0) throw new Error(`${args.join(" ")} exited ${result.status}: ${result.stderr}`);
   return { ms, stdout: result.stdout };
 }
 
-export async function benchStore(): Promise<BenchRow[]> {
-  const root = findRepoRoot();
-  const dir = await mkdtemp(join(tmpdir(), "clawdis-store-bench-"));
+/** What `clawdis sessions --json` does, in plain node: read, parse, sort newest first, print. */
+const PLAIN_SESSIONS = `
+const fs = require("node:fs");
+const path = process.argv[1];
+const map = JSON.parse(fs.readFileSync(path, "utf8"));
+const now = Date.now();
+const sessions = Object.keys(map)
+  .map((key) => ({ key, kind: key.startsWith("group:") ? "group" : key === "global" ? "global" : "direct", ...map[key], ageMs: now - map[key].updatedAt }))
+  .sort((a, b) => b.updatedAt - a.updatedAt);
+process.stdout.write(JSON.stringify({ path, count: sessions.length, activeMinutes: null, sessions }, null, 2) + "\\n");
+`;
+
+async function sessionsRow(root: string, keys: number, rounds: number): Promise<BenchRow> {
+  const repo = findRepoRoot();
+  const state = join(root, "state");
+  await mkdir(join(state, "sessions"), { recursive: true });
+  const path = join(state, "sessions", "sessions.json");
+  await writeFile(path, `${JSON.stringify(makeStore(keys, Date.now()), null, 2)}\n`);
+  const env: NodeJS.ProcessEnv = { ...process.env, CLAWDIS_STATE_DIR: state };
+  delete env.CLAWDIS_CONFIG_PATH;
+  const bin = join(repo, "bin", "clawdis.js");
+  const first = JSON.parse(spawnMs([bin, "sessions", "--json"], repo, env).stdout) as { count: number };
+  if (first.count !== keys) throw new Error(`sessions --json listed ${first.count} of ${keys} sessions`);
+  const { ours, baseline } = await interleaved(
+    rounds,
+    async () => spawnMs([bin, "sessions", "--json"], repo, env).ms,
+    async () => spawnMs(["-e", PLAIN_SESSIONS, path], repo, env).ms,
+    1,
+  );
+  return {
+    name: `clawdis sessions --json, cold, ${keys / 1000}k`,
+    unit: "ms",
+    ours,
+    baselineName: "node: read, parse, sort, print",
+    baseline,
+    target: { kind: "ratio", max: 1.25 },
+    note: "default store and config (CLAWDIS_STATE_DIR, no config file); one spawn per sample",
+  };
+}
+
+/**
+ * Memory held by a store of `keys` keys before and after one update of each key (issue 11: the store keeps one
+ * copy of the file's bytes and its maps, no garbage in proportion to its size). Run with --expose-gc:
+ * `node --expose-gc -e 'import("./dist/bench/store-bench.js").then((m) => m.storeMemory())'`.
+ */
+export async function storeMemory(keys = 10_000): Promise<void> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc === undefined) throw new Error("run with node --expose-gc");
+  const root = await mkdtemp(join(tmpdir(), "clawdis-store-memory-"));
   try {
-    const now = Date.now();
-    const path = join(dir, "sessions.json");
-    const naivePath = join(dir, "naive.json");
-    const text = `${JSON.stringify(makeStore(now), null, 2)}\n`;
-    await writeFile(path, text);
-    await writeFile(naivePath, text);
-    const sizeMb = (Buffer.byteLength(text) / 1024 / 1024).toFixed(1);
-
-    // (a) one update
+    const path = join(root, "sessions.json");
+    await writeFile(path, `${JSON.stringify(makeStore(keys, Date.now()), null, 2)}\n`);
     const store = new SessionStore({ path, logger: silentLogger });
-    const ours: number[] = [];
-    for (let i = -3; i < UPDATE_RUNS; i++) {
-      const key = `group:-100${1 + (((i + 3) * 97) % (KEYS - 1))}`;
-      const ms = await timeMs(() =>
-        store.update(
-          key,
-          (current) => current && { ...current, inputTokens: (current.inputTokens ?? 0) + 1 },
-        ),
-      );
-      if (i >= 0) ours.push(ms); // the first runs warm up the lock module and the file cache
-    }
-    const naive: number[] = [];
-    for (let i = -3; i < UPDATE_RUNS; i++) {
-      const key = `group:-100${1 + (((i + 3) * 97) % (KEYS - 1))}`;
-      const ms = await timeMs(async () => {
-        const map = JSON5.parse(await readFile(naivePath, "utf8")) as SessionMap;
-        const current = map[key]!;
-        map[key] = { ...current, inputTokens: (current.inputTokens ?? 0) + 1, updatedAt: Date.now() };
-        await writeFile(naivePath, `${JSON.stringify(map, null, 2)}\n`);
-      });
-      if (i >= 0) naive.push(ms);
-    }
-    const floor: number[] = [];
-    for (let i = -3; i < UPDATE_RUNS; i++) {
-      const ms = await timeMs(() => fsyncWrite(join(dir, "floor.json")));
-      if (i >= 0) floor.push(ms);
-    }
-    // Not a baseline row, but where the time goes: writing and fsyncing the whole store once, nothing else.
-    const bigWrite: number[] = [];
-    for (let i = 0; i < 10; i++) bigWrite.push(await timeMs(() => fsyncWrite(join(dir, "big.json"), text)));
-    const check = JSON.parse(await readFile(path, "utf8")) as SessionMap;
-    if (Object.keys(check).length !== KEYS) throw new Error("the benchmarked store lost keys");
+    await store.get("main");
+    const measure = () => {
+      gc();
+      const m = process.memoryUsage();
+      return { heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers, rss: m.rss };
+    };
+    const before = measure();
+    const peakBefore = process.resourceUsage().maxRSS * 1024;
+    for (let n = 0; n < keys; n++) await store.update(keyOf(n), bump);
+    const after = measure();
+    const peak = process.resourceUsage().maxRSS * 1024;
+    await expectKeys(path, keys);
+    const row = (name: string, a: number, b: number) =>
+      `${name.padEnd(13)} ${mb(a).padStart(9)} ${mb(b).padStart(9)} ${mb(b - a).padStart(9)}`;
+    process.stdout.write(
+      [
+        `store of ${keys} keys (${mb((await readFile(path)).length)}), ${keys} updates of distinct keys, after gc():`,
+        `${"".padEnd(13)} ${"before".padStart(9)} ${"after".padStart(9)} ${"growth".padStart(9)}`,
+        row("heapUsed", before.heapUsed, after.heapUsed),
+        row("external", before.external, after.external),
+        row("arrayBuffers", before.arrayBuffers, after.arrayBuffers),
+        row("rss", before.rss, after.rss),
+        row("peak rss", peakBefore, peak),
+        `reads of the file during the updates: ${store.readCount}`,
+        "",
+      ].join("\n"),
+    );
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
 
-    // (b) sessions --json, cold
-    const env = { ...process.env, CLAWDIS_STATE_DIR: join(dir, "state") };
-    const bin = join(root, "bin", "clawdis.js");
-    const cli: number[] = [];
-    const plain: number[] = [];
-    const readParse = "JSON.parse(require('node:fs').readFileSync(process.argv[1], 'utf8'))";
-    for (let i = -1; i < CLI_RUNS; i++) {
-      const run = spawnMs([bin, "sessions", "--json", "--store", path], root, env);
-      if (i === -1) {
-        const report = JSON.parse(run.stdout) as { count: number };
-        if (report.count !== KEYS)
-          throw new Error(`sessions --json listed ${report.count} of ${KEYS} sessions`);
-      } else {
-        cli.push(run.ms);
-      }
-      const base = spawnMs(["-e", readParse, path], root, env);
-      if (i >= 0) plain.push(base.ms);
-    }
-
-    const updateNote = `p99 ${percentile(ours, 99).toFixed(1)} ms; locked, fsync'd, atomic; ${KEYS} keys, ${sizeMb} MB`;
+export async function benchStore(): Promise<BenchRow[]> {
+  const root = await mkdtemp(join(tmpdir(), "clawdis-store-bench-"));
+  try {
     return [
-      {
-        name: "store update (1 key of 10k)",
-        ours: median(ours),
-        baselineName: "naive read+JSON5+rewrite, unlocked",
-        baseline: median(naive),
-        unit: "ms",
-        note: `${updateNote}; naive p99 ${percentile(naive, 99).toFixed(1)} ms, no fsync`,
-      },
-      {
-        name: "store update (1 key of 10k)",
-        ours: median(ours),
-        baselineName: "one fsync'd small write (floor)",
-        baseline: median(floor),
-        unit: "ms",
-        note: `${updateNote}; one fsync'd write of the whole ${sizeMb} MB alone: ${median(bigWrite).toFixed(1)} ms`,
-      },
-      {
-        name: "sessions --json, cold (10k keys)",
-        ours: median(cli),
-        baselineName: "node -e read + JSON.parse",
-        baseline: median(plain),
-        unit: "ms",
-        note: `median of ${CLI_RUNS} spawns each; p99 ${percentile(cli, 99).toFixed(0)} ms`,
-      },
+      await updateRow(root, 1_000, 30, undefined),
+      await updateRow(root, 10_000, 30, { kind: "ratio", max: 1.3 }),
+      await updateRow(root, 100_000, 8, { kind: "ratio", max: 2 }),
+      await outsideEditRow(root, 10_000, 15, "rename"),
+      await outsideEditRow(root, 10_000, 15, "in place"),
+      await sessionsRow(root, 10_000, 10),
     ];
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await rm(root, { recursive: true, force: true });
   }
 }

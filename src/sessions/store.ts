@@ -1,10 +1,11 @@
-import { readFile, unlink } from "node:fs/promises";
+import { unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import { type Clock, systemClock } from "../core/clock.js";
 import { ClawdisError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import { quoteId, transcriptPathFor, whyInvalid } from "./session-id.js";
 import { diffStore } from "./store-diff.js";
+import { changeTimesAreFine } from "./store-fine-times.js";
 import { type RawStore, StoreImage } from "./store-image.js";
 import type { Layout } from "./store-layout.js";
 import { type HeldLock, LOCK_STALE_MS, withFileLock } from "./store-lock.js";
@@ -116,6 +117,8 @@ export class SessionStore {
   private parses = 0;
   private reads = 0;
   private tickMs = SAME_TICK_MS;
+  /** Whether the store's file system gives each change a ctime of its own (store-fine-times.ts); probed once. */
+  private fineTimes: boolean | undefined;
   /** The file as last read or written (see StoreImage). Undefined: no file (or none seen yet). */
   private image: StoreImage | undefined;
   /** The image a write in flight was planned on: a reader leaves it as it is and builds its own. */
@@ -344,8 +347,10 @@ export class SessionStore {
    * else is parsed whole. Returns why the file does not parse (the image is left as it was) instead.
    */
   private adopt(read: { version: FileVersion; bytes: Buffer; readAt: number }): StoreImage | string {
-    // Read a clock tick after its last change: a write after the read would show in the version.
-    const trusted = Number(read.version.ctimeNs / 1_000_000n) < read.readAt - this.tickMs;
+    // Any later change shows in the version when change times are fine (its ctime was read), or when it was
+    // read a clock tick after its last change.
+    this.fineTimes ??= changeTimesAreFine(this.dir);
+    const trusted = this.fineTimes || Number(read.version.ctimeNs / 1_000_000n) < read.readAt - this.tickMs;
     const held = this.image;
     if (held?.bytes.equals(read.bytes)) {
       held.version = read.version;
@@ -500,9 +505,8 @@ export class SessionStore {
     if (image === undefined || image.trusted) return;
     const now = await statStoreFile(this.path);
     if (now === undefined || !this.recent(now) || !sameVersion(now, image.version)) return;
-    this.reads++;
-    const current = await readFile(this.path).catch(() => undefined);
-    if (current === undefined || !current.equals(image.bytes)) throw new StoreChanged();
+    const current = await this.readBytes().catch(() => undefined);
+    if (!current?.exists || current.tooLarge || !current.bytes.equals(image.bytes)) throw new StoreChanged();
   }
 
   /**
