@@ -76,7 +76,7 @@ describe("gateway: warm sessions", () => {
     expect(t.fake.requests.at(-1)!.body.messages.map((m) => m.content)).toContain("remember kiwi");
   });
 
-  it("the workspace is made once; deleted, it is made again (0700) by the next tool call, not by every turn", async () => {
+  it("the workspace is made (0700) by a turn's first tool call when missing, never by turns without tools", async () => {
     const seen: { exists: boolean; mode: number }[] = [];
     const probe: ToolDefinition = {
       name: "probe",
@@ -90,15 +90,22 @@ describe("gateway: warm sessions", () => {
     };
     t = await startTestGateway({ tools: [probe] });
     const workspace = t.gateway.options.workspaceDir;
-    await done(await t.chat.inject({ text: "first" }));
-    expect((await stat(workspace)).mode & 0o777).toBe(0o700);
-    await rm(workspace, { recursive: true });
+    const missing = () => expect(stat(workspace)).rejects.toMatchObject({ code: "ENOENT" });
+    const probeTurn = async () => {
+      t.fake.enqueue({ toolCalls: [{ name: "probe", arguments: {} }] }, { text: "done" });
+      expect((await done(await t.chat.inject({ text: "use the probe" }))).stopReason).toBe("end");
+    };
     await done(await t.chat.inject({ text: "a turn without tools" }));
-    await expect(stat(workspace)).rejects.toMatchObject({ code: "ENOENT" });
-    t.fake.enqueue({ toolCalls: [{ name: "probe", arguments: {} }] }, { text: "done" });
-    const outcome = await done(await t.chat.inject({ text: "use the probe" }));
-    expect(outcome.stopReason).toBe("end");
-    expect(seen).toEqual([{ exists: true, mode: 0o700 }]);
+    await missing();
+    await probeTurn();
+    await rm(workspace, { recursive: true });
+    await done(await t.chat.inject({ text: "another turn without tools" }));
+    await missing();
+    await probeTurn();
+    expect(seen).toEqual([
+      { exists: true, mode: 0o700 },
+      { exists: true, mode: 0o700 },
+    ]);
   });
 
   it("the reply and the turn's end do not wait for the store update (its lock held elsewhere)", async () => {

@@ -26,8 +26,6 @@ export interface WarmSession {
   transcript?: TranscriptWriter;
   /** The transcript this process last appended to for the session (the final save flushes it). */
   transcriptPath?: string;
-  /** The working directory once created for the session (it is not created again every turn). */
-  workspace?: string;
   /** Bookkeeping still in flight (the store update after a turn): the final save waits for it. */
   readonly pending: Set<Promise<unknown>>;
 }

@@ -281,7 +281,7 @@ export class SessionRunner {
     const said = reset.matched ? reset.rest : item.text;
     const files = item.message.attachments?.length
       ? await stageAttachments(item.message.attachments, {
-          cwd: await this.cwdFor(key),
+          cwd: this.cwdFor(key),
           jid: item.jid,
           stagingRoot: this.deps.stagingRoot,
         })
@@ -338,20 +338,14 @@ export class SessionRunner {
   }
 
   /**
-   * The session's working directory (tools, attachments): the workspace for main, a folder per other key. Created
-   * (0700) at the first turn after the session was loaded, not every turn; a turn's first tool call makes it again
-   * when it was deleted since (`withWorkspace`).
+   * The session's working directory (tools, attachments): the workspace for main, a folder per other key. Not
+   * created here: a turn that runs no tool and stages no file never touches it; the first tool call of a turn
+   * creates it (0700) when it is not there (`withWorkspace`), and staging an attachment creates its inbox in it.
    */
-  private async cwdFor(key: string): Promise<string> {
-    const cwd =
-      key === this.deps.config.inbound.reply.session.mainKey
-        ? this.deps.workspaceDir
-        : join(this.deps.workspaceDir, safeDirName(key));
-    const warm = this.warm(key);
-    if (warm?.workspace === cwd) return cwd;
-    await mkdir(cwd, { recursive: true, mode: 0o700 });
-    if (warm) warm.workspace = cwd;
-    return cwd;
+  private cwdFor(key: string): string {
+    return key === this.deps.config.inbound.reply.session.mainKey
+      ? this.deps.workspaceDir
+      : join(this.deps.workspaceDir, safeDirName(key));
   }
 
   /**
@@ -482,7 +476,7 @@ export class SessionRunner {
       groupHistoryLimit: groupHistoryLimit(config),
     });
     const entry = await this.deps.store.get(key);
-    const cwd = await this.cwdFor(key);
+    const cwd = this.cwdFor(key);
     // A turn that runs again (restart, retry) goes on with its loop guard; a new message starts a new one.
     const guard = item.restored ? restoreGuard(resume.compaction, resume.entries, item.jid) : undefined;
 
@@ -928,8 +922,8 @@ function joinable(item: WorkItem, sender: string, resetTriggers: string[]): bool
 }
 
 /**
- * The turn's tools, the first call of which makes sure the working directory is there: when it was deleted since
- * it was created, it is created again (0700) before the tool runs. A turn without tool calls touches nothing.
+ * The turn's tools, the first call of which makes sure the working directory is there: when it is missing (never
+ * made, or deleted since), it is created (0700) before the tool runs. A turn without tool calls touches nothing.
  */
 function withWorkspace(tools: ToolDefinition[], cwd: string): ToolDefinition[] {
   let ready: Promise<void> | undefined;

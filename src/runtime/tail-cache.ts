@@ -226,7 +226,15 @@ export async function readResumeCached(
       return resumeFromTail(holder.tail);
     }
   }
-  const read = await readTranscriptForResume(path, { maxBytes, layout: holder !== undefined });
+  // A cold read goes through the writer's open descriptor when there is one for the file (no open, no close).
+  const writer = holder?.transcript;
+  const through =
+    writer && writer.path === resolve(path) && !writer.isClosed && writer.current().linked
+      ? writer
+      : undefined;
+  const read = through
+    ? await through.whileHeld((handle) => readTranscriptForResume(path, { maxBytes, layout: true, handle }))
+    : await readTranscriptForResume(path, { maxBytes, layout: holder !== undefined });
   if (holder) {
     const tail = tailFromRead(path, read, maxBytes);
     if (tail) holder.tail = tail;

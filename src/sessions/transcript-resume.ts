@@ -1,3 +1,4 @@
+import { fstatSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { type BackwardScan, readAt, readLinesBackward } from "../core/read-lines-backward.js";
 import { isMissingFile } from "./transcript-lines.js";
@@ -49,6 +50,8 @@ export interface ResumeOptions {
   hardCapBytes?: number;
   /** Also say where each entry read lies in the file (`layout`), for a cache that follows later appends. */
   layout?: boolean;
+  /** Read through this open descriptor of `path` (left open) instead of opening the path. */
+  handle?: FileHandle;
 }
 
 /** One good entry read, and where its line lies (`length` without the "\n"). */
@@ -181,15 +184,20 @@ export async function readTranscriptForResume(
   const hardCap = options.hardCapBytes ?? RESUME_HARD_CAP_BYTES;
   const maxBytes = options.maxBytes ?? hardCap;
   let handle: FileHandle;
-  try {
-    handle = await open(path, "r");
-  } catch (error) {
-    if (isMissingFile(error)) return { exists: false, entries: [], badLines: [], bytesRead: 0 };
-    throw error;
+  if (options.handle) {
+    handle = options.handle;
+  } else {
+    try {
+      handle = await open(path, "r");
+    } catch (error) {
+      if (isMissingFile(error)) return { exists: false, entries: [], badLines: [], bytesRead: 0 };
+      throw error;
+    }
   }
   try {
     const result: TranscriptResume = { exists: true, entries: [], badLines: [], bytesRead: 0 };
-    const info = await handle.stat();
+    // Through the open descriptor: no path lookup, no trip through the threadpool.
+    const info = fstatSync(handle.fd);
     const size = info.size;
     if (size === 0) return result;
 
@@ -250,7 +258,7 @@ export async function readTranscriptForResume(
       // Only entries with a known place (line 1 as an entry has none: a lost header is never cached anyway).
       const places = placesNewestFirst.reverse();
       const entries = newestFirst.slice(0, places.length).reverse();
-      const end = await handle.stat();
+      const end = fstatSync(handle.fd);
       result.layout = {
         file: { dev: info.dev, ino: info.ino, size, mtimeMs: info.mtimeMs },
         unchanged: end.size === size && end.mtimeMs === info.mtimeMs && end.ino === info.ino,
@@ -268,7 +276,7 @@ export async function readTranscriptForResume(
     }
     return result;
   } finally {
-    await handle.close();
+    if (!options.handle) await handle.close();
   }
 }
 

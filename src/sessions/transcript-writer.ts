@@ -110,6 +110,17 @@ export class TranscriptWriter {
     });
   }
 
+  /**
+   * Runs `read` with the open descriptor (it may read, never write or close it) between this process's appends
+   * to the file: none of ours lands while it reads. The descriptor may have been opened read/write.
+   */
+  whileHeld<T>(read: (handle: FileHandle) => Promise<T>): Promise<T> {
+    return inAppendOrder(this.path, async () => {
+      if (this.released) throw new Error(`the transcript writer of ${this.path} is closed`);
+      return read(this.handle);
+    });
+  }
+
   /** Flushes what was written to disk (fsync). */
   sync(): Promise<void> {
     return inAppendOrder(this.path, async () => {

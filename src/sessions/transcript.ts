@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { constants } from "node:fs";
+import { constants, fstatSync } from "node:fs";
 import { type FileHandle, mkdir, open } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { ClawdisError } from "../core/errors.js";
@@ -133,7 +133,8 @@ async function openRegular(path: string): Promise<{ handle: FileHandle; size: nu
     if ((error as NodeJS.ErrnoException).code !== "ELOOP") throw error;
     throw refused(path, "it is a symbolic link", error);
   }
-  const info = await handle.stat();
+  // Through the descriptor just opened (its inode is in memory): synchronous, no threadpool trip.
+  const info = fstatSync(handle.fd);
   if (!info.isFile()) {
     await handle.close();
     throw refused(path, "it is not a regular file");
