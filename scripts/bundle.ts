@@ -12,6 +12,7 @@
  *   `import()` a call of `__clawdisImport` (rewrite-imports.ts says why). A package written both ways, a BUNDLED
  *   package behind `import()`, or an ES-module-only package imported statically fails the build (two copies; or
  *   `require(esm)`, which Node 20 before 20.19 lacks);
+ * - esbuild's warnings fail the build (`import.meta.dirname`, say, would be empty in CommonJS);
  * - modules that import an ES-module-only package (ESM_BOUNDARY) are not bundled: they are imported, with
  *   `import()` only, from their tsc output (`dist/plugins/…`).
  */
@@ -141,10 +142,15 @@ export async function buildBundle(
     // Strict like the ES modules it comes from, whatever the tsconfig says.
     banner: { js: `(function (${BUNDLE_PARAMS}) {\n"use strict";` },
     footer: { js: "})" },
-    logLevel: "warning",
+    logLevel: "silent",
     plugins: [externals(root, outFile, uses, problems)],
   });
   checkUses(uses, root, problems);
+  // e.g. `import.meta.dirname`, which CommonJS output leaves empty: a warning here is a bug at run time.
+  for (const warning of result.warnings) {
+    const at = warning.location ? `${warning.location.file}:${warning.location.line}: ` : "";
+    problems.push(`${at}${warning.text}`);
+  }
   for (const output of Object.values(result.metafile.outputs)) {
     for (const left of output.imports.filter((i) => i.kind === "dynamic-import")) {
       problems.push(`import("${left.path}") is left in the bundle: it fails with the code cache on Node 20`);

@@ -307,6 +307,7 @@ describe("the start-up bundle (scripts/bundle.ts)", () => {
       'export async function main() { return await import("zod"); }\n',
       "zod is bundled but imported with import() (src/main.ts)",
     ],
+    ["export const main = () => import.meta.dirname;\n", 'src/main.ts:1: "import.meta" is not available'],
   ])("refuses a build that would not load on Node 20: %s", async (main, problem) => {
     const root = await project(main);
     await expect(buildBundle(root)).rejects.toThrow(problem);
