@@ -284,7 +284,13 @@ export async function storeMemory(keys = 10_000): Promise<void> {
     const measure = () => {
       gc();
       const m = process.memoryUsage();
-      return { heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers, rss: m.rss };
+      return {
+        heapUsed: m.heapUsed,
+        heapTotal: m.heapTotal,
+        external: m.external,
+        arrayBuffers: m.arrayBuffers,
+        rss: m.rss,
+      };
     };
     const before = measure();
     const peakBefore = process.resourceUsage().maxRSS * 1024;
@@ -299,6 +305,7 @@ export async function storeMemory(keys = 10_000): Promise<void> {
         `store of ${keys} keys (${mb((await readFile(path)).length)}), ${keys} updates of distinct keys, after gc():`,
         `${"".padEnd(13)} ${"before".padStart(9)} ${"after".padStart(9)} ${"growth".padStart(9)}`,
         row("heapUsed", before.heapUsed, after.heapUsed),
+        row("heapTotal", before.heapTotal, after.heapTotal),
         row("external", before.external, after.external),
         row("arrayBuffers", before.arrayBuffers, after.arrayBuffers),
         row("rss", before.rss, after.rss),
