@@ -8,7 +8,7 @@
  * - hand-in → reply: with a 10,000-key store against a 10-key store (the reply does not wait for the store);
  * - cost per message against the number of sessions (10 / 1,000 / 10,000 in the store);
  * - messages per second into 100 group sessions with an instant model, against the relay.
- * Every side runs in the same rounds, message by message in turn (latency) or round by round (throughput).
+ * Every side runs in the same rounds, round by round in turn, one side at a time.
  * `CLAWDIS_BENCH_ONLY=latency|throughput` runs one part.
  */
 import { mkdtemp, rm } from "node:fs/promises";
@@ -72,13 +72,13 @@ async function benchLatency(): Promise<BenchRow[]> {
   try {
     const sizes = [10, 1000, 10_000];
     const sides: Side[] = [];
-    const cpu: Record<number, { before: number; gateway: GatewayProcess }> = {};
+    const cpu: Record<number, { gateway: GatewayProcess }> = {};
     for (const size of sizes) {
       const stateDir = join(root, `k${size}`);
       await seedSessions(stateDir, { prefix: "room", count: size, messages: 20 });
       const gateway = await startGateway(stateDir, gatewayConfig(model.url));
       gateways.push(gateway);
-      cpu[size] = { before: 0, gateway };
+      cpu[size] = { gateway };
       const client = new AgentClient(gateway.url, gateway.token);
       sides.push(postingSide(`${size}`, client, (i) => seededKey("room", i % size)));
     }
@@ -104,25 +104,32 @@ async function benchLatency(): Promise<BenchRow[]> {
       if (record) fsyncs.push(ms(start, process.hrtime.bigint()));
     };
     const [g10, g1k, g10k] = sides as [Side, Side, Side];
-    let i = 0;
-    for (let round = -WARMUP; round < ROUNDS; round++) {
-      const record = round >= 0;
-      if (round === 0) for (const size of sizes) cpu[size]!.before = await cpuMs(cpu[size]!.gateway.pid);
-      for (let n = 0; n < PER_ROUND; n++, i++) {
-        // Message by message in turn: every side sees the same machine.
-        await g1k.send(i, record);
-        await relaySide.send(i, record);
-        await journalAppend(record);
-        await g10.send(i, record);
-        await g10k.send(i, record);
+    const cpuUsed: Record<number, number> = { 10: 0, 1000: 0, 10000: 0 };
+    /** One round of one side: PER_ROUND messages one after another (the gateway's CPU counted). */
+    const round = async (side: Side | "journal", size: number | undefined, from: number, record: boolean) => {
+      const gateway = size === undefined ? undefined : cpu[size]?.gateway;
+      const before = gateway ? await cpuMs(gateway.pid) : 0;
+      for (let n = 0; n < PER_ROUND; n++) {
+        if (side === "journal") await journalAppend(record);
+        else await side.send(from + n, record);
       }
+      if (gateway && size !== undefined && record) cpuUsed[size]! += (await cpuMs(gateway.pid)) - before;
+    };
+    // Round by round in turn (every side sees the same machine), and one side at a time: one gateway's writes in
+    // the background never land in another side's figures.
+    for (let r = -WARMUP; r < ROUNDS; r++) {
+      const record = r >= 0;
+      const from = (r + WARMUP) * PER_ROUND;
+      await round(g1k, 1000, from, record);
+      await round(relaySide, undefined, from, record);
+      await round("journal", undefined, from, record);
+      await round(g10, 10, from, record);
+      await round(g10k, 10_000, from, record);
     }
     const messages = ROUNDS * PER_ROUND;
     const cpuPer: Record<number, string> = {};
-    for (const size of sizes) {
-      cpuPer[size] = (((await cpuMs(cpu[size]!.gateway.pid)) - cpu[size]!.before) / messages).toFixed(2);
-    }
-    const n = `${ROUNDS} rounds x ${PER_ROUND} sequential messages, each side in turn`;
+    for (const size of sizes) cpuPer[size] = (cpuUsed[size]! / messages).toFixed(2);
+    const n = `${ROUNDS} rounds x ${PER_ROUND} sequential messages, the sides round by round in turn`;
     return [
       {
         name: "hand-in → model request, 1,000 sessions each messaged",
