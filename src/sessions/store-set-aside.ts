@@ -1,5 +1,8 @@
 import { chmod, constants, copyFile, link, unlink } from "node:fs/promises";
+import type { RawStore } from "./store-image.js";
+import { nullPrototypeCopy } from "./store-parse.js";
 import { type FileVersion, sameData, statStoreFile } from "./store-read.js";
+import { rebuildFromTranscripts } from "./store-rebuild.js";
 
 /** Codes of file systems that have no hard links: the bad file is copied instead. */
 const NO_HARD_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "EXDEV", "EMLINK", "ENOSYS"]);
@@ -61,4 +64,24 @@ async function linkOrCopy(path: string, target: string): Promise<"linked" | "cop
     if (code === "ENOENT") return "missing";
     throw error;
   }
+}
+
+/**
+ * What replaces a store that was set aside: a copy of the last good content (`good`), or, with none known, the
+ * map rebuilt from the transcript headers in `dir`; and how the log line says which.
+ */
+export async function replacementFor(
+  good: RawStore | undefined,
+  dir: string,
+): Promise<{ raw: RawStore; carried: string }> {
+  if (good) {
+    const raw = nullPrototypeCopy(good);
+    return { raw, carried: `carried on with the last good copy (${Object.keys(raw).length} sessions)` };
+  }
+  const rebuilt = await rebuildFromTranscripts(dir);
+  const raw = rebuilt.map as RawStore;
+  return {
+    raw,
+    carried: `rebuilt ${Object.keys(raw).length} sessions from ${rebuilt.scanned} transcript headers`,
+  };
 }

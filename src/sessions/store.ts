@@ -3,7 +3,8 @@ import { dirname } from "node:path";
 import { type Clock, systemClock } from "../core/clock.js";
 import { ClawdisError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import { quoteId, transcriptPathFor, whyInvalid } from "./session-id.js";
+import { quoteId, transcriptPathFor } from "./session-id.js";
+import { applyUpdate, type Changes, noChanges, type UpdateFn } from "./store-changes.js";
 import { diffStore } from "./store-diff.js";
 import { changeTimesAreFine } from "./store-fine-times.js";
 import { type RawStore, StoreImage } from "./store-image.js";
@@ -15,7 +16,6 @@ import {
   parseStoreText,
   setOwn,
   storeParseReason,
-  usableEntry,
 } from "./store-parse.js";
 import { applySegments, piecesOf, planPatch, spareFor, wholeFile } from "./store-patch.js";
 import {
@@ -28,10 +28,12 @@ import {
   tooLargeReason,
   UNKNOWN_VERSION,
 } from "./store-read.js";
-import { rebuildFromTranscripts } from "./store-rebuild.js";
-import { keepBadCopy } from "./store-set-aside.js";
+import { keepBadCopy, replacementFor } from "./store-set-aside.js";
+import { COARSE_TICK_MS, changedWithinTick, SAME_TICK_MS, trustedAfterRead } from "./store-trust.js";
 import { type PiecesWrite, writePiecesAtomic } from "./store-write.js";
 import type { SessionEntry, SessionMap } from "./types.js";
+
+export type { UpdateFn } from "./store-changes.js";
 
 export interface SessionStoreOptions {
   /** Absolute path of `sessions.json`. Transcripts live in the same directory. */
@@ -42,26 +44,6 @@ export interface SessionStoreOptions {
   maxBytes?: number;
   /** Stale time of the cross-process lock in ms (default LOCK_STALE_MS). For tests. */
   lockStaleMs?: number;
-}
-
-/**
- * The change of one key (see `SessionStore.update`). `current` is a copy of the usable entry, or undefined;
- * `unusable` is a copy of the file's entry when the key is there but its entry is not usable (its sessionId is
- * refused), so that a replacement can keep its other fields. Never an entry to use as it is.
- */
-export type UpdateFn = (
-  current: SessionEntry | undefined,
-  unusable?: Readonly<Record<string, unknown>>,
-) => SessionEntry | undefined;
-
-/**
- * What a batch changes: key -> the entry to store, or undefined to delete it, in the order the keys were
- * first changed (a key deleted and then stored again counts from then: it goes at the end, as a new key does).
- * `moved`: keys of the file that were deleted and stored again (written whole, so that they go at the end).
- */
-interface Changes {
-  entries: Map<string, SessionEntry | undefined>;
-  moved: Set<string>;
 }
 
 interface PendingUpdate {
@@ -78,14 +60,6 @@ const MAX_WRITE_ATTEMPTS = 5;
 class StoreChanged extends Error {}
 
 /**
- * File system timestamps come from a coarse clock (a few ms): a write by someone else within this of the
- * version's ctime may leave (ino, size, mtime, ctime) as they were. A file system that keeps only seconds (seen
- * when our stamp does not stick) gets the longer tick.
- */
-const SAME_TICK_MS = 100;
-const COARSE_TICK_MS = 2_100;
-
-/**
  * `sessions.json` (SPEC section 2). Invariants:
  * - reads never change the file, except to set aside a file that does not parse or is over `maxBytes` (then
  *   the last good copy, or a map rebuilt from the transcript headers, is renamed over it: the store is never
@@ -97,7 +71,7 @@ const COARSE_TICK_MS = 2_100;
  * - the file is read again only when someone else may have written it: each write of ours stamps the file's
  *   mtime with a time in the past (store-write.ts stampTime), so (ino, size, mtime, ctime) equal to what we saw
  *   right after our rename proves that nobody wrote since; a version written by someone else is trusted that
- *   way only once it was read a clock tick after its ctime (before, its bytes are compared again);
+ *   way as store-trust.ts says (before, an update compares its bytes again right before its rename);
  * - an update writes the file as the pieces of the old one around the entries it changed (no whole-file
  *   buffer), and the one copy of the file's bytes held, its parse and the usable map are patched the same way;
  *   after an outside edit only the entries between the common prefix and suffix are parsed (store-diff.ts);
@@ -226,11 +200,11 @@ export class SessionStore {
   private async commit(batch: PendingUpdate[], lock: HeldLock): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       const image = await this.fresh(lock);
-      const changes: Changes = { entries: new Map(), moved: new Set() };
+      const changes = noChanges();
       const settle: (() => void)[] = [];
       for (const u of batch) {
         try {
-          const value = this.applyUpdate(image, changes, u.key, u.fn);
+          const value = applyUpdate(image, changes, u.key, u.fn, this.clock.now(), this.path);
           settle.push(() => u.resolve(value));
         } catch (error) {
           settle.push(() => u.reject(error));
@@ -248,46 +222,6 @@ export class SessionStore {
       for (const done of settle) done();
       return;
     }
-  }
-
-  /**
-   * One update, recorded in `changes` on top of `image` and the earlier updates of the batch. Throws
-   * SESSION_ID_INVALID, or whatever `fn` throws.
-   */
-  private applyUpdate(
-    image: StoreImage | undefined,
-    changes: Changes,
-    key: string,
-    fn: UpdateFn,
-  ): SessionEntry | undefined {
-    const { entries } = changes;
-    const existing = entries.has(key) ? entries.get(key) : image?.entry(key);
-    const current = existing ? usableEntry(existing).entry : undefined;
-    const next = current ? fn(jsonCopy(current)) : fn(undefined, existing && jsonCopy(existing));
-    if (next === undefined) {
-      if (current !== undefined) entries.set(key, undefined);
-      return undefined;
-    }
-    const why = whyInvalid(next.sessionId);
-    if (why !== undefined) {
-      throw new ClawdisError(
-        "SESSION_ID_INVALID",
-        `refused to store session ${quoteId(key)}: session id ${quoteId(next.sessionId)} is invalid (${why}); nothing was written to ${this.path}`,
-      );
-    }
-    const keep =
-      typeof next.updatedAt === "number" &&
-      Number.isFinite(next.updatedAt) &&
-      next.updatedAt !== current?.updatedAt;
-    // Stored as its JSON form, shared with no caller: exactly what a re-read of the file would give.
-    const stored: SessionEntry = jsonCopy({ ...next, updatedAt: keep ? next.updatedAt : this.clock.now() });
-    if (entries.has(key) && entries.get(key) === undefined) {
-      // Deleted earlier in this batch: stored again, it is a new key (at the end).
-      entries.delete(key);
-      if (image?.entry(key) !== undefined) changes.moved.add(key);
-    }
-    entries.set(key, stored);
-    return jsonCopy(stored);
   }
 
   /**
@@ -350,7 +284,7 @@ export class SessionStore {
     // Any later change shows in the version when change times are fine (its ctime was read), or when it was
     // read a clock tick after its last change.
     this.fineTimes ??= changeTimesAreFine(this.dir);
-    const trusted = this.fineTimes || Number(read.version.ctimeNs / 1_000_000n) < read.readAt - this.tickMs;
+    const trusted = trustedAfterRead(read.version, read.readAt, this.fineTimes, this.tickMs);
     const held = this.image;
     if (held?.bytes.equals(read.bytes)) {
       held.version = read.version;
@@ -399,7 +333,7 @@ export class SessionStore {
   }
 
   private recent(version: FileVersion): boolean {
-    return Number(version.ctimeNs / 1_000_000n) > Date.now() - this.tickMs;
+    return changedWithinTick(version, Date.now(), this.tickMs);
   }
 
   private noteMissing(): undefined {
@@ -526,19 +460,9 @@ export class SessionStore {
       );
     }
     if (kept === undefined) throw new StoreChanged();
-    let base: RawStore;
-    let carried: string;
-    const good = this.image?.raw ?? this.lastGood;
-    if (good) {
-      base = nullPrototypeCopy(good);
-      carried = `carried on with the last good copy (${Object.keys(base).length} sessions)`;
-    } else {
-      const rebuilt = await rebuildFromTranscripts(this.dir);
-      base = rebuilt.map as RawStore;
-      carried = `rebuilt ${Object.keys(base).length} sessions from ${rebuilt.scanned} transcript headers`;
-    }
+    const { raw, carried } = await replacementFor(this.image?.raw ?? this.lastGood, this.dir);
     try {
-      await this.writeWhole(base, {
+      await this.writeWhole(raw, {
         stamp: true,
         beforeRename: () => lock.assertHeld(),
         lastCheck: () => {
@@ -568,9 +492,4 @@ export class SessionStore {
 
 function emptyMap(): SessionMap {
   return Object.create(null) as SessionMap;
-}
-
-/** A deep copy through JSON: what the file holds for this value. */
-function jsonCopy<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value)) as T;
 }

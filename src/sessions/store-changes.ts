@@ -1,0 +1,78 @@
+import { ClawdisError } from "../core/errors.js";
+import { quoteId, whyInvalid } from "./session-id.js";
+import type { StoreImage } from "./store-image.js";
+import { usableEntry } from "./store-parse.js";
+import type { SessionEntry } from "./types.js";
+
+/**
+ * The change of one key (see `SessionStore.update`). `current` is a copy of the usable entry, or undefined;
+ * `unusable` is a copy of the file's entry when the key is there but its entry is not usable (its sessionId is
+ * refused), so that a replacement can keep its other fields. Never an entry to use as it is.
+ */
+export type UpdateFn = (
+  current: SessionEntry | undefined,
+  unusable?: Readonly<Record<string, unknown>>,
+) => SessionEntry | undefined;
+
+/**
+ * What a batch changes: key -> the entry to store, or undefined to delete it, in the order the keys were
+ * first changed (a key deleted and then stored again counts from then: it goes at the end, as a new key does).
+ * `moved`: keys of the file that were deleted and stored again (written whole, so that they go at the end).
+ */
+export interface Changes {
+  entries: Map<string, SessionEntry | undefined>;
+  moved: Set<string>;
+}
+
+export function noChanges(): Changes {
+  return { entries: new Map(), moved: new Set() };
+}
+
+/**
+ * One update, recorded in `changes` on top of `image` (undefined: no file) and the earlier updates of the
+ * batch; returns a copy of what it stores. `fn` returning undefined deletes a usable entry (an absent or
+ * unusable one stays as it is). The stored entry must have a valid `sessionId` (SESSION_ID_INVALID otherwise,
+ * naming `path`); `updatedAt` is `now` unless `fn` set it to a new number. Throws whatever `fn` throws.
+ */
+export function applyUpdate(
+  image: StoreImage | undefined,
+  changes: Changes,
+  key: string,
+  fn: UpdateFn,
+  now: number,
+  path: string,
+): SessionEntry | undefined {
+  const { entries } = changes;
+  const existing = entries.has(key) ? entries.get(key) : image?.entry(key);
+  const current = existing ? usableEntry(existing).entry : undefined;
+  const next = current ? fn(jsonCopy(current)) : fn(undefined, existing && jsonCopy(existing));
+  if (next === undefined) {
+    if (current !== undefined) entries.set(key, undefined);
+    return undefined;
+  }
+  const why = whyInvalid(next.sessionId);
+  if (why !== undefined) {
+    throw new ClawdisError(
+      "SESSION_ID_INVALID",
+      `refused to store session ${quoteId(key)}: session id ${quoteId(next.sessionId)} is invalid (${why}); nothing was written to ${path}`,
+    );
+  }
+  const keep =
+    typeof next.updatedAt === "number" &&
+    Number.isFinite(next.updatedAt) &&
+    next.updatedAt !== current?.updatedAt;
+  // Stored as its JSON form, shared with no caller: exactly what a re-read of the file would give.
+  const stored: SessionEntry = jsonCopy({ ...next, updatedAt: keep ? next.updatedAt : now });
+  if (entries.has(key) && entries.get(key) === undefined) {
+    // Deleted earlier in this batch: stored again, it is a new key (at the end).
+    entries.delete(key);
+    if (image?.entry(key) !== undefined) changes.moved.add(key);
+  }
+  entries.set(key, stored);
+  return jsonCopy(stored);
+}
+
+/** A deep copy through JSON: what the file holds for this value. */
+function jsonCopy<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
