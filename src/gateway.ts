@@ -573,6 +573,8 @@ export class Gateway {
   }
 
   async statusText(key: string): Promise<string> {
+    // The session's last turn wrote its usage after its reply went out: /status shows it.
+    await this.runner.recorded(key);
     const entry = await this.store.get(key);
     const probe = this.modelProbe.snapshot();
     this.modelProbe.refreshIfStale();

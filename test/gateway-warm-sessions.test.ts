@@ -127,7 +127,17 @@ describe("gateway: warm sessions", () => {
     expect(t.chat.textsTo("c-alice")).toContain("echo: second");
     expect(ends).toEqual(["end"]);
     expect((await t.gateway.store.get("main"))!.lastInteractionAt).toBe(before);
+    // /status waits for that update (at most 1 s): what it shows includes the turn that just ended.
+    let statusAt: number | undefined;
+    const status = done(await t.chat.inject({ text: "/status" })).then(async (o) => {
+      statusAt = (await t.gateway.store.get("main"))!.lastInteractionAt;
+      return o;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(statusAt).toBeUndefined();
     await rmdir(lockDir);
+    expect((await status).stopReason).toBe("command");
+    expect(statusAt).toBeGreaterThan(before!);
     await t.idle();
     expect((await t.gateway.store.get("main"))!.lastInteractionAt).toBeGreaterThan(before!);
   });

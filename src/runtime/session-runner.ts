@@ -185,6 +185,21 @@ export class SessionRunner {
     }
   }
 
+  /**
+   * Resolves once the store updates of `key`'s finished turns are written, waiting at most RECORD_WAIT_MS (on the
+   * injected clock): a reply goes out before its turn's update, and what `/status` reads must include it.
+   */
+  async recorded(key: string): Promise<void> {
+    const pending = this.warm(key)?.pending;
+    if (!pending || pending.size === 0) return;
+    let timer: unknown;
+    const late = new Promise<void>((resolve) => {
+      timer = this.deps.clock.setTimeout(resolve, RECORD_WAIT_MS);
+    });
+    await Promise.race([Promise.allSettled([...pending]), late]);
+    this.deps.clock.clearTimeout(timer);
+  }
+
   /** The session's warm state (its tail cache), when the registry holds it. */
   private warm(key: string): WarmSession | undefined {
     return this.deps.sessions?.peek(key);
