@@ -102,7 +102,12 @@ describe("e2e: config sections owned by plugins", () => {
       register,
       `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
     );
-    const env = { NODE_OPTIONS: `--import=${pathToFileURL(register).href}`, E2E_LOADED_LOG: log };
+    // --enable-source-maps makes bin/clawdis.js run the compiled modules, which the hook sees (inside the start-up
+    // bundle there is no module to see).
+    const env = {
+      NODE_OPTIONS: `--enable-source-maps --import=${pathToFileURL(register).href}`,
+      E2E_LOADED_LOG: log,
+    };
     for (const args of [["sessions", "--json"], ["status", "--json"], ["doctor"]]) {
       await writeFile(log, "");
       const run = await state.cli(args, undefined, { env });
