@@ -320,3 +320,37 @@ describe("readTranscriptPage", () => {
     });
   });
 });
+
+describe("readTranscriptForResume: layout and an open descriptor", () => {
+  it("reads through a given descriptor (left open) what it reads by path, and says where each entry lies", async () => {
+    const lines = [
+      headerLine,
+      line(msg("one")),
+      line(call("c1")),
+      line(result("c1", "out")),
+      line(msg("two")),
+    ];
+    const path = await file("layout.jsonl", ...lines);
+    const byPath = await readTranscriptForResume(path, { layout: true });
+    const handle = await open(path, "r");
+    try {
+      const through = await readTranscriptForResume(path, { layout: true, handle });
+      expect(through).toEqual(byPath);
+      // Still open: the caller's descriptor is not closed.
+      expect((await handle.stat()).size).toBe(lines.join("").length);
+    } finally {
+      await handle.close();
+    }
+    const layout = byPath.layout!;
+    expect(layout.floor).toBe(headerLine.length);
+    expect(layout.unchanged).toBe(true);
+    expect(layout.blankLines).toBe(0);
+    let at = headerLine.length;
+    for (const [i, place] of layout.lines.entries()) {
+      expect(place.offset).toBe(at);
+      expect(place.length).toBe(lines[i + 1]!.length - 1);
+      at += lines[i + 1]!.length;
+    }
+    expect(layout.lines.map((l) => l.entry)).toEqual(byPath.entries);
+  });
+});
