@@ -431,6 +431,7 @@ export class Gateway {
         this.runner.abortAll("shutdown");
         await this.queue.drain();
       }
+      await this.runner.recordingsSettled();
       await this.sessions.settled();
       // Sends in flight finish (the "stopping" notices among them); what waits for a transport stays in the journal.
       await this.outbox.settle(STOP_SEND_GRACE_MS);

@@ -1,4 +1,4 @@
-import { mkdir, open, rm, rmdir, stat } from "node:fs/promises";
+import { mkdir, open, readFile, rm, rmdir, stat } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ToolDefinition } from "../src/plugin-api/types.js";
 import { makeHeader, readTranscriptForResume } from "../src/sessions/transcript.js";
@@ -140,6 +140,33 @@ describe("gateway: warm sessions", () => {
     expect(statusAt).toBeGreaterThan(before!);
     await t.idle();
     expect((await t.gateway.store.get("main"))!.lastInteractionAt).toBeGreaterThan(before!);
+  });
+
+  it("a stop waits for the store update of the last turn (nothing writes to the store once stopped)", async () => {
+    t = await startTestGateway();
+    await done(await t.chat.inject({ text: "first" }));
+    await t.idle();
+    const before = (await t.gateway.store.get("main"))!.lastInteractionAt;
+    const lockDir = `${t.gateway.store.path}.lock`;
+    await mkdir(lockDir);
+    t.clock.advance(1000);
+    await done(await t.chat.inject({ text: "second" }));
+    // The lane gives up waiting for the update (RECORD_WAIT_MS on the injected clock); the update goes on.
+    t.clock.advance(1000);
+    await t.idle();
+    let stopped = false;
+    const stopping = t.gateway.stop().then(() => {
+      stopped = true;
+    });
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(stopped).toBe(false);
+    await rmdir(lockDir);
+    await stopping;
+    const onDisk = JSON.parse(await readFile(t.gateway.store.path, "utf8")) as Record<
+      string,
+      { lastInteractionAt?: number }
+    >;
+    expect(onDisk.main?.lastInteractionAt).toBeGreaterThan(before!);
   });
 
   it("a 1 GB transcript without a compaction entry resumes within the model's window, from memory next time", async () => {

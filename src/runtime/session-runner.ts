@@ -101,6 +101,8 @@ interface TurnTrace {
  */
 export class SessionRunner {
   private readonly running = new Map<string, RunningTurn>();
+  /** Every store update after a turn still being written (a lane waits for its own at most RECORD_WAIT_MS). */
+  private readonly recordings = new Set<Promise<void>>();
   /** Set by `drain`: turns that start from now on are drained from their start. */
   private draining: DrainMode | undefined;
 
@@ -198,6 +200,14 @@ export class SessionRunner {
     });
     await Promise.race([Promise.allSettled([...pending]), late]);
     this.deps.clock.clearTimeout(timer);
+  }
+
+  /**
+   * Resolves once every store update after a turn is written (or failed): a stop waits for them, so nothing writes
+   * to the store directory once the gateway has stopped. Each is bounded by the store's lock wait.
+   */
+  async recordingsSettled(): Promise<void> {
+    while (this.recordings.size > 0) await Promise.allSettled([...this.recordings]);
   }
 
   /** The session's warm state (its tail cache), when the registry holds it. */
@@ -651,6 +661,8 @@ export class SessionRunner {
       timer = this.deps.clock.setTimeout(resolve, RECORD_WAIT_MS);
     });
     const recording = this.recordTurnSafely(key, item, result);
+    this.recordings.add(recording);
+    void recording.finally(() => this.recordings.delete(recording));
     // Held by the warm session until done: its final save waits for it.
     const pending = this.warm(key)?.pending;
     pending?.add(recording);
