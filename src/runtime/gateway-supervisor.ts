@@ -107,13 +107,15 @@ export class GatewaySupervisor {
     const previous = this.config;
     const at = this.deps.now();
     const sessions = old.activeSessions();
-    logger.info("restarting in-process", { reason, activeSessions: sessions.length });
     const manifest = { version: 1 as const, reason, at, pid: process.pid, sessions };
     await writeRestartManifest(this.deps.stateDir, manifest).catch((error: unknown) =>
       logger.warn("could not save the restart manifest; sessions load when used", {
         error: describeError(error),
       }),
     );
+    // Logged in the same tick as the drain begins (stopWithin calls stop() synchronously): whoever acts on this
+    // line finds the gateway draining already.
+    logger.info("restarting in-process", { reason, activeSessions: sessions.length });
     this.offStop();
     await this.stopWithin(old);
     if (this.stopping) {
