@@ -38,7 +38,7 @@ export const CLIENT_HEADER = String.raw`
     const path = document.createElement("code");
     path.id = "setup-path";
     path.textContent = st.configPath || "clawdis.json in the gateway's state directory (~/.clawdis)";
-    intro.append(path, " (this example is for Ollama) and restart the gateway:");
+    intro.append(path, " (this example is for Ollama); the running gateway takes it when the file is saved:");
     const example = document.createElement("pre");
     example.id = "setup-example";
     example.textContent = SETUP_EXAMPLE;

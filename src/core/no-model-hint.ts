@@ -12,8 +12,8 @@ export const NO_MODEL_EXAMPLE = [
 export function noModelHint(configPath: string): string[] {
   return [
     "No model is configured: the agent cannot answer yet.",
-    `Put this in ${configPath} (or run \`clawdis init\`), then restart the gateway:`,
+    `Put this in ${configPath} (or run \`clawdis init\`); a running gateway takes it when the file is saved:`,
     ...NO_MODEL_EXAMPLE.map((line) => `  ${line}`),
-    "Or set OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL in the gateway's environment.",
+    "Or set OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL in the gateway's environment and restart it.",
   ];
 }

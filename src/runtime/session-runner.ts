@@ -70,7 +70,7 @@ export const DEFAULT_SYSTEM_PROMPT =
   "when they help.";
 
 export const NO_MODEL_REPLY =
-  "No model is configured: set inbound.reply.agent.model (and baseUrl/apiKey, or OPENAI_BASE_URL/OPENAI_API_KEY) in clawdis.json, then restart the gateway.";
+  "No model is configured: set inbound.reply.agent.model (and baseUrl/apiKey, or OPENAI_BASE_URL/OPENAI_API_KEY) in clawdis.json (a running gateway takes it when the file is saved; environment variables need a restart).";
 
 /** How long the end of a turn waits for its store update before it goes on without it. */
 const RECORD_WAIT_MS = 1000;
