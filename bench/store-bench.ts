@@ -6,36 +6,18 @@
  *   fsync) at 1k / 10k / 100k keys, against writing the same bytes to a temp file + fsync + rename + directory
  *   fsync (what our write does, minus everything else);
  * - the first update after an outside edit (another writer changed one field of one entry, saved by rename or in
- *   place), against the same rewrite;
- * - `clawdis sessions --json` cold with the default store and config, against `node` reading, parsing, sorting
- *   and printing the same file.
+ *   place), against the same rewrite.
+ * (`clawdis sessions --json` on such a store is measured in startup-bench.ts.)
  * A row throws when the store lost a key or an edit (the work was wrong, not slow).
  */
-import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, renameSync } from "node:fs";
-import { mkdir, mkdtemp, open, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { renameSync } from "node:fs";
+import { mkdtemp, open, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { silentLogger } from "../src/core/logger.js";
 import { SessionStore } from "../src/sessions/store.js";
 import type { SessionEntry, SessionMap } from "../src/sessions/types.js";
 import { type BenchRow, interleaved, percentile, timeMs } from "./bench-row.js";
-
-/** The clawdis checkout: the nearest folder above this file whose package.json is named "clawdis". */
-export function findRepoRoot(from: string = fileURLToPath(import.meta.url)): string {
-  for (let dir = dirname(from); ; dir = dirname(dir)) {
-    const pkg = join(dir, "package.json");
-    if (existsSync(pkg)) {
-      try {
-        if ((JSON.parse(readFileSync(pkg, "utf8")) as { name?: unknown }).name === "clawdis") return dir;
-      } catch {
-        // Not ours; keep walking up.
-      }
-    }
-    if (dirname(dir) === dir) throw new Error(`no clawdis package.json above ${from}`);
-  }
-}
 
 /** The key of entry `n` in makeStore. */
 const keyOf = (n: number) => (n === 0 ? "main" : `group:-100${n}`);
@@ -218,55 +200,6 @@ async function expectKeys(path: string, keys: number): Promise<void> {
   if (found !== keys) throw new Error(`the benchmarked store has ${found} keys, not ${keys}`);
 }
 
-/** Wall time of one child process run to its end; throws when it fails. */
-function spawnMs(args: string[], cwd: string, env: NodeJS.ProcessEnv): { ms: number; stdout: string } {
-  const start = process.hrtime.bigint();
-  const result = spawnSync(process.execPath, args, { cwd, env, encoding: "utf8", maxBuffer: 1 << 28 });
-  const ms = Number(process.hrtime.bigint() - start) / 1e6;
-  if (result.status !== 0) throw new Error(`${args.join(" ")} exited ${result.status}: ${result.stderr}`);
-  return { ms, stdout: result.stdout };
-}
-
-/** What `clawdis sessions --json` does, in plain node: read, parse, sort newest first, print. */
-const PLAIN_SESSIONS = `
-const fs = require("node:fs");
-const path = process.argv[1];
-const map = JSON.parse(fs.readFileSync(path, "utf8"));
-const now = Date.now();
-const sessions = Object.keys(map)
-  .map((key) => ({ key, kind: key.startsWith("group:") ? "group" : key === "global" ? "global" : "direct", ...map[key], ageMs: now - map[key].updatedAt }))
-  .sort((a, b) => b.updatedAt - a.updatedAt);
-process.stdout.write(JSON.stringify({ path, count: sessions.length, activeMinutes: null, sessions }, null, 2) + "\\n");
-`;
-
-async function sessionsRow(root: string, keys: number, rounds: number): Promise<BenchRow> {
-  const repo = findRepoRoot();
-  const state = join(root, "state");
-  await mkdir(join(state, "sessions"), { recursive: true });
-  const path = join(state, "sessions", "sessions.json");
-  await writeFile(path, `${JSON.stringify(makeStore(keys, Date.now()), null, 2)}\n`);
-  const env: NodeJS.ProcessEnv = { ...process.env, CLAWDIS_STATE_DIR: state };
-  delete env.CLAWDIS_CONFIG_PATH;
-  const bin = join(repo, "bin", "clawdis.js");
-  const first = JSON.parse(spawnMs([bin, "sessions", "--json"], repo, env).stdout) as { count: number };
-  if (first.count !== keys) throw new Error(`sessions --json listed ${first.count} of ${keys} sessions`);
-  const { ours, baseline } = await interleaved(
-    rounds,
-    async () => spawnMs([bin, "sessions", "--json"], repo, env).ms,
-    async () => spawnMs(["-e", PLAIN_SESSIONS, path], repo, env).ms,
-    1,
-  );
-  return {
-    name: `clawdis sessions --json, cold, ${keys / 1000}k`,
-    unit: "ms",
-    ours,
-    baselineName: "node: read, parse, sort, print",
-    baseline,
-    target: { kind: "ratio", max: 1.25 },
-    note: "default store and config (CLAWDIS_STATE_DIR, no config file); one spawn per sample",
-  };
-}
-
 /**
  * Memory held by a store of `keys` keys before and after one update of each key (issue 11: the store keeps one
  * copy of the file's bytes and its maps, no garbage in proportion to its size). Run with --expose-gc:
@@ -328,7 +261,6 @@ export async function benchStore(): Promise<BenchRow[]> {
       await updateRow(root, 100_000, 8, { kind: "ratio", max: 2 }),
       await outsideEditRow(root, 10_000, 15, "rename"),
       await outsideEditRow(root, 10_000, 15, "in place"),
-      await sessionsRow(root, 10_000, 10),
     ];
   } finally {
     await rm(root, { recursive: true, force: true });
