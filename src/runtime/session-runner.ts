@@ -776,6 +776,13 @@ export class SessionRunner {
       },
     }));
     await this.append(key, run.transcriptPath, entries, { header: run.header, fsync: true });
+    this.publishReply(key, item, text);
+    await this.deliver(item, text, "notice", { end: all.map((w) => w.jid) });
+    for (const w of all) w.resolve(this.outcomeFor(w, "aborted", [text], `the gateway is ${mode}`, run.ids));
+  }
+
+  /** The agent's final text as a `message` event (watchers: the web chat, `clawdis chat --attach`). */
+  private publishReply(key: string, item: WorkItem, text: string): void {
     this.deps.events.emit({
       type: "message",
       sessionKey: key,
@@ -785,8 +792,6 @@ export class SessionRunner {
       chatId: item.message.chatId,
       ts: this.deps.clock.now(),
     });
-    await this.deliver(item, text, "notice", { end: all.map((w) => w.jid) });
-    for (const w of all) w.resolve(this.outcomeFor(w, "aborted", [text], `the gateway is ${mode}`, run.ids));
   }
 
   /**
@@ -803,16 +808,7 @@ export class SessionRunner {
     result: TurnResult | undefined,
     attachments: OutboundAttachment[] = [],
   ): Promise<void> {
-    const { clock, events } = this.deps;
-    events.emit({
-      type: "message",
-      sessionKey: key,
-      role: "assistant",
-      text,
-      channel: item.message.channel,
-      chatId: item.message.chatId,
-      ts: clock.now(),
-    });
+    this.publishReply(key, item, text);
     const outcomeExtra: Partial<TurnOutcome> = {
       ...ids,
       ...(result ? { model: result.model } : {}),

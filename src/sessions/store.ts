@@ -230,7 +230,9 @@ export class SessionStore {
    * that tick is over); a file that does not parse is set aside under the lock.
    */
   private async current(): Promise<StoreImage | undefined> {
-    const version = await statStoreFile(this.path);
+    // Synchronous: every message's `get` comes here, and a stat of a local file costs microseconds, less than a
+    // round trip through the thread pool.
+    const version = statStoreFileSync(this.path);
     if (version === undefined) return this.noteMissing();
     const held = this.image;
     if (held && sameVersion(held.version, version) && (held.trusted || this.recent(version))) return held;
