@@ -56,6 +56,14 @@ describe("SessionStore basics", () => {
     expect(await store.get("main")).toEqual(stored);
   });
 
+  it("an update resolves once its lock is released (whoever awaited it finds the store unlocked)", async () => {
+    const { store } = makeStore();
+    for (let i = 0; i < 5; i++) {
+      await store.update("main", () => ({ sessionId: "s-1", updatedAt: Number.NaN }));
+      expect(await readdir(join(dir, "sessions"))).not.toContain("sessions.json.lock");
+    }
+  });
+
   it("stamps updatedAt with the clock unless fn set a new number", async () => {
     const { store } = makeStore();
     await store.update("main", () => entry("s-1", { updatedAt: 5 }));

@@ -185,10 +185,12 @@ export class SessionStore {
       if (this.open === batch) this.open = undefined;
     };
     try {
-      await this.exclusive(async (lock) => {
+      // Settled once the lock is released: whoever awaited an update never finds the store still locked by it.
+      const settle = await this.exclusive(async (lock) => {
         close();
-        await this.commit(batch, lock);
+        return this.commit(batch, lock);
       });
+      for (const done of settle) done();
     } catch (error) {
       close();
       for (const u of batch) u.reject(error);
@@ -196,8 +198,8 @@ export class SessionStore {
     }
   }
 
-  /** Applies `batch` to the file and writes it; settles each update only once the write is done. */
-  private async commit(batch: PendingUpdate[], lock: HeldLock): Promise<void> {
+  /** Applies `batch` to the file and writes it; returns how to settle each update (call once the lock is released). */
+  private async commit(batch: PendingUpdate[], lock: HeldLock): Promise<(() => void)[]> {
     for (let attempt = 1; ; attempt++) {
       const image = await this.fresh(lock);
       const changes = noChanges();
@@ -219,8 +221,7 @@ export class SessionStore {
           throw this.keptChanging();
         }
       }
-      for (const done of settle) done();
-      return;
+      return settle;
     }
   }
 
