@@ -185,9 +185,8 @@ describe("e2e: one session across apps, chat commands", () => {
 
   /** Hand-edits sessions.json as a person would: main's last exchange two hours ago. */
   async function ageMain(): Promise<string> {
-    // The store update of the last turn follows its reply; `/status` is answered once it is written (at most 1 s),
-    // so the edit below is not raced by it (a person edits long after a reply).
-    ok(await gw.agent("/status"));
+    // The last turn's store update follows its reply: the edit below is not raced by it (a person edits later).
+    await gw.storeSettled();
     const store = await state.readStore();
     const main = store.main;
     if (!main) throw new Error("no main session to age");

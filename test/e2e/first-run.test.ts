@@ -35,7 +35,8 @@ describe("e2e: the first run", () => {
     state.fake.models.splice(0, state.fake.models.length, "a", "b");
     const gw = await state.startGateway();
     await gw.stderr.waitFor("No model is configured: the agent cannot answer yet.");
-    expect(gw.stderr.text()).toContain(`Put this in ${state.configPath}`);
+    // The hint's lines may arrive in more than one chunk.
+    await gw.stderr.waitFor(`Put this in ${state.configPath}`);
     expect(gw.stderr.text()).toContain(`config ${state.configPath}`);
     const status = await state.cli(["status"]);
     expect(status.stdout).toContain("model: No model is configured");

@@ -173,6 +173,16 @@ export class GatewayProcess extends ClawdisProcess {
     return { status: res.status, body: parsed as T };
   }
 
+  /**
+   * Resolves once the store update of the primary session's last turn is written: that update follows the reply,
+   * and `/status` is answered once it is (at most 1 s). For a test that edits or snapshots `sessions.json` right
+   * after another test's turn.
+   */
+  async storeSettled(): Promise<void> {
+    const answer = await this.agent("/status");
+    if (answer.status !== 200) throw new Error(`/status answered ${answer.status}`);
+  }
+
   /** `POST /api/agent` (by default as the web chat would send it), answered when the turn is over. */
   agent(message: string, extra: Json = {}): Promise<HttpAnswer<AgentReply>> {
     return this.call<AgentReply>("POST", "/api/agent", {

@@ -73,6 +73,8 @@ describe("e2e: a transport plugin from plugins.load", () => {
   });
 
   it("ignores a sender who is not allowed: denied, no model call, nothing sent, nothing stored", async () => {
+    // The store update of the previous test's turn follows its reply: snapshot the store once it is written.
+    await gw.storeSettled();
     const requests = state.fake.requests.length;
     const outbox = (await gw.outbox()).length;
     const store = await readOrNull(state.storePath);
