@@ -573,6 +573,14 @@ export class Gateway {
     }
   }
 
+  /**
+   * Resolves once the store updates of the turns that already ended are written (at most 1 s): a reply goes out
+   * before its turn's update, so a reader of the store right after a reply (the web chat's context gauge) waits.
+   */
+  turnsRecorded(): Promise<void> {
+    return this.runner.recorded();
+  }
+
   async statusText(key: string): Promise<string> {
     // The session's last turn wrote its usage after its reply went out: /status shows it.
     await this.runner.recorded(key);

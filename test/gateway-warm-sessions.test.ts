@@ -142,6 +142,32 @@ describe("gateway: warm sessions", () => {
     expect((await t.gateway.store.get("main"))!.lastInteractionAt).toBeGreaterThan(before!);
   });
 
+  it("GET /api/sessions right after a reply lists the turn that ended (it waits for that store update)", async () => {
+    t = await startTestGateway({ listen: true });
+    await done(await t.chat.inject({ text: "first" }));
+    await t.idle();
+    const before = (await t.gateway.store.get("main"))!.lastInteractionAt;
+    const lockDir = `${t.gateway.store.path}.lock`;
+    await mkdir(lockDir);
+    t.clock.advance(1000);
+    await done(await t.chat.inject({ text: "second" }));
+    const address = t.gateway.listeningAddress()!;
+    let listed: { key: string; lastInteractionAt?: number }[] | undefined;
+    const reading = fetch(`http://${address.host}:${address.port}/api/sessions`, {
+      headers: { authorization: "Bearer test-token-0123456789" },
+    })
+      .then((res) => res.json() as Promise<{ sessions: { key: string; lastInteractionAt?: number }[] }>)
+      .then((body) => {
+        listed = body.sessions;
+      });
+    // Held while the update waits for the lock; answered with the update once it is written.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(listed).toBeUndefined();
+    await rmdir(lockDir);
+    await reading;
+    expect(listed?.find((s) => s.key === "main")?.lastInteractionAt).toBeGreaterThan(before!);
+  });
+
   it("a stop waits for the store update of the last turn (nothing writes to the store once stopped)", async () => {
     t = await startTestGateway();
     await done(await t.chat.inject({ text: "first" }));

@@ -36,6 +36,8 @@ export function registerApi(gateway: Gateway, server: HttpServer): void {
       sendJson(res, 400, { error: "bad-request", message: "active must be a positive number of minutes" });
       return;
     }
+    // The reply goes out before its turn's store update: what is listed includes the turns that ended.
+    await gateway.turnsRecorded();
     const map = await gateway.store.load();
     sendJson(res, 200, buildSessionsReport(map, gateway.store.path, gateway.clock.now(), activeMinutes));
   });

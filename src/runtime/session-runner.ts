@@ -188,11 +188,12 @@ export class SessionRunner {
   }
 
   /**
-   * Resolves once the store updates of `key`'s finished turns are written, waiting at most RECORD_WAIT_MS (on the
-   * injected clock): a reply goes out before its turn's update, and what `/status` reads must include it.
+   * Resolves once the store updates of `key`'s finished turns (no key: of every session's) are written, waiting at
+   * most RECORD_WAIT_MS (on the injected clock): a reply goes out before its turn's update, and what `/status` and
+   * `GET /api/sessions` read must include it.
    */
-  async recorded(key: string): Promise<void> {
-    const pending = this.warm(key)?.pending;
+  async recorded(key?: string): Promise<void> {
+    const pending = key === undefined ? this.recordings : this.warm(key)?.pending;
     if (!pending || pending.size === 0) return;
     let timer: unknown;
     const late = new Promise<void>((resolve) => {
