@@ -6,6 +6,7 @@ import { appendTranscript, makeHeader, readTranscriptForResume } from "../sessio
 import { TranscriptWriter, type WrittenLines } from "../sessions/transcript-writer.js";
 import type { TranscriptEntry } from "../sessions/types.js";
 import {
+  admitsTail,
   appendToTail,
   noteWritten,
   readResumeCached,
@@ -124,6 +125,17 @@ describe("appendToTail (pure)", () => {
   });
 });
 
+describe("admitsTail (pure)", () => {
+  it.each([
+    [0, false, false],
+    [1, false, true],
+    [5, false, true],
+    [0, true, true],
+  ])("after %i reads, keep %s -> %s", (resumes, keep, expected) => {
+    expect(admitsTail(resumes, keep)).toBe(expected);
+  });
+});
+
 describe("readResumeCached", () => {
   let dir: string;
   let path: string;
@@ -144,13 +156,40 @@ describe("readResumeCached", () => {
     const { bytesRead: _ignored, ...rest } = await readTranscriptForResume(path, { maxBytes });
     return rest;
   }
-  async function cached(holder: TailHolder, maxBytes = 64 * 1024) {
-    const { bytesRead, ...rest } = await readResumeCached(holder, path, maxBytes);
+  /** A context read for `holder`; its first read from disk is kept as a tail (`keep`) unless told otherwise. */
+  async function cached(holder: TailHolder, maxBytes = 64 * 1024, keep = true) {
+    const { bytesRead, ...rest } = await readResumeCached(holder, path, maxBytes, { keep });
     return { bytesRead, rest };
   }
   async function append(holder: TailHolder, entries: TranscriptEntry[]) {
     noteWritten(holder, path, await writer.append(entries, { header }));
   }
+
+  it("a session read once keeps no tail; from its second read on the tail is kept and answers", async () => {
+    const holder: TailHolder = { transcript: writer };
+    const first = await cached(holder, 64 * 1024, false);
+    expect(first.bytesRead).toBeGreaterThan(0);
+    expect(holder.tail).toBeUndefined();
+    expect(first.rest).toEqual(await fullRead());
+    await append(holder, [msg("b", "two")]);
+    const second = await cached(holder, 64 * 1024, false);
+    expect(second.bytesRead).toBeGreaterThan(0);
+    expect(holder.tail).toBeDefined();
+    await append(holder, [msg("c", "three")]);
+    const third = await cached(holder, 64 * 1024, false);
+    expect(third.bytesRead).toBe(0);
+    expect(third.rest).toEqual(await fullRead());
+    expect(holder.resumes).toBe(3);
+  });
+
+  it("a tail dropped at the limits is kept again at the next read (the session was used before)", async () => {
+    const holder: TailHolder = { transcript: writer };
+    await cached(holder, 64 * 1024, false);
+    await cached(holder, 64 * 1024, false);
+    delete holder.tail;
+    await cached(holder, 64 * 1024, false);
+    expect(holder.tail).toBeDefined();
+  });
 
   it("after our own appends (a compaction among them) it answers from memory, equal to a read", async () => {
     const holder: TailHolder = { transcript: writer };

@@ -195,6 +195,17 @@ async function identity(path: string): Promise<FileIdentity | undefined> {
 export interface TailHolder {
   tail?: TailCache;
   transcript?: TranscriptWriter;
+  /** Context reads for this holder so far (from disk or from the tail): whether a tail is kept depends on it. */
+  resumes?: number;
+}
+
+/**
+ * Whether a read from disk is kept as the holder's tail: from the holder's second context read on (a session used
+ * again while warm), or at once when `keep` asks for it. A session touched once holds no tail: it would only be
+ * garbage later (dropped at the limits or at passivation) that outlived the young generation. Pure.
+ */
+export function admitsTail(resumesBefore: number, keep: boolean): boolean {
+  return keep || resumesBefore >= 1;
 }
 
 /**
@@ -213,13 +224,18 @@ async function currentFile(holder: TailHolder | undefined, path: string): Promis
 
 /**
  * `readTranscriptForResume`, from the holder's tail when it still stands for the file (one `fstat` through the
- * open writer instead of a backward read), else from disk (and kept for next time when the read is one to keep).
+ * open writer instead of a backward read), else from disk — kept for next time when the read is one to keep and
+ * `admitsTail` admits it (from the holder's second read on; `options.keep`: at once, for a session loaded back
+ * because it was in use).
  */
 export async function readResumeCached(
   holder: TailHolder | undefined,
   path: string,
   maxBytes: number,
+  options: { keep?: boolean } = {},
 ): Promise<TranscriptResume> {
+  const resumesBefore = holder?.resumes ?? 0;
+  if (holder) holder.resumes = resumesBefore + 1;
   if (holder?.tail) {
     const now = await currentFile(holder, path);
     if (now && tailMatches(holder.tail, path, now) && holder.tail.maxBytes === maxBytes) {
@@ -232,11 +248,12 @@ export async function readResumeCached(
     writer && writer.path === resolve(path) && !writer.isClosed && writer.current().linked
       ? writer
       : undefined;
+  const keep = holder !== undefined && admitsTail(resumesBefore, options.keep === true);
   const read = through
-    ? await through.whileHeld((handle) => readTranscriptForResume(path, { maxBytes, layout: true, handle }))
-    : await readTranscriptForResume(path, { maxBytes, layout: holder !== undefined });
+    ? await through.whileHeld((handle) => readTranscriptForResume(path, { maxBytes, layout: keep, handle }))
+    : await readTranscriptForResume(path, { maxBytes, layout: keep });
   if (holder) {
-    const tail = tailFromRead(path, read, maxBytes);
+    const tail = keep ? tailFromRead(path, read, maxBytes) : undefined;
     if (tail) holder.tail = tail;
     else delete holder.tail;
   }

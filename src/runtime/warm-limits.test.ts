@@ -108,14 +108,26 @@ describe("SessionRegistry: warm state within its limits", () => {
     expect(registry.held().openTranscripts).toBe(2);
   });
 
+  it("a session with one turn holds no tail; its second turn keeps one", async () => {
+    const a = await turn("a", "one");
+    expect(a.tail).toBeUndefined();
+    expect(registry.held().tailBytes).toBe(0);
+    await turn("a", "two");
+    expect(a.tail?.entries).toHaveLength(2);
+    expect(registry.held().tailBytes).toBeGreaterThan(0);
+  });
+
   it("tails over the byte limit are dropped, oldest first, and read from disk again next time", async () => {
     const sessions = [];
-    for (let i = 0; i < 6; i++) sessions.push(await turn(`s${i}`, "x".repeat(900)));
+    for (let i = 0; i < 6; i++) {
+      await turn(`s${i}`, "x".repeat(450));
+      sessions.push(await turn(`s${i}`, "y".repeat(450)));
+    }
     expect(registry.held().tailBytes).toBeLessThanOrEqual(4000);
     expect(sessions[0]!.tail).toBeUndefined();
     expect(sessions[5]!.tail).toBeDefined();
     const again = await readResumeCached(sessions[0]!, join(dir, "s0.jsonl"), 64 * 1024);
-    expect(again.entries).toHaveLength(1);
+    expect(again.entries).toHaveLength(2);
     expect(again.bytesRead).toBeGreaterThan(0);
   });
 

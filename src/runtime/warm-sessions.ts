@@ -26,7 +26,9 @@ export async function warmSessions(deps: WarmSessionsDeps, keys: string[]): Prom
       const entry = await deps.store.get(key);
       if (!entry || !isValidSessionId(entry.sessionId)) continue;
       const session = deps.sessions.touch(key);
-      await readResumeCached(session, deps.store.transcriptPath(entry.sessionId), deps.budgetBytes);
+      await readResumeCached(session, deps.store.transcriptPath(entry.sessionId), deps.budgetBytes, {
+        keep: true,
+      });
       warmed++;
     } catch (error) {
       deps.logger.warn("could not load a session back after the restart; it loads when used", {
