@@ -445,8 +445,9 @@ export class Gateway {
   }
 
   /** Resolves when no session has work: every turn over, its bookkeeping (the store update) done. */
-  idle(): Promise<void> {
-    return this.queue.drain();
+  async idle(): Promise<void> {
+    await this.queue.drain();
+    await this.runner.recordingsSettled();
   }
 
   isStopping(): boolean {

@@ -177,9 +177,7 @@ describe("gateway: warm sessions", () => {
     await mkdir(lockDir);
     t.clock.advance(1000);
     await done(await t.chat.inject({ text: "second" }));
-    // The lane gives up waiting for the update (RECORD_WAIT_MS on the injected clock); the update goes on.
-    t.clock.advance(1000);
-    await t.idle();
+    // The turn is over; its store update waits to share a write (write-behind), then for the lock.
     let stopped = false;
     const stopping = t.gateway.stop().then(() => {
       stopped = true;

@@ -72,8 +72,16 @@ export const DEFAULT_SYSTEM_PROMPT =
 export const NO_MODEL_REPLY =
   "No model is configured: set inbound.reply.agent.model (and baseUrl/apiKey, or OPENAI_BASE_URL/OPENAI_API_KEY) in clawdis.json (a running gateway takes it when the file is saved; environment variables need a restart).";
 
-/** How long the end of a turn waits for its store update before it goes on without it. */
+/** How long a reader of a session's entry (its next turn, `/status`) waits for the store update of its last turn. */
 const RECORD_WAIT_MS = 1000;
+
+/**
+ * Write-behind of the store update after a turn: it may wait this long to share one rewrite of `sessions.json`
+ * with the updates of other turns (store-batches.ts; a lone update is written DEFER_QUIET_MS after it). The journal,
+ * not the store, holds what was accepted: a crash in this window loses only the turn's bookkeeping (usage, the last
+ * exchange's time), never a message.
+ */
+export const RECORD_DEFER_MS = 1000;
 
 /** How often the store update after a turn is tried before it is given up (the reply is out by then). */
 const RECORD_TURN_ATTEMPTS = 5;
@@ -101,8 +109,10 @@ interface TurnTrace {
  */
 export class SessionRunner {
   private readonly running = new Map<string, RunningTurn>();
-  /** Every store update after a turn still being written (a lane waits for its own at most RECORD_WAIT_MS). */
+  /** Every store update after a turn not written yet (the session's next turn waits for its own: `recorded`). */
   private readonly recordings = new Set<Promise<void>>();
+  /** The same, by session key. */
+  private readonly recordingsOf = new Map<string, Set<Promise<void>>>();
   /** Set by `drain`: turns that start from now on are drained from their start. */
   private draining: DrainMode | undefined;
 
@@ -189,12 +199,14 @@ export class SessionRunner {
 
   /**
    * Resolves once the store updates of `key`'s finished turns (no key: of every session's) are written, waiting at
-   * most RECORD_WAIT_MS (on the injected clock): a reply goes out before its turn's update, and what `/status` and
-   * `GET /api/sessions` read must include it.
+   * most RECORD_WAIT_MS (on the injected clock): a reply goes out before its turn's update, which waits to share a
+   * write (RECORD_DEFER_MS), and what the next turn, `/status` and `GET /api/sessions` read must include it. Any
+   * waiting update is written at once.
    */
   async recorded(key?: string): Promise<void> {
-    const pending = key === undefined ? this.recordings : this.warm(key)?.pending;
+    const pending = key === undefined ? this.recordings : this.recordingsOf.get(key);
     if (!pending || pending.size === 0) return;
+    void this.deps.store.flush();
     let timer: unknown;
     const late = new Promise<void>((resolve) => {
       timer = this.deps.clock.setTimeout(resolve, RECORD_WAIT_MS);
@@ -208,7 +220,10 @@ export class SessionRunner {
    * to the store directory once the gateway has stopped. Each is bounded by the store's lock wait.
    */
   async recordingsSettled(): Promise<void> {
-    while (this.recordings.size > 0) await Promise.allSettled([...this.recordings]);
+    while (this.recordings.size > 0) {
+      void this.deps.store.flush();
+      await Promise.allSettled([...this.recordings]);
+    }
   }
 
   /** The session's warm state (its tail cache), when the registry holds it. */
@@ -283,6 +298,8 @@ export class SessionRunner {
 
   private async handle(key: string, item: WorkItem): Promise<void> {
     const { clock, store, journal, config } = this.deps;
+    // The session's entry as its last turn left it (that turn's store update may still wait to be written).
+    await this.recorded(key);
     const now = clock.now();
     const reset = matchResetTrigger(item.text, config.inbound.reply.session.resetTriggers);
     const progress = item.restored ? await restoredProgress(store, key, item.jid) : undefined;
@@ -333,7 +350,7 @@ export class SessionRunner {
       await this.deliver(item, NO_MODEL_REPLY, "notice");
       await this.markUnanswered(transcriptPath, header, [item], "no model configured");
       await journal.end(item.jid, "failed-told", clock.now(), "no model configured");
-      await this.recordTurnPromptly(key, item, undefined);
+      this.recordTurnLater(key, item, undefined);
       item.resolve(this.outcomeFor(item, "error", [NO_MODEL_REPLY], "no model configured", ids));
       return;
     }
@@ -630,11 +647,11 @@ export class SessionRunner {
         stopReason: result?.stopReason ?? "error",
         rounds: result?.rounds,
       });
-      // The store's bookkeeping (usage, the last exchange) starts now and is not waited for by the reply, the
-      // turn's end or its outcome: none of them waits for the store's fsync'd rewrite. The session's lane waits for
-      // it (at most RECORD_WAIT_MS; while another process holds the store's lock it finishes in the background),
-      // so the session's next message decides on an up-to-date entry and `Gateway.idle()` covers it.
-      const recorded = this.recordTurnPromptly(key, item, result);
+      // The store's bookkeeping (usage, the last exchange) is written behind: the reply, the turn's end, its outcome
+      // and the lane do not wait for the store's fsync'd rewrite, which waits to share one write with other turns'
+      // (RECORD_DEFER_MS). The session's next turn waits for it (`recorded`), so it decides on an up-to-date entry;
+      // `Gateway.idle()` and a stop write it at once.
+      this.recordTurnLater(key, item, result);
       // Exactly one turn-end per turn-start, however the turn ended, and after its final message: watchers
       // (typing indicators, the web chat's bubble) stop on it.
       events.emit({
@@ -647,29 +664,29 @@ export class SessionRunner {
       });
       events.emit({ type: "processing", sessionKey: key, state: "idle", ...chat, ts: clock.now() });
       for (const resolve of outcomes) resolve();
-      await recorded;
     }
   }
 
-  /** `recordTurnSafely`, waited for at most RECORD_WAIT_MS (on the injected clock); it goes on after that. */
-  private async recordTurnPromptly(
-    key: string,
-    item: WorkItem,
-    result: TurnResult | undefined,
-  ): Promise<void> {
-    let timer: unknown;
-    const late = new Promise<void>((resolve) => {
-      timer = this.deps.clock.setTimeout(resolve, RECORD_WAIT_MS);
-    });
+  /** `recordTurnSafely` in the background, tracked in `recordings` (and by the warm session) until written. */
+  private recordTurnLater(key: string, item: WorkItem, result: TurnResult | undefined): void {
     const recording = this.recordTurnSafely(key, item, result);
     this.recordings.add(recording);
     void recording.finally(() => this.recordings.delete(recording));
+    let ofKey = this.recordingsOf.get(key);
+    if (!ofKey) {
+      ofKey = new Set();
+      this.recordingsOf.set(key, ofKey);
+    }
+    ofKey.add(recording);
+    const mine = ofKey;
+    void recording.finally(() => {
+      mine.delete(recording);
+      if (mine.size === 0 && this.recordingsOf.get(key) === mine) this.recordingsOf.delete(key);
+    });
     // Held by the warm session until done: its final save waits for it.
     const pending = this.warm(key)?.pending;
     pending?.add(recording);
     void recording.finally(() => pending?.delete(recording));
-    await Promise.race([recording, late]);
-    this.deps.clock.clearTimeout(timer);
   }
 
   /** What follows a turn: the reply, or the notice and the records' end (a shutdown leaves them open). */
@@ -829,7 +846,8 @@ export class SessionRunner {
   private async recordTurnSafely(key: string, item: WorkItem, result: TurnResult | undefined): Promise<void> {
     const attempt = async (n: number): Promise<void> => {
       try {
-        await this.recordTurn(key, item, result);
+        // A retry is written at once: the first try already waited to share a write.
+        await this.recordTurn(key, item, result, n === 1 ? RECORD_DEFER_MS : undefined);
       } catch (error) {
         if (n >= RECORD_TURN_ATTEMPTS) {
           this.deps.logger.error("could not record the turn on the session entry; gave up", {
@@ -853,33 +871,42 @@ export class SessionRunner {
    * One store update per message: the person's message and (when there was one) the agent's reply are real
    * exchanges (`lastInteractionAt`); usage and the context in use come from the turn.
    */
-  private async recordTurn(key: string, item: WorkItem, result: TurnResult | undefined): Promise<void> {
+  private async recordTurn(
+    key: string,
+    item: WorkItem,
+    result: TurnResult | undefined,
+    deferMs: number | undefined,
+  ): Promise<void> {
     const now = this.deps.clock.now();
     const m = item.message;
-    await this.deps.store.update(key, (entry) => {
-      if (!entry) return entry;
-      const next: SessionEntry = {
-        ...touchInteraction(entry, now),
-        origin: {
-          channel: m.channel,
-          chatId: m.chatId,
-          chatType: m.chatType,
-          senderId: m.senderId,
-          ...(m.senderName ? { senderName: m.senderName } : {}),
-        },
-      };
-      if (!result) return next;
-      next.model = result.model;
-      next.contextTokens = result.contextTokens;
-      next.contextEstimated = result.contextEstimated;
-      if (result.compactions > 0) next.compactionCount = (entry.compactionCount ?? 0) + result.compactions;
-      if (result.usage) {
-        next.inputTokens = (entry.inputTokens ?? 0) + result.usage.promptTokens;
-        next.outputTokens = (entry.outputTokens ?? 0) + result.usage.completionTokens;
-        next.totalTokens = (entry.totalTokens ?? 0) + result.usage.totalTokens;
-      }
-      return next;
-    });
+    await this.deps.store.update(
+      key,
+      (entry) => {
+        if (!entry) return entry;
+        const next: SessionEntry = {
+          ...touchInteraction(entry, now),
+          origin: {
+            channel: m.channel,
+            chatId: m.chatId,
+            chatType: m.chatType,
+            senderId: m.senderId,
+            ...(m.senderName ? { senderName: m.senderName } : {}),
+          },
+        };
+        if (!result) return next;
+        next.model = result.model;
+        next.contextTokens = result.contextTokens;
+        next.contextEstimated = result.contextEstimated;
+        if (result.compactions > 0) next.compactionCount = (entry.compactionCount ?? 0) + result.compactions;
+        if (result.usage) {
+          next.inputTokens = (entry.inputTokens ?? 0) + result.usage.promptTokens;
+          next.outputTokens = (entry.outputTokens ?? 0) + result.usage.completionTokens;
+          next.totalTokens = (entry.totalTokens ?? 0) + result.usage.totalTokens;
+        }
+        return next;
+      },
+      deferMs === undefined ? {} : { deferMs },
+    );
   }
 
   /**

@@ -264,6 +264,58 @@ describe("SessionStore basics", () => {
   }
 });
 
+describe("SessionStore write-behind (deferMs)", () => {
+  it("deferred updates wait and are written together; a prompt update or flush writes them at once", async () => {
+    const { store } = makeStore();
+    await store.update("a", () => entry("s-a"));
+    const before = await readFile(path, "utf8");
+    const waiting = [
+      store.update("a", (e) => ({ ...e!, inputTokens: 1 }), { deferMs: 1000 }),
+      store.update("b", () => entry("s-b"), { deferMs: 1000 }),
+    ];
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(store.waitingUpdates).toBe(2);
+    // Not written yet: the file and this process's reads are as they were.
+    expect(await readFile(path, "utf8")).toBe(before);
+    expect((await store.get("a"))?.inputTokens).toBeUndefined();
+    clock.advance(20);
+    const [a, b] = await Promise.all(waiting);
+    expect(a?.inputTokens).toBe(1);
+    expect(b?.sessionId).toBe("s-b");
+    const onDisk = JSON.parse(await readFile(path, "utf8"));
+    expect(Object.keys(onDisk)).toEqual(["a", "b"]);
+    expect(onDisk.a.inputTokens).toBe(1);
+
+    const later = store.update("c", () => entry("s-c"), { deferMs: 1000 });
+    const prompt = store.update("d", () => entry("s-d"));
+    await Promise.all([later, prompt]);
+    expect(Object.keys(JSON.parse(await readFile(path, "utf8")))).toEqual(["a", "b", "c", "d"]);
+
+    const last = store.update("e", () => entry("s-e"), { deferMs: 1000 });
+    await store.flush();
+    expect(store.waitingUpdates).toBe(0);
+    expect((await last)?.sessionId).toBe("s-e");
+    expect(JSON.parse(await readFile(path, "utf8")).e.sessionId).toBe("s-e");
+  });
+
+  it("a deferred update is applied to the file as it is when it is written (an edit meanwhile is kept)", async () => {
+    const { store } = makeStore();
+    await store.update("a", () => entry("s-a"));
+    const waiting = store.update("a", (e) => ({ ...e!, inputTokens: (e?.inputTokens ?? 0) + 1 }), {
+      deferMs: 1000,
+    });
+    const edited = JSON.parse(await readFile(path, "utf8"));
+    edited.a.inputTokens = 41;
+    edited.hand = entry("s-hand");
+    await writeFile(path, `${JSON.stringify(edited, null, 2)}\n`);
+    clock.advance(20);
+    expect((await waiting)?.inputTokens).toBe(42);
+    const onDisk = JSON.parse(await readFile(path, "utf8"));
+    expect(onDisk.a.inputTokens).toBe(42);
+    expect(onDisk.hand.sessionId).toBe("s-hand");
+  });
+});
+
 describe("SessionStore with a store that does not parse", () => {
   it("on load: sets the bad file aside, says where, and carries on with the last good copy", async () => {
     const { store, lines } = makeStore();

@@ -4,6 +4,7 @@ import { type Clock, systemClock } from "../core/clock.js";
 import { ClawdisError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import { quoteId, transcriptPathFor } from "./session-id.js";
+import { UpdateBatches } from "./store-batches.js";
 import { applyUpdate, type Changes, noChanges, type UpdateFn } from "./store-changes.js";
 import { diffStore } from "./store-diff.js";
 import { changeTimesAreFine } from "./store-fine-times.js";
@@ -44,6 +45,15 @@ export interface SessionStoreOptions {
   maxBytes?: number;
   /** Stale time of the cross-process lock in ms (default LOCK_STALE_MS). For tests. */
   lockStaleMs?: number;
+}
+
+export interface UpdateOptions {
+  /**
+   * Write-behind: the update may wait up to this long (ms, on the store's clock) to share one write with the
+   * updates that follow it (see store-batches.ts). The returned promise settles once it is written. An update
+   * without it, or `flush()`, writes every waiting one at once.
+   */
+  deferMs?: number;
 }
 
 interface PendingUpdate {
@@ -104,8 +114,8 @@ export class SessionStore {
   private lastGood: RawStore | undefined;
   /** Serializes this instance's locked sections, so they do not spend their lock wait on each other. */
   private queue: Promise<unknown> = Promise.resolve();
-  /** The batch that new updates join: its locked section has not started yet (see update). */
-  private open: PendingUpdate[] | undefined;
+  /** The batches that new updates join (group commit and write-behind, see update). */
+  private readonly batches: UpdateBatches<PendingUpdate>;
   private readonly warned = new Set<string>();
 
   constructor(options: SessionStoreOptions) {
@@ -115,6 +125,7 @@ export class SessionStore {
     this.clock = options.clock ?? systemClock;
     this.maxBytes = options.maxBytes ?? MAX_STORE_BYTES;
     this.lockStaleMs = options.lockStaleMs ?? LOCK_STALE_MS;
+    this.batches = new UpdateBatches(this.clock, (batch) => this.runBatch(batch));
   }
 
   /**
@@ -155,17 +166,22 @@ export class SessionStore {
    *
    * `fn` may be called more than once: when the file changed between the read and the rename (a hand edit), the
    * write is dropped and `fn` is applied again to the file as it is now. Make it a function of `current` only.
+   * With `deferMs` it is applied when its batch runs (up to that long later), on the file as it is then.
    */
-  async update(key: string, fn: UpdateFn): Promise<SessionEntry | undefined> {
+  async update(key: string, fn: UpdateFn, options: UpdateOptions = {}): Promise<SessionEntry | undefined> {
     return new Promise((resolve, reject) => {
-      let batch = this.open;
-      if (batch === undefined) {
-        batch = [];
-        this.open = batch;
-        void this.runBatch(batch);
-      }
-      batch.push({ key, fn, resolve, reject });
+      this.batches.add({ key, fn, resolve, reject }, options.deferMs);
     });
+  }
+
+  /** Writes every deferred update now; resolves once every update made so far is written (or failed). */
+  flush(): Promise<void> {
+    return this.batches.flush();
+  }
+
+  /** How many deferred updates wait for their write. */
+  get waitingUpdates(): number {
+    return this.batches.waiting;
   }
 
   /** `<dir>/<sessionId>.jsonl`; throws SESSION_ID_INVALID for an id that must not become a file name. */
@@ -181,9 +197,7 @@ export class SessionStore {
    * update starts a new batch.
    */
   private async runBatch(batch: PendingUpdate[]): Promise<void> {
-    const close = () => {
-      if (this.open === batch) this.open = undefined;
-    };
+    const close = () => this.batches.close(batch);
     try {
       // Settled once the lock is released: whoever awaited an update never finds the store still locked by it.
       const settle = await this.exclusive(async (lock) => {
