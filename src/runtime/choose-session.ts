@@ -1,5 +1,5 @@
+import { existsSync } from "node:fs";
 import type { Logger } from "../core/logger.js";
-import { pathExists } from "../core/path-exists.js";
 import { decideSession, freshEntry } from "../sessions/lifecycle.js";
 import { isValidSessionId, newSessionId } from "../sessions/session-id.js";
 import type { SessionStore } from "../sessions/store.js";
@@ -63,7 +63,9 @@ export async function chooseSession(
   const { store, logger, idleMinutes } = deps;
   for (let round = 1; ; round++) {
     const entry = await store.get(key);
-    const transcriptExists = entry ? await pathExists(store.transcriptPath(entry.sessionId)) : false;
+    // Synchronous: one lookup of a path the kernel has cached, cheaper than a trip through the threadpool (which
+    // the fsyncs of other turns may keep busy); every message makes it.
+    const transcriptExists = entry ? existsSync(store.transcriptPath(entry.sessionId)) : false;
     const decision = decideSession({ entry, transcriptExists, now, idleMinutes, reset });
     if (decision.action === "continue") return { sessionId: decision.sessionId };
     const sessionId = newSessionId();
