@@ -10,6 +10,10 @@ import { DEFAULT_WARM_LIMITS, type Holding, pickReleases, type WarmLimits } from
 /**
  * What the gateway holds in memory for one session between its turns. Everything here can be rebuilt from disk
  * (the transcript, the store), so releasing it loses nothing: the next message loads the session again.
+ *
+ * Kept small, since one is held per session seen within the idle time (10,000 sessions: 10,000 of them): every
+ * field is set when it is made and released by setting it to undefined, never deleted (a `delete` turns the
+ * object into a dictionary, several times larger).
  */
 export interface WarmSession {
   readonly key: string;
@@ -26,6 +30,8 @@ export interface WarmSession {
   transcript?: TranscriptWriter;
   /** The transcript this process last appended to for the session (the final save flushes it). */
   transcriptPath?: string;
+  /** Context reads while warm (tail-cache.ts: a tail is kept from the second on). */
+  resumes?: number;
   /** Bookkeeping still in flight (the store update after a turn): the final save waits for it. */
   readonly pending: Set<Promise<unknown>>;
 }
@@ -49,9 +55,12 @@ type Phase = "warm" | "saving" | "grace";
 interface Slot {
   session: WarmSession;
   phase: Phase;
+  /** The grace period's timer (the idle time has one timer for all sessions). */
   timer: unknown;
   /** `activity` when the passivation began. */
   activityAtStart: number;
+  /** When the idle timer looks at the session next (warm sessions, while passivation is on). */
+  dueAt: number;
 }
 
 /**
@@ -59,7 +68,9 @@ interface Slot {
  * (it creates the entry — a load — when there is none, cancels a passivation under way, and starts the idle time
  * over); after `passivateAfterMinutes` idle, a final save, then a grace period (`PASSIVATION_GRACE_MS`) during
  * which a touch keeps the session; then the entry is dropped and its memory released (its transcript closed). A
- * busy session (a running turn, queued work) is never released. Timers run on the injected clock.
+ * busy session (a running turn, queued work) is never released. Timers run on the injected clock: one for the idle
+ * time of all sessions (armed for the one due first; a touch moves a session to the back of that order), one per
+ * session only during its grace period.
  *
  * Whatever the number of sessions, what they hold together stays within `limits` (warm-limits.ts): after each
  * piece of work the least recently used idle sessions give up their tails and open transcripts first.
@@ -76,6 +87,16 @@ export class SessionRegistry {
   private readonly totals: WarmLimits = { openTranscripts: 0, tailBytes: 0 };
   /** Writers being closed (a stop waits for them). */
   private readonly closing = new Set<Promise<void>>();
+  /**
+   * The warm sessions the idle timer watches, in order of `dueAt` (a touch puts a session last: its `dueAt` is
+   * now + the idle limit, the latest there is). Rebuilt in order when the idle limit changes.
+   */
+  private readonly due = new Map<string, Slot>();
+  /** The idle limit `due` was ordered with. */
+  private dueIdleMs: number | undefined;
+  private idleTimer: unknown;
+  /** The `dueAt` the idle timer is armed for. */
+  private idleTimerAt: number | undefined;
 
   constructor(private readonly deps: SessionRegistryDeps) {
     this.graceMs = deps.graceMs ?? PASSIVATION_GRACE_MS;
@@ -138,7 +159,7 @@ export class SessionRegistry {
       const held = this.slots.get(release.key)?.session;
       if (!holding || !held) continue;
       if (release.tail) {
-        delete held.tail;
+        held.tail = undefined;
         this.totals.tailBytes -= holding.tailBytes;
         holding.tailBytes = 0;
       }
@@ -155,7 +176,7 @@ export class SessionRegistry {
   private closeWriter(session: WarmSession): void {
     const writer = session.transcript;
     if (!writer) return;
-    delete session.transcript;
+    session.transcript = undefined;
     const closing = writer.close().catch((error: unknown) => {
       this.deps.logger.warn("could not close a transcript", {
         sessionKey: session.key,
@@ -168,7 +189,7 @@ export class SessionRegistry {
 
   /** Drops everything the session holds from the counts and closes its transcript. */
   private release(session: WarmSession): void {
-    delete session.tail;
+    session.tail = undefined;
     this.closeWriter(session);
     const before = this.holdings.get(session.key);
     if (before) {
@@ -187,14 +208,25 @@ export class SessionRegistry {
   touch(key: string): WarmSession {
     let slot = this.slots.get(key);
     if (!slot) {
-      const session: WarmSession = { key, activity: 0, lastActiveAt: 0, pending: new Set() };
-      slot = { session, phase: "warm", timer: undefined, activityAtStart: 0 };
+      // Every field at once, in this order: one shape for all sessions, no property added later.
+      const session: WarmSession = {
+        key,
+        activity: 0,
+        lastActiveAt: 0,
+        tail: undefined,
+        transcript: undefined,
+        transcriptPath: undefined,
+        resumes: 0,
+        pending: new Set(),
+      };
+      slot = { session, phase: "warm", timer: undefined, activityAtStart: 0, dueAt: 0 };
       this.slots.set(key, slot);
     }
     slot.session.activity++;
     slot.session.lastActiveAt = this.deps.clock.now();
     slot.phase = "warm";
-    this.schedule(key, slot);
+    this.clear(slot);
+    this.watch(key, slot, slot.session.lastActiveAt);
     this.account(slot.session);
     return slot.session;
   }
@@ -223,6 +255,8 @@ export class SessionRegistry {
   stop(): void {
     this.stopped = true;
     for (const slot of this.slots.values()) this.clear(slot);
+    this.due.clear();
+    this.armIdle();
   }
 
   private clear(slot: Slot): void {
@@ -230,31 +264,79 @@ export class SessionRegistry {
     slot.timer = undefined;
   }
 
-  private schedule(key: string, slot: Slot): void {
-    this.clear(slot);
-    if (this.stopped) return;
-    const decision = decideIdle({
-      idleMs: this.idleMs,
-      busy: this.deps.busy(key),
-      lastActiveAt: slot.session.lastActiveAt,
-      now: this.deps.clock.now(),
-    });
-    if (decision.kind === "wait") {
-      slot.timer = this.deps.clock.setTimeout(() => this.onIdle(key, slot), decision.ms);
-    } else if (decision.kind === "passivate") {
-      const saving = this.passivate(key, slot);
-      this.saving.add(saving);
-      void saving.finally(() => this.saving.delete(saving));
-    } else if (decision.kind === "busy" && this.idleMs !== undefined) {
-      // The end of the work touches again; this is only a backstop for work that ends without a touch.
-      slot.timer = this.deps.clock.setTimeout(() => this.onIdle(key, slot), this.idleMs);
+  /**
+   * Puts a warm session last in the idle order, to be looked at once idle for the limit after `from` (its last
+   * work; for a busy session, now: a backstop, since the end of its work touches it again). Nothing is watched
+   * while passivation is off or after a stop.
+   */
+  private watch(key: string, slot: Slot, from: number): void {
+    this.due.delete(key);
+    const idleMs = this.idleMs;
+    if (idleMs !== undefined && !this.stopped) {
+      if (idleMs !== this.dueIdleMs) this.reorder(idleMs);
+      slot.dueAt = from + idleMs;
+      this.due.set(key, slot);
     }
+    this.armIdle();
   }
 
-  private onIdle(key: string, slot: Slot): void {
-    slot.timer = undefined;
-    if (this.slots.get(key) !== slot || slot.phase !== "warm") return;
-    this.schedule(key, slot);
+  /** The idle limit changed: every watched session's `dueAt` again, and `due` in that order. */
+  private reorder(idleMs: number): void {
+    this.dueIdleMs = idleMs;
+    const slots = [...this.due.values()];
+    for (const slot of slots) slot.dueAt = slot.session.lastActiveAt + idleMs;
+    slots.sort((a, b) => a.dueAt - b.dueAt);
+    this.due.clear();
+    for (const slot of slots) this.due.set(slot.session.key, slot);
+  }
+
+  /** Arms the one idle timer for the session due first (kept when it is armed for that time already). */
+  private armIdle(): void {
+    const first = this.due.values().next().value as Slot | undefined;
+    if (first && this.idleTimer !== undefined && this.idleTimerAt === first.dueAt) return;
+    if (this.idleTimer !== undefined) this.deps.clock.clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+    this.idleTimerAt = undefined;
+    if (!first) return;
+    this.idleTimerAt = first.dueAt;
+    this.idleTimer = this.deps.clock.setTimeout(
+      () => this.onIdle(),
+      Math.max(0, first.dueAt - this.deps.clock.now()),
+    );
+  }
+
+  /** The idle timer fired: every session due by now is decided (`decideIdle`), in order; then it is armed again. */
+  private onIdle(): void {
+    this.idleTimer = undefined;
+    this.idleTimerAt = undefined;
+    const idleMs = this.idleMs;
+    if (idleMs !== undefined && idleMs !== this.dueIdleMs) this.reorder(idleMs);
+    const now = this.deps.clock.now();
+    const ready: [string, Slot][] = [];
+    for (const [key, slot] of this.due) {
+      if (idleMs !== undefined && slot.dueAt > now) break;
+      ready.push([key, slot]);
+    }
+    for (const [key, slot] of ready) {
+      this.due.delete(key);
+      const decision = decideIdle({
+        idleMs,
+        busy: this.deps.busy(key),
+        lastActiveAt: slot.session.lastActiveAt,
+        now,
+      });
+      if (decision.kind === "wait") {
+        this.watch(key, slot, slot.session.lastActiveAt);
+      } else if (decision.kind === "busy") {
+        this.watch(key, slot, now);
+      } else if (decision.kind === "passivate") {
+        const saving = this.passivate(key, slot);
+        this.saving.add(saving);
+        void saving.finally(() => this.saving.delete(saving));
+      }
+      // "never": passivation was turned off; the session's next touch watches it again.
+    }
+    this.armIdle();
   }
 
   private async passivate(key: string, slot: Slot): Promise<void> {
@@ -285,8 +367,9 @@ export class SessionRegistry {
       activityAtStart: slot.activityAtStart,
     });
     if (decision === "stay") {
+      // Busy (a touch during the grace period made it warm already): watched again from now.
       slot.phase = "warm";
-      this.schedule(key, slot);
+      this.watch(key, slot, this.deps.clock.now());
       return;
     }
     this.release(slot.session);

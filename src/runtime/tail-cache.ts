@@ -255,7 +255,7 @@ export async function readResumeCached(
   if (holder) {
     const tail = keep ? tailFromRead(path, read, maxBytes) : undefined;
     if (tail) holder.tail = tail;
-    else delete holder.tail;
+    else holder.tail = undefined;
   }
   const { layout: _layout, ...rest } = read;
   return rest;
@@ -268,7 +268,7 @@ export function noteWritten(holder: TailHolder | undefined, path: string, writte
   if (tail.path !== resolve(path)) return;
   const next = appendToTail(tail, written);
   if (next) holder.tail = next;
-  else delete holder.tail;
+  else holder.tail = undefined;
 }
 
 /** Flushes a transcript to disk (fsync) by its path: the final save of a session whose writer was closed. */
