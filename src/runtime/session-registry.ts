@@ -4,6 +4,7 @@ import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import { TranscriptWriter } from "../sessions/transcript-writer.js";
 import { decideIdle, decideRelease, idleLimitMs, PASSIVATION_GRACE_MS } from "./passivation.js";
+import { PendingWork } from "./pending-work.js";
 import { type TailCache, tailBytes } from "./tail-cache.js";
 import { DEFAULT_WARM_LIMITS, type Holding, pickReleases, type WarmLimits } from "./warm-limits.js";
 
@@ -33,7 +34,7 @@ export interface WarmSession {
   /** Context reads while warm (tail-cache.ts: a tail is kept from the second on). */
   resumes?: number;
   /** Bookkeeping still in flight (the store update after a turn): the final save waits for it. */
-  readonly pending: Set<Promise<unknown>>;
+  readonly pending: PendingWork;
 }
 
 export interface SessionRegistryDeps {
@@ -217,7 +218,7 @@ export class SessionRegistry {
         transcript: undefined,
         transcriptPath: undefined,
         resumes: 0,
-        pending: new Set(),
+        pending: new PendingWork(),
       };
       slot = { session, phase: "warm", timer: undefined, activityAtStart: 0, dueAt: 0 };
       this.slots.set(key, slot);
