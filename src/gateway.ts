@@ -486,6 +486,15 @@ export class Gateway {
         // After what the last run left open (a resumed turn answers before anything newer of its session).
         void this.replayQueued.then(() => this.dispatch(ctx)).catch((error) => this.runner.fail(item, error));
       }
+      // Journal before acknowledgement: the transport (or the API caller) hears "received" only once the record is
+      // on disk. If that fails the message was not taken: its turn, begun meanwhile, stops before anything of it
+      // reaches the person (SessionRunner.refuse), and the caller is told to retry, as for a write that failed.
+      try {
+        await item.durable;
+      } catch (error) {
+        this.runner.refuse(item);
+        throw error;
+      }
     }
     return result;
   }
@@ -495,7 +504,10 @@ export class Gateway {
     item: WorkItem;
     result: ReceiveResult;
   }> {
-    const jid = await this.journal.accept(ctx.message, this.clock.now(), { local: ctx.local });
+    // Written now, fsync'd while the message's turn begins: `receive` resolves only once it is on disk.
+    const { jid, durable } = await this.journal.acceptWritten(ctx.message, this.clock.now(), {
+      local: ctx.local,
+    });
     let resolve!: (outcome: TurnOutcome) => void;
     const done = new Promise<TurnOutcome>((r) => {
       resolve = r;
@@ -506,6 +518,7 @@ export class Gateway {
       message: ctx.message,
       text: ctx.message.text,
       local: ctx.local,
+      durable,
       resolve,
     };
     return { item, result: { status: "accepted", journalId: jid, done } };

@@ -26,6 +26,7 @@ import type {
 import { chooseSession, restoredProgress } from "./choose-session.js";
 import { type DrainMode, decideDrainedTurn, drainNotice } from "./drain-resume.js";
 import type { EventBus } from "./event-bus.js";
+import { gatedLlm } from "./gated-llm.js";
 import type { Delivery, Outbox } from "./outbox.js";
 import { restoreGuard } from "./restore-guard.js";
 import type { SessionRegistry, WarmSession } from "./session-registry.js";
@@ -176,7 +177,8 @@ export class SessionRunner {
     try {
       await this.handle(key, item);
     } catch (error) {
-      if (isTransientError(error)) this.keepForRetry(item, error);
+      if (item.refused || error instanceof NotTaken) await this.dropRefused(key, item);
+      else if (isTransientError(error)) this.keepForRetry(item, error);
       else await this.fail(item, error);
     } finally {
       // The idle time before passivation counts from the end of the work.
@@ -283,8 +285,52 @@ export class SessionRunner {
     );
   }
 
+  /**
+   * The message's journal record could not be made durable after its turn began (`Gateway.receive` told the
+   * transport it was not taken, so it comes again). Every way out to the person waits for `taken` and stops
+   * there; `dropRefused` then ends the item quietly.
+   */
+  refuse(item: WorkItem): void {
+    item.refused = true;
+  }
+
+  /** Waits until `item` is durably accepted; throws NotTaken when it was not (see WorkItem.durable). */
+  private async taken(item: WorkItem): Promise<void> {
+    if (!item.durable) return;
+    try {
+      await item.durable;
+    } catch (error) {
+      item.refused = true;
+      throw new NotTaken(error);
+    }
+  }
+
+  /**
+   * A refused item: no reply, nothing ended in the journal (its record never counted); its line in the
+   * transcript, if written, is marked unanswered (so its retry does not read as a second, pending question).
+   */
+  private async dropRefused(key: string, item: WorkItem): Promise<void> {
+    this.deps.logger.warn(
+      "a message was not taken (its journal record could not be made durable); not answered",
+      {
+        sessionKey: key,
+        journalId: item.jid,
+      },
+    );
+    const sessionId = (await this.deps.store.get(key).catch(() => undefined))?.sessionId;
+    if (sessionId) {
+      const header = makeHeader(sessionId, key, new Date(this.deps.clock.now()));
+      await this.markUnanswered(this.deps.store.transcriptPath(sessionId), header, [item], "not taken");
+    }
+    item.resolve(this.outcomeFor(item, "aborted", [], "the message was not taken", { sessionKey: key }));
+  }
+
   /** An unexpected failure (a bug, a disk error): logged, the person is told, the record ends, never thrown. */
   async fail(item: WorkItem, error: unknown): Promise<void> {
+    if (item.refused || error instanceof NotTaken) {
+      await this.dropRefused(item.sessionKey, item);
+      return;
+    }
     const why = describeError(error);
     this.deps.logger.error("message handling failed unexpectedly", {
       sessionKey: item.sessionKey,
@@ -562,7 +608,8 @@ export class SessionRunner {
         model: run.model,
         messages,
         tools: withWorkspace(this.deps.toolsFor(key, item.message), cwd),
-        llm: run.llm,
+        // The request goes out while the message's journal fsync runs; its answer is used only once that is done.
+        llm: item.durable ? gatedLlm(run.llm, () => this.taken(item)) : run.llm,
         append: async (entries, options) => {
           await this.append(key, run.transcriptPath, entries, {
             header: run.header,
@@ -587,6 +634,12 @@ export class SessionRunner {
           );
           const added: StoredChatMessage[] = [];
           for (const other of taken) {
+            try {
+              await this.taken(other);
+            } catch {
+              await this.dropRefused(key, other);
+              continue;
+            }
             deferOutcome(other);
             added.push(
               await this.storeUserMessage(other, other.text, run.transcriptPath, run.header, turnId),
@@ -925,6 +978,8 @@ export class SessionRunner {
     kind: "reply" | "notice",
     options: { end?: string[]; attachments?: OutboundAttachment[] } = {},
   ): Promise<void> {
+    // Nothing reaches the person before the message is durably accepted.
+    await this.taken(item);
     const end = options.end ?? [];
     if (item.local) {
       for (const [index, jid] of end.entries()) {
@@ -1017,4 +1072,11 @@ export function quoteLine(replyTo: InboundMessage["replyTo"]): string | undefine
   const who = replyTo.fromAgent ? "your message" : (replyTo.senderName ?? replyTo.senderId ?? "a message");
   const text = replyTo.text.replace(/\s+/g, " ").trim();
   return `[In reply to ${who}: "${text.length > 300 ? `${text.slice(0, 300)}…` : text}"]`;
+}
+
+/** The message's journal record could not be made durable: it was not taken (see WorkItem.durable). */
+class NotTaken extends Error {
+  constructor(cause: unknown) {
+    super(`the message was not taken: ${describeError(cause)}`, { cause });
+  }
 }

@@ -138,6 +138,22 @@ describe("Journal", () => {
     await journal.close();
   });
 
+  it("acceptWritten resolves once the record is in the file, before its fsync; it counts once durable", async () => {
+    const { logger } = createMemoryLogger();
+    const journal = new Journal({ dir, logger });
+    await journal.openJournal();
+    const { jid, durable } = await journal.acceptWritten(message("early"), 1);
+    // In the file already (a crash of the process keeps it), a duplicate of itself, not yet counted as open.
+    expect(await readFile(journal.filePath, "utf8")).toContain(jid);
+    expect(journal.isDuplicate(message("early"))).toBe(true);
+    await durable;
+    expect(journal.isDuplicate(message("early"))).toBe(true);
+    await journal.close();
+    const again = new Journal({ dir, logger });
+    expect((await again.openJournal()).map((r) => r.jid)).toEqual([jid]);
+    await again.close();
+  });
+
   it("a journal whose file was replaced by someone else writes its state afresh: nothing accepted is lost", async () => {
     const { logger, lines } = createMemoryLogger();
     const journal = new Journal({ dir, logger });

@@ -12,6 +12,9 @@ import { fromJournalMessage, type JournalMessageV2, toJournalMessage } from "./j
  *
  * Contract:
  * - `accept` is fsync'd before it resolves; only then is the transport told the message was received.
+ *   `acceptWritten` resolves as soon as the record is written (a crash of the process keeps it; a power cut may
+ *   not), with `durable` for the fsync: the caller may start work meanwhile, but tells the transport, answers or
+ *   acts only once `durable` resolved (see gateway.ts receive).
  * - Every accepted record ends as exactly one of `replied`, `failed-told`, `filtered` (with a reason).
  * - How far a record got is read from the transcript (its entries carry the record's id in `meta.journalId`) and
  *   from `delivered` records (reply part N of a split reply reached the chat): a restart resumes from there and
@@ -84,6 +87,8 @@ export class Journal {
     record: JournalRecord;
     resolve: () => void;
     reject: (error: unknown) => void;
+    /** Called once the line is written, before the fsync. */
+    written?: () => void;
   }[] = [];
   private flushing: Promise<void> | undefined;
   private recordsSinceCompact = 0;
@@ -131,6 +136,21 @@ export class Journal {
     now: number,
     origin: { local: boolean } = { local: false },
   ): Promise<string> {
+    const { jid, durable } = await this.acceptWritten(message, now, origin);
+    await durable;
+    return jid;
+  }
+
+  /**
+   * `accept` in two steps: resolves once the record is written (refusals and a failed write reject, as `accept`),
+   * with `durable`, which resolves once it is fsync'd and rejects if that fails (then nothing is recorded, as for
+   * a failed `accept`). Until `durable` settles the message counts as a duplicate of itself (`isDuplicate`).
+   */
+  async acceptWritten(
+    message: InboundMessage,
+    now: number,
+    origin: { local: boolean } = { local: false },
+  ): Promise<{ jid: string; durable: Promise<void> }> {
     const jid = randomUUID();
     const record: JournalRecord = { op: "accept", jid, at: now, msg: toJournalMessage(message, origin) };
     const line = `${JSON.stringify(record)}\n`;
@@ -149,12 +169,17 @@ export class Journal {
     }
     const key = dedupeKey(message);
     this.inflight.add(key);
-    try {
-      await this.write(record, line);
-    } finally {
-      this.inflight.delete(key);
-    }
-    return jid;
+    return new Promise((resolve, reject) => {
+      const durable = this.write(record, line, () => resolve({ jid, durable }));
+      void durable.then(
+        () => this.inflight.delete(key),
+        (error: unknown) => {
+          this.inflight.delete(key);
+          // A failed write: `written` was never called.
+          reject(error);
+        },
+      );
+    });
   }
 
   async markDelivered(jid: string, part: number, now: number): Promise<void> {
@@ -274,9 +299,9 @@ export class Journal {
   }
 
   /** Resolves once the record is on disk (written and fsync'd with whatever else was queued); applied only then. */
-  private write(record: JournalRecord, line: string): Promise<void> {
+  private write(record: JournalRecord, line: string, written?: () => void): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.pending.push({ line, record, resolve, reject });
+      this.pending.push({ line, record, resolve, reject, ...(written ? { written } : {}) });
       this.flushing ??= this.flush().finally(() => {
         this.flushing = undefined;
       });
@@ -292,6 +317,7 @@ export class Journal {
         // The write is a synchronous page-cache copy (an async one costs more CPU than the copy); the datasync
         // waits off the event loop.
         writeAll(handle.fd, Buffer.from(text, "utf8"));
+        for (const b of batch) b.written?.();
         await handle.datasync();
       } catch (error) {
         this.options.logger.error("journal write failed", { error: describeError(error) });
