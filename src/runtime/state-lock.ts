@@ -1,5 +1,4 @@
-import { randomUUID } from "node:crypto";
-import { link, mkdir, open, readFile, rename, rm, stat, unlink } from "node:fs/promises";
+import { type FileHandle, link, mkdir, open, readFile, rename, rm, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { describeError } from "../core/errors.js";
 import { isOwnerDead, type LockOwner, ownerForThisProcess } from "../sessions/lock-owner.js";
@@ -9,8 +8,10 @@ import { isOwnerDead, type LockOwner, ownerForThisProcess } from "../sessions/lo
  * the owner's whole life. Contract:
  * - it is taken before any other state file is touched (journal, store, token, workspace);
  * - a lock whose owner is certainly dead (the same host, boot and pid namespace, and no such pid, or the pid was
- *   reused by a younger process; see sessions/lock-owner.ts) is taken over at once: the stale file is renamed away, checked to be the dead one, and removed; a live lock moved by
- *   mistake in a race is put back;
+ *   reused by a younger process; see sessions/lock-owner.ts) is taken over at once: one process at a time
+ *   reaps (it holds `state.lock.reaping`, created exclusively), reads the file again and removes it only when it
+ *   is still the dead owner's; a live lock is never moved, so two takers can never both win. A reaping guard
+ *   left by a reaper that died mid-reap is removed once it is REAP_GUARD_STALE_MS old;
  * - the owner re-reads the file every few seconds (`watch`) and is told when it is no longer its own;
  * - `release` removes it only when it is still its own.
  */
@@ -65,7 +66,7 @@ export class StateLock {
         await delay(20);
         continue;
       }
-      await reap(path, holder === "unreadable" ? undefined : holder.token);
+      if (!(await reap(path, holder === "unreadable" ? undefined : holder.token))) await delay(20);
     }
     const holder = await readOwner(path);
     if (typeof holder === "object") return { ok: false, holder };
@@ -166,26 +167,34 @@ async function readOwner(path: string): Promise<StateOwner | "missing" | "unread
   return "unreadable";
 }
 
+/** A reaping guard this old was left by a reaper that died mid-reap (a reap takes milliseconds). */
+const REAP_GUARD_STALE_MS = 5000;
+
 /**
- * Removes the stale lock whose nonce is `deadNonce` (undefined: an unreadable file). The file is renamed to a
- * name of our own first, so two processes reaping at once cannot both remove it; if what we moved turns out to
- * be a live lock (someone reaped and re-created it between our read and our rename), it is linked back.
+ * Removes the stale lock whose token is `deadToken` (undefined: an unreadable file), unless another process is
+ * reaping it now (then false: try again shortly). Under the guard the file is read again and removed only while
+ * it is still the dead one: a lock created meanwhile (only possible once the dead one is gone) is never touched.
  */
-async function reap(path: string, deadToken: string | undefined): Promise<void> {
-  const aside = `${path}.stale-${randomUUID()}`;
+async function reap(path: string, deadToken: string | undefined): Promise<boolean> {
+  const guard = `${path}.reaping`;
+  let handle: FileHandle;
   try {
-    await rename(path, aside);
+    handle = await open(guard, "wx", 0o600);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
-    throw error;
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    if (await olderThan(guard, REAP_GUARD_STALE_MS)) await rm(guard, { force: true });
+    return false;
   }
-  const moved = await readOwner(aside);
-  const isTheDeadOne =
-    moved === "unreadable" ? deadToken === undefined : typeof moved === "object" && moved.token === deadToken;
-  if (!isTheDeadOne && typeof moved === "object" && isOwnerAlive(moved)) {
-    await link(aside, path).catch(() => {});
+  try {
+    await handle.close();
+    const now = await readOwner(path);
+    const isTheDeadOne =
+      now === "unreadable" ? deadToken === undefined : typeof now === "object" && now.token === deadToken;
+    if (isTheDeadOne) await unlink(path).catch(() => {});
+    return true;
+  } finally {
+    await rm(guard, { force: true });
   }
-  await rm(aside, { force: true });
 }
 
 /** Alive unless certainly dead: an owner on another host, boot or pid namespace is never taken over. */
