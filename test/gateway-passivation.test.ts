@@ -25,6 +25,9 @@ describe("gateway: passivation of idle sessions", () => {
     t = await start();
     await done(await t.chat.inject({ text: "remember the word kiwi" }));
     await t.idle();
+    // Its second turn keeps the tail in memory (one used once holds none).
+    await done(await t.chat.inject({ text: "and the word fig" }));
+    await t.idle();
     const warm = t.gateway.sessions.peek("main");
     expect(warm?.tail?.entries.length).toBeGreaterThan(0);
 
@@ -50,6 +53,10 @@ describe("gateway: passivation of idle sessions", () => {
     expect(request).toContain("echo: remember the word kiwi");
     await t.idle();
     expect(t.gateway.sessions.peek("main")).not.toBe(warm);
+    // Loaded afresh: its first turn read the file and keeps no tail yet; the next one does.
+    expect(t.gateway.sessions.peek("main")?.tail).toBeUndefined();
+    await done(await t.chat.inject({ text: "and the other?" }));
+    await t.idle();
     expect(t.gateway.sessions.peek("main")?.tail).toBeDefined();
   });
 

@@ -35,8 +35,10 @@ describe("gateway: warm sessions", () => {
     expect(t.gateway.sessions.peek("main")?.transcript).toBe(writer);
     const reads = contextReads();
     expect(reads).toHaveLength(3);
+    // The first two turns read the file (the second keeps the tail: a session used once holds none), then memory.
     expect(reads[0]).toBeGreaterThan(0);
-    expect(reads.slice(1)).toEqual([0, 0]);
+    expect(reads[1]).toBeGreaterThan(0);
+    expect(reads.slice(2)).toEqual([0]);
     // What the model was sent comes from memory, and is what a read of the file gives.
     const entry = await t.gateway.store.get("main");
     const read = await readTranscriptForResume(t.gateway.store.transcriptPath(entry!.sessionId), {

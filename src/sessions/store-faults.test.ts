@@ -91,6 +91,8 @@ describe("a bad hand edit while sessions run", () => {
             clock.now(),
           );
           if (sessionId !== `${key.replace(":", "-")}-id`) newIds++;
+          // A read of an unchanged store is synchronous work: yield, so the saves below get their turn.
+          await new Promise((resolve) => setImmediate(resolve));
         }
       }),
     ];
