@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { constants, fstatSync } from "node:fs";
+import { constants, fstatSync, readSync } from "node:fs";
 import { type FileHandle, mkdir, open } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { ClawdisError } from "../core/errors.js";
@@ -157,8 +157,9 @@ export async function appendPrefix(
   header: TranscriptHeader,
 ): Promise<string> {
   if (size === 0) return `${JSON.stringify(header)}\n`;
+  // One byte from the page cache: synchronous, no threadpool trip (every first append after an open makes it).
   const last = Buffer.alloc(1);
-  await handle.read(last, 0, 1, size - 1);
+  readSync(handle.fd, last, 0, 1, size - 1);
   return last[0] === 0x0a ? "" : "\n";
 }
 
