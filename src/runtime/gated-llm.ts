@@ -35,14 +35,22 @@ export function gatedLlm(llm: LlmClient, ready: () => Promise<void>): LlmClient 
           if (open) fn(text);
           else held.push(() => fn(text));
         };
-      const result = await llm.stream({
-        ...request,
-        signal: AbortSignal.any([request.signal, cancel.signal]),
-        onDelta: hold(request.onDelta),
-        onReasoning: hold(request.onReasoning),
-      });
-      await gate;
-      return result;
+      // The turn's own cancellation still cancels the request (no AbortSignal.any: engines allow Node 20.0).
+      const forward = () => cancel.abort(request.signal.reason);
+      if (request.signal.aborted) forward();
+      else request.signal.addEventListener("abort", forward, { once: true });
+      try {
+        const result = await llm.stream({
+          ...request,
+          signal: cancel.signal,
+          onDelta: hold(request.onDelta),
+          onReasoning: hold(request.onReasoning),
+        });
+        await gate;
+        return result;
+      } finally {
+        request.signal.removeEventListener("abort", forward);
+      }
     },
   };
 }
