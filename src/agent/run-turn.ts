@@ -344,18 +344,26 @@ function drainableCall(input: TurnInput): { input: TurnInput; cancelled(): boole
   const onDrain = () => {
     if (!streamingText) cancel.abort("drain");
   };
+  // The turn's own cancellation, forwarded (cheaper than AbortSignal.any, made for every model call).
+  const onAbort = () => cancel.abort(input.signal.reason);
+  if (input.signal.aborted) onAbort();
+  else input.signal.addEventListener("abort", onAbort, { once: true });
   drain.addEventListener("abort", onDrain);
   if (drain.aborted) onDrain();
   return {
     input: {
       ...input,
-      signal: AbortSignal.any([input.signal, cancel.signal]),
+      signal: cancel.signal,
       emit: (event) => {
         if (event.type === "delta" && event.text.length > 0) streamingText = true;
         input.emit(event);
       },
     },
-    cancelled: () => cancel.signal.aborted,
-    dispose: () => drain.removeEventListener("abort", onDrain),
+    // Cancelled by the drain, not by the turn's own signal (a /stop or a watchdog keeps its own reason).
+    cancelled: () => cancel.signal.aborted && !input.signal.aborted,
+    dispose: () => {
+      drain.removeEventListener("abort", onDrain);
+      input.signal.removeEventListener("abort", onAbort);
+    },
   };
 }

@@ -41,6 +41,54 @@ describe("HttpServer", () => {
     expect((await fetch(`${base}/public`)).status).toBe(200);
   });
 
+  it("a request's signal aborts once its client goes away (asked for before or after)", async () => {
+    const seen: { before: boolean; after?: boolean }[] = [];
+    let gone!: () => void;
+    const bothGone = new Promise<void>((resolve) => {
+      gone = resolve;
+    });
+    let started: () => void = () => {};
+    server.route(
+      "GET",
+      "/hold",
+      async (req, res) => {
+        const early = req.query.get("early") === "1";
+        started();
+        if (early) {
+          const before = req.signal.aborted;
+          await new Promise<void>((resolve) =>
+            req.signal.addEventListener("abort", () => resolve(), { once: true }),
+          );
+          seen.push({ before, after: req.signal.aborted });
+        } else {
+          // Asked for only after the response closed: already aborted.
+          await new Promise<void>((resolve) => res.once("close", () => resolve()));
+          seen.push({ before: false, after: req.signal.aborted });
+        }
+        if (seen.length === 2) gone();
+      },
+      { auth: false },
+    );
+    for (const early of ["1", "0"]) {
+      const controller = new AbortController();
+      const running = new Promise<void>((resolve) => {
+        started = resolve;
+      });
+      const request = fetch(`${base}/hold?early=${early}`, { signal: controller.signal }).catch(
+        () => undefined,
+      );
+      // The handler runs once the request's headers are in; then the client goes away.
+      await running;
+      controller.abort();
+      await request;
+    }
+    await bothGone;
+    expect(seen).toEqual([
+      { before: false, after: true },
+      { before: false, after: true },
+    ]);
+  });
+
   it("reads request bodies, and removes a route when asked", async () => {
     const res = await fetch(`${base}/echo?token=secret-token-123456`, { method: "POST", body: "hello" });
     expect(await res.json()).toEqual({ body: "hello" });

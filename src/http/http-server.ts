@@ -136,8 +136,14 @@ export class HttpServer implements HttpRegistrar {
         });
         return;
       }
-      const controller = new AbortController();
-      res.on("close", () => controller.abort());
+      // Made when a handler asks for it (most never do): aborting one on every response's close costs more than
+      // the rest of a small request's handling.
+      let controller: AbortController | undefined;
+      let closed = false;
+      res.on("close", () => {
+        closed = true;
+        controller?.abort(CLIENT_GONE);
+      });
       const request: HttpRequest = {
         method,
         path: url.pathname,
@@ -146,7 +152,13 @@ export class HttpServer implements HttpRegistrar {
         remoteAddress: req.socket.remoteAddress ?? "",
         authorized,
         params,
-        signal: controller.signal,
+        get signal() {
+          if (!controller) {
+            controller = new AbortController();
+            if (closed) controller.abort(CLIENT_GONE);
+          }
+          return controller.signal;
+        },
         body: () => readBody(req),
       };
       try {
@@ -185,3 +197,6 @@ function readBody(req: IncomingMessage): Promise<string> {
     req.on("error", reject);
   });
 }
+
+/** Why a request's signal aborts: its response closed (sent, or the client went away). */
+const CLIENT_GONE = "the response closed";

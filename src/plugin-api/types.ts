@@ -284,6 +284,7 @@ export interface HttpRequest {
   /** Parameters from `:name` segments of the route path. */
   params: Record<string, string>;
   body(): Promise<string>;
+  /** Aborted once the response closed: sent, or the client went away. */
   signal: AbortSignal;
 }
 
