@@ -1,3 +1,4 @@
+import { readSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 
 /** One line found by `readLinesBackward`. */
@@ -36,12 +37,17 @@ export interface BackwardOptions {
 const CHUNK = 64 * 1024;
 const NEWLINE = 0x0a;
 
-/** Reads `length` bytes at `position`, fewer only at the end of the file. */
+/**
+ * Reads `length` bytes at `position`, fewer only at the end of the file. Synchronous underneath: a read of at most
+ * one 64 KiB chunk from the page cache takes microseconds, where a trip through the threadpool waits behind the
+ * fsyncs of other turns (every message's context read comes here).
+ */
 export async function readAt(handle: FileHandle, position: number, length: number): Promise<Buffer> {
-  const buffer = Buffer.alloc(length);
+  // Not from the shared pool: a slice kept by a caller would keep a whole pool slab alive.
+  const buffer = Buffer.allocUnsafeSlow(length);
   let filled = 0;
   while (filled < length) {
-    const { bytesRead } = await handle.read(buffer, filled, length - filled, position + filled);
+    const bytesRead = readSync(handle.fd, buffer, filled, length - filled, position + filled);
     if (bytesRead === 0) break;
     filled += bytesRead;
   }
