@@ -722,7 +722,7 @@ export class SessionRunner {
 
   /** `recordTurnSafely` in the background, tracked in `recordings` (and by the warm session) until written. */
   private recordTurnLater(key: string, item: WorkItem, result: TurnResult | undefined): void {
-    const recording = this.recordTurnSafely(key, item, result);
+    const recording = this.recordTurnSafely(key, turnRecord(item, result, this.deps.clock.now()));
     this.recordings.add(recording);
     void recording.finally(() => this.recordings.delete(recording));
     let ofKey = this.recordingsOf.get(key);
@@ -896,11 +896,11 @@ export class SessionRunner {
    * `recordTurn` after the reply went out: bookkeeping never costs the person their answer. A failure is logged
    * and tried again in the background (a few times, growing delays).
    */
-  private async recordTurnSafely(key: string, item: WorkItem, result: TurnResult | undefined): Promise<void> {
+  private async recordTurnSafely(key: string, record: TurnRecord): Promise<void> {
     const attempt = async (n: number): Promise<void> => {
       try {
         // A retry is written at once: the first try already waited to share a write.
-        await this.recordTurn(key, item, result, n === 1 ? RECORD_DEFER_MS : undefined);
+        await this.recordTurn(key, record, n === 1 ? RECORD_DEFER_MS : undefined);
       } catch (error) {
         if (n >= RECORD_TURN_ATTEMPTS) {
           this.deps.logger.error("could not record the turn on the session entry; gave up", {
@@ -924,28 +924,13 @@ export class SessionRunner {
    * One store update per message: the person's message and (when there was one) the agent's reply are real
    * exchanges (`lastInteractionAt`); usage and the context in use come from the turn.
    */
-  private async recordTurn(
-    key: string,
-    item: WorkItem,
-    result: TurnResult | undefined,
-    deferMs: number | undefined,
-  ): Promise<void> {
-    const now = this.deps.clock.now();
-    const m = item.message;
+  private async recordTurn(key: string, record: TurnRecord, deferMs: number | undefined): Promise<void> {
+    const { at, origin, result } = record;
     await this.deps.store.update(
       key,
       (entry) => {
         if (!entry) return entry;
-        const next: SessionEntry = {
-          ...touchInteraction(entry, now),
-          origin: {
-            channel: m.channel,
-            chatId: m.chatId,
-            chatType: m.chatType,
-            senderId: m.senderId,
-            ...(m.senderName ? { senderName: m.senderName } : {}),
-          },
-        };
+        const next: SessionEntry = { ...touchInteraction(entry, at), origin };
         if (!result) return next;
         next.model = result.model;
         next.contextTokens = result.contextTokens;
@@ -962,10 +947,6 @@ export class SessionRunner {
     );
   }
 
-  /**
-   * A note before the reply ("a new session began"): published as a `notice` event, sent to the chat, and for
-   * local (API) items put in front of the reply in the outcome's payloads.
-   */
   /**
    * Sends text to the chat the item came from, through the outbox. `end`: journal records that this delivery
    * completes (ended `replied` once the chat has it; at once for local items, whose reply travels in the
@@ -1008,6 +989,10 @@ export class SessionRunner {
     await this.deps.outbox.enqueue(delivery);
   }
 
+  /**
+   * A note before the reply ("a new session began"): published as a `notice` event, sent to the chat, and for
+   * local (API) items put in front of the reply in the outcome's payloads.
+   */
   private async notify(item: WorkItem, text: string): Promise<void> {
     this.deps.events.emit({ type: "notice", sessionKey: item.sessionKey, text, ts: this.deps.clock.now() });
     if (item.local) {
@@ -1072,6 +1057,35 @@ export function quoteLine(replyTo: InboundMessage["replyTo"]): string | undefine
   const who = replyTo.fromAgent ? "your message" : (replyTo.senderName ?? replyTo.senderId ?? "a message");
   const text = replyTo.text.replace(/\s+/g, " ").trim();
   return `[In reply to ${who}: "${text.length > 300 ? `${text.slice(0, 300)}…` : text}"]`;
+}
+
+/**
+ * What the store update after a turn writes, taken from the turn when it ends: only these fields (not the work
+ * item or the turn's result, which the update may outlive by up to RECORD_DEFER_MS).
+ */
+interface TurnRecord {
+  /** When the turn ended: the exchange's time (`lastInteractionAt`). */
+  at: number;
+  origin: NonNullable<SessionEntry["origin"]>;
+  result?: Pick<TurnResult, "model" | "contextTokens" | "contextEstimated" | "compactions" | "usage">;
+}
+
+function turnRecord(item: WorkItem, result: TurnResult | undefined, at: number): TurnRecord {
+  const m = item.message;
+  const origin = {
+    channel: m.channel,
+    chatId: m.chatId,
+    chatType: m.chatType,
+    senderId: m.senderId,
+    ...(m.senderName ? { senderName: m.senderName } : {}),
+  };
+  if (!result) return { at, origin };
+  const { model, contextTokens, contextEstimated, compactions, usage } = result;
+  return {
+    at,
+    origin,
+    result: { model, contextTokens, contextEstimated, compactions, ...(usage ? { usage } : {}) },
+  };
 }
 
 /** The message's journal record could not be made durable: it was not taken (see WorkItem.durable). */

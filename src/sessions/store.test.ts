@@ -264,6 +264,20 @@ describe("SessionStore basics", () => {
   }
 });
 
+describe("SessionStore reads", () => {
+  it("callers that need the unread file at once share one read of it", async () => {
+    const { store: writer } = makeStore();
+    for (let i = 0; i < 20; i++) await writer.update(`k${i}`, () => entry(`s-${i}`));
+    const { store } = makeStore();
+    const got = await Promise.all(Array.from({ length: 10 }, (_, i) => store.get(`k${i}`)));
+    expect(got.map((e) => e?.sessionId)).toEqual(Array.from({ length: 10 }, (_, i) => `s-${i}`));
+    expect(store.readCount).toBe(1);
+    // Unchanged since: not read again.
+    await store.get("k1");
+    expect(store.readCount).toBe(1);
+  });
+});
+
 describe("SessionStore write-behind (deferMs)", () => {
   it("deferred updates wait and are written together; a prompt update or flush writes them at once", async () => {
     const { store } = makeStore();

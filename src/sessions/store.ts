@@ -114,6 +114,8 @@ export class SessionStore {
   private lastGood: RawStore | undefined;
   /** Serializes this instance's locked sections, so they do not spend their lock wait on each other. */
   private queue: Promise<unknown> = Promise.resolve();
+  /** The unlocked read in progress (see current), shared by whoever needs the file meanwhile. */
+  private reading: Promise<StoreImage | undefined> | undefined;
   /** The batches that new updates join (group commit and write-behind, see update). */
   private readonly batches: UpdateBatches<PendingUpdate>;
   private readonly warned = new Set<string>();
@@ -251,6 +253,16 @@ export class SessionStore {
     if (version === undefined) return this.noteMissing();
     const held = this.image;
     if (held && sameVersion(held.version, version) && (held.trusted || this.recent(version))) return held;
+    // One read at a time: callers that find the file unread meanwhile (the first messages after a start, all at
+    // once) share it, instead of each reading (and holding) the whole file.
+    this.reading ??= this.readCurrent().finally(() => {
+      this.reading = undefined;
+    });
+    return this.reading;
+  }
+
+  /** The rest of `current`: the file read, and adopted (or set aside under the lock). */
+  private async readCurrent(): Promise<StoreImage | undefined> {
     // (What is read may be older than a write of ours that lands meanwhile: then the next access reads again.)
     const read = await this.readBytes();
     if (!read.exists) return this.noteMissing();
