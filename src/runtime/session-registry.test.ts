@@ -5,7 +5,12 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Clock, ManualClock } from "../core/clock.js";
 import { createMemoryLogger } from "../core/logger.js";
 import { makeHeader } from "../sessions/transcript.js";
-import { SessionRegistry } from "./session-registry.js";
+import {
+  COLLECT_MAX_WAIT_MS,
+  COLLECT_QUIET_MS,
+  RELEASES_BEFORE_COLLECTION,
+  SessionRegistry,
+} from "./session-registry.js";
 import { readResumeCached } from "./tail-cache.js";
 
 /** A manual clock that knows how many of its timers are armed. */
@@ -74,9 +79,10 @@ describe("SessionRegistry: the idle time of all sessions on one timer", () => {
       clock.inner.advance(1);
     }
     expect(registry.size).toBe(1000);
-    expect(clock.armed).toBe(1);
+    // One idle timer, and the burst's collection timer (one for the whole burst, too).
+    expect(clock.armed).toBe(2);
     for (let i = 0; i < 10; i++) registry.touch(`s${i}`); // the session due first changes each time
-    expect(clock.armed).toBe(1);
+    expect(clock.armed).toBe(2);
   });
 
   it("each session is saved exactly at its idle time, in order of last use; a touch moves it last", async () => {
@@ -184,5 +190,83 @@ describe("SessionRegistry: a warm session keeps one shape", () => {
     expect(Object.keys(a)).toEqual(keys);
     registry.stop();
     await registry.settled();
+  });
+});
+
+describe("SessionRegistry: a burst of work or of unloads gives the memory back", () => {
+  /** A registry whose collections are counted; `n` sessions touched `spacingMs` apart from time 0. */
+  async function burst(n: number, spacingMs: number, passivateAfterMinutes = 1) {
+    const clock = new ManualClock(0);
+    const collectedAt: number[] = [];
+    const registry = new SessionRegistry({
+      clock,
+      passivateAfterMinutes,
+      busy: () => false,
+      save: async () => {},
+      logger: createMemoryLogger().logger,
+      graceMs: 5_000,
+      collectGarbage: () => {
+        collectedAt.push(clock.now());
+      },
+    });
+    const advance = async (ms: number) => {
+      clock.advance(ms);
+      await registry.settled();
+    };
+    for (let i = 0; i < n; i++) {
+      registry.touch(`s${i}`);
+      await advance(spacingMs);
+    }
+    /** Steps of 10 ms until every session is unloaded. */
+    const untilUnloaded = async () => {
+      while (registry.size > 0) await advance(10);
+    };
+    return { registry, advance, untilUnloaded, collectedAt, collections: () => collectedAt.length };
+  }
+
+  it("a few touches and unloads: no collection", async () => {
+    // Each session counts twice: its touch and its unload.
+    const few = await burst(RELEASES_BEFORE_COLLECTION / 2 - 1, 1);
+    await few.untilUnloaded();
+    await few.advance(COLLECT_MAX_WAIT_MS);
+    expect(few.collections()).toBe(0);
+    few.registry.stop();
+  });
+
+  it("a burst of messages, then a wave of unloads: one collection after each, once it is quiet", async () => {
+    const many = await burst(RELEASES_BEFORE_COLLECTION + 100, 1);
+    // The touches: collected once nothing happened for COLLECT_QUIET_MS.
+    expect(many.collections()).toBe(0);
+    await many.advance(COLLECT_QUIET_MS - 2);
+    expect(many.collections()).toBe(0);
+    await many.advance(2);
+    expect(many.collections()).toBe(1);
+    // The unloads a minute later: once more, after the last of them.
+    await many.untilUnloaded();
+    expect(many.collections()).toBe(1);
+    await many.advance(COLLECT_QUIET_MS);
+    expect(many.collections()).toBe(2);
+    await many.advance(COLLECT_MAX_WAIT_MS);
+    expect(many.collections()).toBe(2);
+    many.registry.stop();
+  });
+
+  it("work that never pauses is collected every COLLECT_MAX_WAIT_MS, and once more when it stops", async () => {
+    // A touch every 100 ms (passivation off): never quiet for COLLECT_QUIET_MS.
+    const steady = await burst(RELEASES_BEFORE_COLLECTION * 3, 100, 0);
+    const during = steady.collections();
+    // The first once RELEASES_BEFORE_COLLECTION touches came (at 50 s), then one every 10 s while they go on.
+    expect(steady.collectedAt[0]).toBe((RELEASES_BEFORE_COLLECTION - 1) * 100);
+    const gaps = steady.collectedAt.slice(1).map((at, i) => at - steady.collectedAt[i]!);
+    expect(gaps.length).toBeGreaterThanOrEqual(8);
+    for (const gap of gaps) expect(Math.abs(gap - COLLECT_MAX_WAIT_MS)).toBeLessThanOrEqual(100);
+    // Once it stops: collected after its last touch (by the last of those, or once more when quiet), then no more.
+    await steady.advance(COLLECT_QUIET_MS);
+    expect(steady.collectedAt.at(-1)).toBeGreaterThanOrEqual((RELEASES_BEFORE_COLLECTION * 3 - 1) * 100);
+    const after = steady.collections();
+    expect(after - during).toBeLessThanOrEqual(1);
+    await steady.advance(COLLECT_MAX_WAIT_MS);
+    expect(steady.collections()).toBe(after);
+    steady.registry.stop();
   });
 });

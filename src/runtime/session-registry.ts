@@ -3,6 +3,7 @@ import type { Clock } from "../core/clock.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import { TranscriptWriter } from "../sessions/transcript-writer.js";
+import { collectGarbage } from "./collect-garbage.js";
 import { decideIdle, decideRelease, idleLimitMs, PASSIVATION_GRACE_MS } from "./passivation.js";
 import { PendingWork } from "./pending-work.js";
 import { type TailCache, tailBytes } from "./tail-cache.js";
@@ -49,7 +50,19 @@ export interface SessionRegistryDeps {
   graceMs?: number;
   /** What all sessions together may hold warm (warm-limits.ts); default DEFAULT_WARM_LIMITS. */
   limits?: WarmLimits;
+  /** A full garbage collection (after a wave of work or unloads, see RELEASES_BEFORE_COLLECTION); default collectGarbage. */
+  collectGarbage?: () => void;
 }
+
+/**
+ * After this many touches and unloads of sessions since the last time (a burst of messages, a wave of unloads),
+ * the memory the burst took is given back to the system: a full collection once it is over (nothing touched or
+ * unloaded for COLLECT_QUIET_MS), and at most COLLECT_MAX_WAIT_MS after it began while it goes on. V8 would keep
+ * the heap a burst grew to; one collection of a ~60 MB heap takes some 30 ms.
+ */
+export const RELEASES_BEFORE_COLLECTION = 500;
+export const COLLECT_QUIET_MS = 250;
+export const COLLECT_MAX_WAIT_MS = 10_000;
 
 type Phase = "warm" | "saving" | "grace";
 
@@ -81,6 +94,13 @@ export class SessionRegistry {
   private readonly graceMs: number;
   private readonly limits: WarmLimits;
   private stopped = false;
+  /** Touches and unloads since the last collection, when the first and the last happened, the collection's timer. */
+  private eventsSinceCollection = 0;
+  private waveStartedAt = 0;
+  private lastEventAt = 0;
+  /** A collection ran while a burst went on: its end is collected too, whatever it adds. */
+  private bursting = false;
+  private collectTimer: unknown;
   /** Final saves in flight. */
   private readonly saving = new Set<Promise<void>>();
   /** Sessions that hold a tail or an open transcript, least recently used first, as last counted. */
@@ -229,6 +249,7 @@ export class SessionRegistry {
     this.clear(slot);
     this.watch(key, slot, slot.session.lastActiveAt);
     this.account(slot.session);
+    this.noteActivity();
     return slot.session;
   }
 
@@ -255,6 +276,8 @@ export class SessionRegistry {
   /** Clears every timer (gateway stop); what is held is left as it is (everything is on disk). */
   stop(): void {
     this.stopped = true;
+    if (this.collectTimer !== undefined) this.deps.clock.clearTimeout(this.collectTimer);
+    this.collectTimer = undefined;
     for (const slot of this.slots.values()) this.clear(slot);
     this.due.clear();
     this.armIdle();
@@ -379,5 +402,46 @@ export class SessionRegistry {
       sessionKey: key,
       idleMinutes: this.deps.passivateAfterMinutes,
     });
+    this.noteActivity();
+  }
+
+  /**
+   * Counts a touch or an unload; a burst of them ends in one collection (RELEASES_BEFORE_COLLECTION). One timer
+   * per burst, not one per event: when it fires it looks at the time of the last event. A burst that outlasts
+   * COLLECT_MAX_WAIT_MS is collected every COLLECT_MAX_WAIT_MS while it goes on, and once more when it is over.
+   */
+  private noteActivity(): void {
+    const now = this.deps.clock.now();
+    if (this.eventsSinceCollection === 0) this.waveStartedAt = now;
+    this.eventsSinceCollection += 1;
+    this.lastEventAt = now;
+    const big = this.eventsSinceCollection >= RELEASES_BEFORE_COLLECTION || this.bursting;
+    if (big && this.collectTimer === undefined) this.armCollection(now);
+  }
+
+  private armCollection(now: number): void {
+    const due = Math.min(this.lastEventAt + COLLECT_QUIET_MS, this.waveStartedAt + COLLECT_MAX_WAIT_MS);
+    this.collectTimer = this.deps.clock.setTimeout(
+      () => {
+        this.collectTimer = undefined;
+        const at = this.deps.clock.now();
+        const quiet = at >= this.lastEventAt + COLLECT_QUIET_MS;
+        if (!quiet && at < this.waveStartedAt + COLLECT_MAX_WAIT_MS) {
+          this.armCollection(at);
+          return;
+        }
+        this.bursting = !quiet;
+        this.collectNow();
+      },
+      Math.max(0, due - now),
+    );
+  }
+
+  private collectNow(): void {
+    const events = this.eventsSinceCollection;
+    this.eventsSinceCollection = 0;
+    if (this.stopped) return;
+    (this.deps.collectGarbage ?? collectGarbage)();
+    this.deps.logger.info("memory of a burst given back", { events });
   }
 }
