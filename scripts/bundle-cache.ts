@@ -31,7 +31,14 @@ console.log(script.cachedDataRejected ? "rejected by V8" : "taken");`;
 export function trainCache(root: string, bundle: string): string | undefined {
   const trainer = join(root, "dist", "scripts", "train-bundle-cache.js");
   const env = { PATH: process.env.PATH ?? "" };
-  const run = spawnSync(process.execPath, [trainer, bundle], { env, encoding: "utf8", timeout: 60_000 });
+  // The gateway's start sets a V8 flag (src/cli/gateway-heap.ts), which changes the flag hash a code cache is
+  // stamped with: made after it, the cache would be rejected by every later start. The trainer keeps V8's flags.
+  const trainerEnv = { ...env, CLAWDIS_KEEP_V8_FLAGS: "1" };
+  const run = spawnSync(process.execPath, [trainer, bundle], {
+    env: trainerEnv,
+    encoding: "utf8",
+    timeout: 60_000,
+  });
   if (run.status !== 0) return `training failed: ${failure(run)}`;
   const check = spawnSync(process.execPath, ["-e", CACHE_CHECK, bundle], { env, encoding: "utf8" });
   if (check.status === 0 && check.stdout.trim() === "taken") return undefined;

@@ -22,6 +22,7 @@ import { ownForGateway } from "../runtime/own-state-dir.js";
 import type { StateLock } from "../runtime/state-lock.js";
 import { migrateLegacyStore } from "../sessions/legacy-store.js";
 import { gatewayAddressPath } from "./gateway-client.js";
+import { tuneGatewayHeap } from "./gateway-heap.js";
 import { type CliIO, EXIT } from "./io.js";
 
 /** How long `clawdis gateway` may take to stop after SIGINT/SIGTERM. */
@@ -88,6 +89,7 @@ export async function createGateway(
  * exits the process anyway (it never lingers holding the port).
  */
 export async function runGateway(io: CliIO, deps: GatewayDeps): Promise<number> {
+  tuneGatewayHeap();
   // `on`, not `once`: a library's exit hook (signal-exit, via proper-lockfile) re-raises a signal when it sees
   // no other listener, which would kill the process before it stops. Removed once the gateway has stopped.
   let received: NodeJS.Signals | undefined;
