@@ -1,11 +1,11 @@
 import { setFlagsFromString } from "node:v8";
 
 /**
- * How far V8 lets the old generation grow past what survived the last full collection, for the gateway: 50 %
- * instead of V8's own (which lets it reach 3-4x the live heap under a burst of messages). Measured with 10,000
- * sessions messaged once each (`npm run bench -- passivation`): 237 -> 165 MB resident, at ~10 % more CPU per
- * message (docs/benchmarks.md). A personal gateway runs next to other things, on small machines too: memory it
- * does not need is worth more than that CPU.
+ * How far V8 lets the old generation grow past what survived the last full collection, for the gateway: 100 %
+ * instead of V8's own factor (which lets it reach 3-4x the live heap under a burst of messages). Measured with
+ * 10,000 sessions messaged once each (`npm run bench -- passivation`): peak RSS 243 -> 179 MB, for ~6 % fewer
+ * messages a second at full load (50 % gave 164 MB for ~11 %, below the 1,500 msg/s the bench asks for;
+ * docs/benchmarks.md). A personal gateway runs next to other things, on small machines too.
  */
 export const GATEWAY_HEAP_GROWING_PERCENT = 100;
 
