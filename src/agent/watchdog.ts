@@ -1,4 +1,5 @@
 import type { Clock } from "../core/clock.js";
+import { linkedAbort } from "../core/linked-abort.js";
 
 /** Why a watchdog ended a step; carried as the AbortSignal's reason. */
 export class WatchdogTimeout extends Error {
@@ -17,7 +18,7 @@ export class WatchdogTimeout extends Error {
  * timers and must be called in `finally`. A parent signal (stop, shutdown) aborts this one with its own reason.
  */
 export class Watchdog {
-  private readonly controller = new AbortController();
+  private readonly controller: AbortController;
   private readonly timers = new Map<string, unknown>();
   private readonly unlink: () => void;
 
@@ -25,10 +26,7 @@ export class Watchdog {
     private readonly clock: Clock,
     parent?: AbortSignal,
   ) {
-    if (parent?.aborted) this.controller.abort(parent.reason);
-    const onAbort = () => this.controller.abort(parent?.reason);
-    parent?.addEventListener("abort", onAbort, { once: true });
-    this.unlink = () => parent?.removeEventListener("abort", onAbort);
+    ({ controller: this.controller, dispose: this.unlink } = linkedAbort(parent));
   }
 
   get signal(): AbortSignal {

@@ -1,4 +1,5 @@
 import type { LlmClient, LlmResult, LlmStreamRequest } from "../agent/llm-client.js";
+import { linkedAbort } from "../core/linked-abort.js";
 
 /**
  * `llm` whose answers reach the turn only once `ready` resolves (the message's journal record is on disk): the
@@ -16,7 +17,8 @@ export function gatedLlm(llm: LlmClient, ready: () => Promise<void>): LlmClient 
       let open = false;
       let failed = false;
       const held: (() => void)[] = [];
-      const cancel = new AbortController();
+      // Follows the turn's own cancellation too.
+      const { controller: cancel, dispose } = linkedAbort(request.signal);
       void gate.then(
         () => {
           open = true;
@@ -35,10 +37,6 @@ export function gatedLlm(llm: LlmClient, ready: () => Promise<void>): LlmClient 
           if (open) fn(text);
           else held.push(() => fn(text));
         };
-      // The turn's own cancellation still cancels the request (no AbortSignal.any: engines allow Node 20.0).
-      const forward = () => cancel.abort(request.signal.reason);
-      if (request.signal.aborted) forward();
-      else request.signal.addEventListener("abort", forward, { once: true });
       try {
         const result = await llm.stream({
           ...request,
@@ -49,7 +47,7 @@ export function gatedLlm(llm: LlmClient, ready: () => Promise<void>): LlmClient 
         await gate;
         return result;
       } finally {
-        request.signal.removeEventListener("abort", forward);
+        dispose();
       }
     },
   };
