@@ -4,6 +4,7 @@ import { mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promi
 import { platform, release, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SeededRandom } from "../../test/fault/seeded-random.js";
 import { ManualClock } from "../core/clock.js";
 import { createMemoryLogger } from "../core/logger.js";
 import { SessionStore } from "./store.js";
@@ -255,17 +256,10 @@ describe("changeTimesAreFine", () => {
   });
 });
 
-/** mulberry32: seeded, so that a failing run can be replayed. */
+/** Seeded (the fault suite's generator), so that a failing run can be replayed: `int(n)` is in [0, n). */
 function random(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-  return { next, int: (n: number) => Math.floor(next() * n) };
+  const r = new SeededRandom(seed);
+  return { next: () => r.next(), int: (n: number) => r.int(0, n - 1) };
 }
 
 describe("updates and outside edits in any order (seeded)", () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { SeededRandom } from "../../test/fault/seeded-random.js";
 import { commonPrefix, commonSuffix, diffStore } from "./store-diff.js";
 import { type RawStore, StoreImage } from "./store-image.js";
 import { entryLine, isArrayIndex, type Layout, layoutOf } from "./store-layout.js";
@@ -6,18 +7,14 @@ import { nullPrototypeCopy, parseStoreText, serializeStore, setOwn } from "./sto
 import { applySegments, piecesOf, planPatch, spareFor, wholeFile } from "./store-patch.js";
 import type { FileVersion } from "./store-read.js";
 
-/** mulberry32: a small seeded generator, so that a failing case can be replayed from its seed. */
+/** Seeded (the fault suite's generator), so that a failing case can be replayed: `int(n)` is in [0, n). */
 function random(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  const r = new SeededRandom(seed);
+  return {
+    next: () => r.next(),
+    int: (n: number) => r.int(0, n - 1),
+    pick: <T>(list: readonly T[]): T => r.pick(list),
   };
-  const int = (n: number) => Math.floor(next() * n);
-  return { next, int, pick: <T>(list: readonly T[]): T => list[int(list.length)]! };
 }
 type Random = ReturnType<typeof random>;
 
