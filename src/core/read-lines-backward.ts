@@ -1,5 +1,12 @@
 import { readSync } from "node:fs";
-import type { FileHandle } from "node:fs/promises";
+
+/**
+ * An open file as readers here see it: its raw descriptor, read with positioned `readSync` calls and never closed
+ * by them. A `FileHandle` has one too, so either can be passed.
+ */
+export interface ReadableFile {
+  readonly fd: number;
+}
 
 /** One line found by `readLinesBackward`. */
 export interface BackwardLine {
@@ -42,12 +49,12 @@ const NEWLINE = 0x0a;
  * one 64 KiB chunk from the page cache takes microseconds, where a trip through the threadpool waits behind the
  * fsyncs of other turns (every message's context read comes here).
  */
-export async function readAt(handle: FileHandle, position: number, length: number): Promise<Buffer> {
+export async function readAt(file: ReadableFile, position: number, length: number): Promise<Buffer> {
   // Not from the shared pool: a slice kept by a caller would keep a whole pool slab alive.
   const buffer = Buffer.allocUnsafeSlow(length);
   let filled = 0;
   while (filled < length) {
-    const bytesRead = readSync(handle.fd, buffer, filled, length - filled, position + filled);
+    const bytesRead = readSync(file.fd, buffer, filled, length - filled, position + filled);
     if (bytesRead === 0) break;
     filled += bytesRead;
   }
@@ -63,7 +70,7 @@ export async function readAt(handle: FileHandle, position: number, length: numbe
  * or a `lowest()` bound ends the reading. A file that shrinks during the scan ends it where the bytes run out.
  */
 export async function* readLinesBackward(
-  handle: FileHandle,
+  file: ReadableFile,
   options: BackwardOptions,
 ): AsyncGenerator<BackwardLine> {
   const { floor, end, scan } = options;
@@ -96,7 +103,7 @@ export async function* readLinesBackward(
       return;
     }
     const start = Math.max(readFloor, position - CHUNK);
-    const chunk = await readAt(handle, start, position - start);
+    const chunk = await readAt(file, start, position - start);
     scan.bytesRead += chunk.length;
     if (chunk.length < position - start) return; // the file shrank under us: stop where the bytes ran out
     let segmentEnd = chunk.length;

@@ -1,6 +1,10 @@
-import { fstatSync } from "node:fs";
-import { type FileHandle, open } from "node:fs/promises";
-import { type BackwardScan, readAt, readLinesBackward } from "../core/read-lines-backward.js";
+import { closeSync, constants, fstatSync, openSync } from "node:fs";
+import {
+  type BackwardScan,
+  type ReadableFile,
+  readAt,
+  readLinesBackward,
+} from "../core/read-lines-backward.js";
 import { isMissingFile } from "./transcript-lines.js";
 import {
   type FirstLine,
@@ -50,8 +54,8 @@ export interface ResumeOptions {
   hardCapBytes?: number;
   /** Also say where each entry read lies in the file (`layout`), for a cache that follows later appends. */
   layout?: boolean;
-  /** Read through this open descriptor of `path` (left open) instead of opening the path. */
-  handle?: FileHandle;
+  /** Read through this open descriptor of `path` (left open: never closed here) instead of opening the path. */
+  handle?: ReadableFile;
 }
 
 /** One good entry read, and where its line lies (`length` without the "\n"). */
@@ -111,13 +115,13 @@ interface TranscriptStart {
 }
 
 /** Reads and classifies line 1, forwards from 4 KiB doubling to 64 KiB chunks, at most about `cap` bytes of it. */
-async function readTranscriptStart(handle: FileHandle, size: number, cap: number): Promise<TranscriptStart> {
+async function readTranscriptStart(file: ReadableFile, size: number, cap: number): Promise<TranscriptStart> {
   const pieces: Buffer[] = [];
   let read = 0;
   let want = 4096;
   let end: number | undefined;
   while (read < size && read <= cap) {
-    const chunk = await readAt(handle, read, Math.min(want, size - read));
+    const chunk = await readAt(file, read, Math.min(want, size - read));
     if (chunk.length === 0) break;
     want = Math.min(want * 2, 64 * 1024);
     const nl = chunk.indexOf(0x0a);
@@ -170,6 +174,16 @@ export function dropLeadingToolResults(entries: TranscriptEntry[]): number {
 }
 
 /**
+ * Read only, and never waiting: O_NONBLOCK makes the open of a named pipe return at once (a plain open would block
+ * the event loop until a writer came; its size then reads as 0, an empty transcript) and changes nothing for a
+ * regular file. Synchronous: microseconds from the page cache, where a trip through the threadpool waits behind
+ * the fsyncs of other turns (a context read that no warm writer serves opens the file here).
+ */
+function openToRead(path: string): number {
+  return openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+}
+
+/**
  * What resuming a session needs: the header, the newest compaction entry and the entries after it.
  * Scans backwards from the end of the file in 64 KiB chunks and stops at the first (newest) good compaction
  * entry, at the start of the file, or at the budget (`options.maxBytes`), whichever comes first; so the cost
@@ -183,12 +197,12 @@ export async function readTranscriptForResume(
 ): Promise<TranscriptResume> {
   const hardCap = options.hardCapBytes ?? RESUME_HARD_CAP_BYTES;
   const maxBytes = options.maxBytes ?? hardCap;
-  let handle: FileHandle;
+  let file: ReadableFile;
   if (options.handle) {
-    handle = options.handle;
+    file = options.handle;
   } else {
     try {
-      handle = await open(path, "r");
+      file = { fd: openToRead(path) };
     } catch (error) {
       if (isMissingFile(error)) return { exists: false, entries: [], badLines: [], bytesRead: 0 };
       throw error;
@@ -197,11 +211,11 @@ export async function readTranscriptForResume(
   try {
     const result: TranscriptResume = { exists: true, entries: [], badLines: [], bytesRead: 0 };
     // Through the open descriptor: no path lookup, no trip through the threadpool.
-    const info = fstatSync(handle.fd);
+    const info = fstatSync(file.fd);
     const size = info.size;
     if (size === 0) return result;
 
-    const start = await readTranscriptStart(handle, size, Math.max(hardCap, maxBytes));
+    const start = await readTranscriptStart(file, size, Math.max(hardCap, maxBytes));
     result.bytesRead += start.read;
     if (start.first?.kind === "header") result.header = start.first.header;
     if (start.problem !== undefined) result.headerProblem = start.problem;
@@ -217,7 +231,7 @@ export async function readTranscriptForResume(
     const placesNewestFirst: { offset: number; length: number }[] = [];
     let blankLines = 0;
     let compactionLine: { offset: number; length: number } | undefined;
-    const lines = readLinesBackward(handle, {
+    const lines = readLinesBackward(file, {
       floor,
       end: size,
       // Until one good entry is in hand the hard cap applies, then the budget.
@@ -258,7 +272,7 @@ export async function readTranscriptForResume(
       // Only entries with a known place (line 1 as an entry has none: a lost header is never cached anyway).
       const places = placesNewestFirst.reverse();
       const entries = newestFirst.slice(0, places.length).reverse();
-      const end = fstatSync(handle.fd);
+      const end = fstatSync(file.fd);
       result.layout = {
         file: { dev: info.dev, ino: info.ino, size, mtimeMs: info.mtimeMs },
         unchanged: end.size === size && end.mtimeMs === info.mtimeMs && end.ino === info.ino,
@@ -276,7 +290,7 @@ export async function readTranscriptForResume(
     }
     return result;
   } finally {
-    if (!options.handle) await handle.close();
+    if (!options.handle) closeSync(file.fd);
   }
 }
 
@@ -316,29 +330,29 @@ export interface TranscriptPage {
  */
 export async function readTranscriptPage(path: string, options: PageOptions): Promise<TranscriptPage> {
   const maxBytes = options.maxBytes ?? PAGE_MAX_BYTES;
-  let handle: FileHandle;
+  let file: ReadableFile;
   try {
-    handle = await open(path, "r");
+    file = { fd: openToRead(path) };
   } catch (error) {
     if (isMissingFile(error)) return { exists: false, entries: [], badLines: [], bytesRead: 0 };
     throw error;
   }
   try {
     const page: TranscriptPage = { exists: true, entries: [], badLines: [], bytesRead: 0 };
-    const { size } = await handle.stat();
+    const { size } = fstatSync(file.fd);
     const end = options.before ?? size;
     if (end < 0 || end > size || !Number.isSafeInteger(end)) {
       return { ...page, beforeProblem: `before must be an offset from 0 to ${size}` };
     }
     if (end > 0 && end < size) {
-      const previous = await readAt(handle, end - 1, 1);
+      const previous = await readAt(file, end - 1, 1);
       page.bytesRead += previous.length;
       if (previous[0] !== 0x0a)
         return { ...page, beforeProblem: `before (${end}) is not the start of a line` };
     }
     if (end === 0) return page;
 
-    const start = await readTranscriptStart(handle, size, maxBytes);
+    const start = await readTranscriptStart(file, size, maxBytes);
     page.bytesRead += start.read;
     // Line 1 is classified on its own; the scan covers the lines after it (all lines when it was too long).
     const floor = start.end ?? 0;
@@ -348,7 +362,7 @@ export async function readTranscriptPage(path: string, options: PageOptions): Pr
     let handled = 0;
     let oldest = end;
     let full = false;
-    const lines = readLinesBackward(handle, {
+    const lines = readLinesBackward(file, {
       floor,
       end: Math.max(end, floor),
       // The newest line of the page is read whatever its size (not kept when over maxBytes), the rest within it.
@@ -390,6 +404,6 @@ export async function readTranscriptPage(path: string, options: PageOptions): Pr
     page.badLines = badNewestFirst.reverse();
     return page;
   } finally {
-    await handle.close();
+    closeSync(file.fd);
   }
 }

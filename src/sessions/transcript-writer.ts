@@ -1,7 +1,14 @@
-import { fstatSync, writeSync } from "node:fs";
-import type { FileHandle } from "node:fs/promises";
+import { closeSync, fstatSync } from "node:fs";
 import { resolve } from "node:path";
-import { type AppendOptions, appendPrefix, inAppendOrder, openForAppend } from "./transcript.js";
+import type { ReadableFile } from "../core/read-lines-backward.js";
+import {
+  type AppendOptions,
+  appendPrefix,
+  fsyncDescriptor,
+  inAppendOrder,
+  openForAppend,
+  writeAll,
+} from "./transcript.js";
 import type { TranscriptEntry } from "./types.js";
 
 /** A file as `fstat` sees it: a change by anyone else shows as a different identity, size or time. */
@@ -21,16 +28,8 @@ export interface WrittenLines {
   lines: string[];
 }
 
-/**
- * Writes `bytes` to an O_APPEND descriptor: they land at the end, whatever else was written meanwhile. The write
- * is synchronous: copying a few KB into the page cache takes about a microsecond, where an asynchronous write
- * costs some 20 µs of CPU in the threadpool hand-off (measured on this path); only an fsync waits off the event
- * loop.
- */
-function writeAll(fd: number, bytes: Buffer): void {
-  let written = 0;
-  while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
-}
+/** What `fd` holds while no file is open. */
+const NO_FILE = -1;
 
 /**
  * A transcript held open by a warm session, so a turn appends without opening, `stat`-ing and reading the file
@@ -43,11 +42,15 @@ function writeAll(fd: number, bytes: Buffer): void {
  * next append opens the path again (creating it, as `appendTranscript` would), so nothing is written into a file
  * nobody can see. Checks go through the descriptor (`fstat`, no path lookup, microseconds). A file moved away
  * under another name is not noticed (it still has a name); two processes should not append to one session.
+ *
+ * The file is held as a raw descriptor, opened synchronously (`openForAppend`): no `FileHandle`, no threadpool
+ * trip to open, write or close; only an fsync runs off the event loop. Every use of the descriptor runs in the
+ * file's append order, so `close` (closing it exactly once) never overtakes a write, fsync or `whileHeld` read.
  */
 export class TranscriptWriter {
   /** `close` was called (appends queued before it still run). */
   private closed = false;
-  /** The descriptor is closed. */
+  /** The descriptor is closed for good: nothing may use `fd` any more (its number may belong to another file). */
   private released = false;
   /** Whether the file ended in "\n" at `size` when this writer last wrote (or looked). */
   private clean = false;
@@ -55,35 +58,46 @@ export class TranscriptWriter {
   private constructor(
     /** Absolute. */
     readonly path: string,
-    private handle: FileHandle,
+    /** The raw descriptor, or NO_FILE while none is held (opening the path again failed; the next append retries). */
+    private fd: number,
     private size: number,
   ) {}
 
   /** Opens `path` to append to (creating it and its folder); refuses links and files that are not regular. */
-  static async open(path: string): Promise<TranscriptWriter> {
+  static openSync(path: string): TranscriptWriter {
     const absolute = resolve(path);
-    const { handle, size } = await openForAppend(absolute);
-    return new TranscriptWriter(absolute, handle, size);
+    const { fd, size } = openForAppend(absolute);
+    return new TranscriptWriter(absolute, fd, size);
+  }
+
+  /** `openSync` for callers that await: already settled when it returns (a refusal rejects). */
+  static async open(path: string): Promise<TranscriptWriter> {
+    return TranscriptWriter.openSync(path);
   }
 
   get isClosed(): boolean {
     return this.closed;
   }
 
-  /** The open file as it is now, and whether it still has a name (false once deleted or replaced). */
+  /**
+   * The open file as it is now, and whether it still has a name (false once deleted or replaced, and while no
+   * descriptor is held). Throws once the descriptor is closed for good.
+   */
   current(): { file: FileIdentity; linked: boolean } {
-    const s = fstatSync(this.handle.fd);
+    if (this.released) throw this.closedError();
+    if (this.fd === NO_FILE) return { file: { dev: 0, ino: 0, size: 0, mtimeMs: 0 }, linked: false };
+    const s = fstatSync(this.fd);
     return { file: { dev: s.dev, ino: s.ino, size: s.size, mtimeMs: s.mtimeMs }, linked: s.nlink > 0 };
   }
 
   /** Appends `entries` as complete lines; resolves when written (and synced with `fsync`). */
   append(entries: TranscriptEntry[], options: AppendOptions): Promise<WrittenLines> {
     return inAppendOrder(this.path, async () => {
-      if (this.released) throw new Error(`the transcript writer of ${this.path} is closed`);
       let now = this.current();
       if (!now.linked) {
-        await this.handle.close();
-        ({ handle: this.handle, size: this.size } = await openForAppend(this.path));
+        // Closed first, so a failed open leaves no descriptor behind (NO_FILE), never a closed number.
+        this.closeHeld();
+        ({ fd: this.fd, size: this.size } = openForAppend(this.path));
         this.clean = false;
         now = this.current();
       }
@@ -91,13 +105,13 @@ export class TranscriptWriter {
       const prefix =
         this.clean && before.size === this.size && before.size > 0
           ? ""
-          : await appendPrefix(this.handle, before.size, options.header);
+          : appendPrefix(this.fd, before.size, options.header);
       const lines = entries.map((entry) => JSON.stringify(entry));
       let text = prefix;
       for (const line of lines) text += `${line}\n`;
       try {
-        writeAll(this.handle.fd, Buffer.from(text, "utf8"));
-        if (options.fsync) await this.handle.sync();
+        writeAll(this.fd, Buffer.from(text, "utf8"));
+        if (options.fsync) await fsyncDescriptor(this.fd);
       } catch (error) {
         // A short write may have left a line cut short: the next append looks at the last byte again.
         this.clean = false;
@@ -111,30 +125,48 @@ export class TranscriptWriter {
   }
 
   /**
-   * Runs `read` with the open descriptor (it may read, never write or close it) between this process's appends
-   * to the file: none of ours lands while it reads. The descriptor may have been opened read/write.
+   * Runs `read` with the open descriptor (it may read, never write or close it, nor keep it past its promise)
+   * between this process's appends to the file: none of ours lands while it reads, and the descriptor is not
+   * closed before `read` settles. The descriptor may have been opened read/write.
    */
-  whileHeld<T>(read: (handle: FileHandle) => Promise<T>): Promise<T> {
+  whileHeld<T>(read: (file: ReadableFile) => Promise<T>): Promise<T> {
     return inAppendOrder(this.path, async () => {
-      if (this.released) throw new Error(`the transcript writer of ${this.path} is closed`);
-      return read(this.handle);
+      if (this.released) throw this.closedError();
+      if (this.fd === NO_FILE) throw new Error(`the transcript writer of ${this.path} holds no open file`);
+      return read({ fd: this.fd });
     });
   }
 
-  /** Flushes what was written to disk (fsync). */
+  /** Flushes what was written to disk (fsync, off the event loop). */
   sync(): Promise<void> {
     return inAppendOrder(this.path, async () => {
-      if (!this.released) await this.handle.sync();
+      if (!this.released && this.fd !== NO_FILE) await fsyncDescriptor(this.fd);
     });
   }
 
-  /** Closes the descriptor once the appends queued before it are done. Idempotent. */
+  /**
+   * Closes the descriptor once the appends, reads and syncs queued before it are done. Idempotent: the descriptor
+   * is closed exactly once. The close is synchronous (`closeSync`, microseconds: a local file's close flushes
+   * nothing), not one more threadpool trip behind other turns' fsyncs: with 64 transcripts held, almost every
+   * message that opens one closes another.
+   */
   close(): Promise<void> {
     if (this.closed) return Promise.resolve();
     this.closed = true;
     return inAppendOrder(this.path, async () => {
       this.released = true;
-      await this.handle.close();
+      this.closeHeld();
     });
+  }
+
+  /** Closes the descriptor held, if any, and forgets its number. */
+  private closeHeld(): void {
+    const fd = this.fd;
+    this.fd = NO_FILE;
+    if (fd !== NO_FILE) closeSync(fd);
+  }
+
+  private closedError(): Error {
+    return new Error(`the transcript writer of ${this.path} is closed`);
   }
 }
