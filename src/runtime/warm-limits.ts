@@ -8,8 +8,14 @@
  * keeps what it holds, even past a limit.
  */
 
-/** At most this many session transcripts are held open to append to. */
-export const MAX_OPEN_TRANSCRIPTS = 64;
+/**
+ * At most this many session transcripts are held open to append to: one per chat in use, for 256 chats at once (a
+ * descriptor costs the kernel about a kilobyte, and Node raises the soft limit on open files to the hard one at
+ * start). Past it, each turn of a session beyond the limit opens its transcript and closes another's: with 64,
+ * 100 group chats in use took 13 % more CPU per message (measured with the throughput part of `npm run bench --
+ * gateway`; docs/benchmarks.md).
+ */
+export const MAX_OPEN_TRANSCRIPTS = 256;
 /** The warm tails of all sessions together stand for at most this many transcript bytes (about 2-3x in memory). */
 export const MAX_WARM_TAIL_BYTES = 8 * 1024 * 1024;
 
