@@ -1,8 +1,9 @@
+import { closeSync, openSync } from "node:fs";
 import { mkdtemp, open, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type BackwardLine, type BackwardOptions, readLinesBackward } from "./read-lines-backward.js";
+import { type BackwardLine, type BackwardOptions, readAt, readLinesBackward } from "./read-lines-backward.js";
 
 let dir: string;
 beforeAll(async () => {
@@ -148,5 +149,21 @@ describe("readLinesBackward", () => {
       { offset: 1, text: "" },
       { offset: 0, text: "" },
     ]);
+  });
+
+  it("reads through a raw descriptor as through a FileHandle, and leaves it open", async () => {
+    const path = join(dir, "raw.txt");
+    await writeFile(path, "one\ntwo\nthree");
+    const fd = openSync(path, "r");
+    try {
+      const scan = { bytesRead: 0, cut: false };
+      const lines: string[] = [];
+      for await (const l of readLinesBackward({ fd }, { floor: 0, end: 13, scan }))
+        lines.push(String(l.bytes));
+      expect(lines).toEqual((await collect(path, { floor: 0, end: 13 })).texts.map((t) => t.text));
+      expect(String(await readAt({ fd }, 4, 3))).toBe("two");
+    } finally {
+      closeSync(fd);
+    }
   });
 });

@@ -1,6 +1,9 @@
+import { execFileSync } from "node:child_process";
+import { closeSync, fstatSync, openSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
 import { mkdtemp, open, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeHeader, readTranscript } from "./transcript.js";
 import {
@@ -18,7 +21,8 @@ let counter = 0;
 /** ~50 MB: a header, 50,000 message lines of ~1 KB, then "the newest". */
 let hugePath: string;
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "clawdis-resume-"));
+  // Real path: /proc/self/fd shows each descriptor's file by it.
+  dir = realpathSync(await mkdtemp(join(tmpdir(), "clawdis-resume-")));
   hugePath = join(dir, "huge.jsonl");
   const filler = line(msg("f".repeat(1000)));
   const block = Buffer.from(filler.repeat(1000));
@@ -56,6 +60,19 @@ async function file(name: string, ...lines: string[]): Promise<string> {
   const path = join(dir, name);
   await writeFile(path, lines.join(""));
   return path;
+}
+
+/** How many of this process's descriptors are open on `path`. Linux. */
+function descriptorsOn(path: string): number {
+  let count = 0;
+  for (const fd of readdirSync("/proc/self/fd")) {
+    let target = "";
+    try {
+      target = readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {} // the directory's own descriptor, closed once listed
+    if (target === path) count++;
+  }
+  return count;
 }
 
 const texts = (entries: TranscriptEntry[]) =>
@@ -352,5 +369,46 @@ describe("readTranscriptForResume: layout and an open descriptor", () => {
       at += lines[i + 1]!.length;
     }
     expect(layout.lines.map((l) => l.entry)).toEqual(byPath.entries);
+  });
+});
+
+describe("the backward readers' descriptors", () => {
+  it("read through a given raw descriptor leave it open; their own they close", async () => {
+    const path = await file("raw-fd.jsonl", headerLine, line(msg("one")), line(msg("two")));
+    const fd = openSync(path, "r");
+    try {
+      const through = await readTranscriptForResume(path, { handle: { fd } });
+      expect(texts(through.entries)).toEqual(["one", "two"]);
+      // Still open, and still this file.
+      expect(fstatSync(fd).ino).toBe((await stat(path)).ino);
+      expect(descriptorsOn(path)).toBe(1);
+    } finally {
+      closeSync(fd);
+    }
+    await readTranscriptForResume(path);
+    await readTranscriptPage(path, { limit: 1, keep: () => true });
+    await readTranscriptPage(path, { limit: 1, keep: () => true, before: 1 });
+    expect(descriptorsOn(path)).toBe(0);
+  });
+
+  it("read a named pipe as an empty transcript at once, never waiting for a writer", () => {
+    const pipe = join(dir, "pipe.jsonl");
+    execFileSync("mkfifo", [pipe]);
+    // In a child process: an open that waited for a writer would block the event loop for good, this test's own
+    // timer with it. The child's time limit only ends such a wait (the opens take microseconds).
+    const readers = fileURLToPath(new URL("./transcript-resume.ts", import.meta.url));
+    const script = `
+      import { readTranscriptForResume, readTranscriptPage } from ${JSON.stringify(readers)};
+      const resume = await readTranscriptForResume(process.env.PIPE);
+      const page = await readTranscriptPage(process.env.PIPE, { limit: 5, keep: () => true });
+      process.stdout.write(JSON.stringify({ resume, page }));
+    `;
+    const out = execFileSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      env: { ...process.env, PIPE: pipe },
+      encoding: "utf8",
+      timeout: 20_000,
+    });
+    const empty = { exists: true, entries: [], badLines: [], bytesRead: 0 };
+    expect(JSON.parse(out)).toEqual({ resume: empty, page: empty });
   });
 });

@@ -1,3 +1,5 @@
+import { execFileSync } from "node:child_process";
+import { readdirSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { appendFile, mkdtemp, readFile, rename, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,7 +20,8 @@ let dir: string;
 let path: string;
 const writers: TranscriptWriter[] = [];
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), "clawdis-writer-"));
+  // Real path: /proc/self/fd shows each descriptor's file by it.
+  dir = realpathSync(await mkdtemp(join(tmpdir(), "clawdis-writer-")));
   path = join(dir, "sessions", "s1.jsonl");
 });
 afterEach(async () => {
@@ -31,6 +34,19 @@ async function open(): Promise<TranscriptWriter> {
   return writer;
 }
 const ids = async () => (await readTranscript(path)).entries.map((e) => e.id);
+
+/** How many of this process's descriptors are open on `file` (a deleted one shows as "<file> (deleted)"). Linux. */
+function descriptorsOn(file: string): number {
+  let count = 0;
+  for (const fd of readdirSync("/proc/self/fd")) {
+    let target = "";
+    try {
+      target = readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {} // the directory's own descriptor, closed once listed
+    if (target === file || target === `${file} (deleted)`) count++;
+  }
+  return count;
+}
 
 describe("TranscriptWriter", () => {
   it("creates the file (0600, folder 0700) with its header, then appends complete lines", async () => {
@@ -111,5 +127,75 @@ describe("TranscriptWriter", () => {
     expect(writer.isClosed).toBe(true);
     await expect(writer.append([msg("b")], { header })).rejects.toThrow(/closed/);
     expect(await ids()).toEqual(["a"]);
+  });
+
+  it("holds one descriptor, closes it exactly once, and uses none after close", async () => {
+    const writer = await open();
+    expect(descriptorsOn(path)).toBe(1);
+    await writer.append([msg("a")], { header });
+    await rm(path);
+    // The deleted file's descriptor is closed when the path is opened again.
+    await writer.append([msg("b")], { header });
+    expect(descriptorsOn(path)).toBe(1);
+    await writer.close();
+    expect(descriptorsOn(path)).toBe(0);
+    await writer.close();
+    await writer.sync();
+    await expect(writer.append([msg("c")], { header })).rejects.toThrow(/closed/);
+    await expect(writer.whileHeld(async () => "read")).rejects.toThrow(/closed/);
+    expect(() => writer.current()).toThrow(/closed/);
+    expect(await ids()).toEqual(["b"]);
+  });
+
+  it("a second close never closes a descriptor opened since", async () => {
+    const first = await TranscriptWriter.open(path);
+    await first.close();
+    // The lowest free number is handed out again: most likely the one `first` held.
+    const second = await open();
+    await first.close();
+    await second.append([msg("a")], { header });
+    expect(descriptorsOn(path)).toBe(1);
+    expect(await ids()).toEqual(["a"]);
+  });
+
+  it("an append that cannot open the path again fails clearly, keeps no descriptor, and the next one opens it", async () => {
+    const writer = await open();
+    await writer.append([msg("a")], { header });
+    await rm(path);
+    const target = join(dir, "elsewhere.jsonl");
+    await writeFile(target, "");
+    await symlink(target, path);
+    await expect(writer.append([msg("b")], { header })).rejects.toThrow(/symbolic link/);
+    expect(descriptorsOn(path)).toBe(0);
+    expect(writer.current().linked).toBe(false);
+    await rm(path);
+    await writer.append([msg("c")], { header });
+    expect(await ids()).toEqual(["c"]);
+    expect(await readFile(target, "utf8")).toBe("");
+    expect(descriptorsOn(path)).toBe(1);
+  });
+
+  it("openSync creates the file 0600 and each missing folder 0700 under a umask of 022, before it returns", () => {
+    const previous = process.umask(0o022);
+    try {
+      const nested = join(dir, "a", "b", "s1.jsonl");
+      writers.push(TranscriptWriter.openSync(nested));
+      // Nothing awaited: the file and its folders are there as soon as openSync returns.
+      expect(statSync(nested).mode & 0o777).toBe(0o600);
+      expect(statSync(join(dir, "a")).mode & 0o777).toBe(0o700);
+      expect(statSync(join(dir, "a", "b")).mode & 0o777).toBe(0o700);
+    } finally {
+      process.umask(previous);
+    }
+  });
+
+  it("openSync refuses a link or a named pipe at once, and keeps no descriptor of it", async () => {
+    await appendTranscript(join(dir, "sessions", "x.jsonl"), [msg("x")], { header });
+    const pipe = join(dir, "sessions", "pipe.jsonl");
+    execFileSync("mkfifo", [pipe]);
+    expect(() => TranscriptWriter.openSync(pipe)).toThrow(/not a regular file/);
+    expect(descriptorsOn(pipe)).toBe(0);
+    await symlink(pipe, path);
+    expect(() => TranscriptWriter.openSync(path)).toThrow(/symbolic link/);
   });
 });

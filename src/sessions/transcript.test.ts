@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { readdirSync, readlinkSync, realpathSync } from "node:fs";
 import { appendFile, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,6 +35,19 @@ function message(text: string, role: "user" | "assistant" = "user"): MessageEntr
 
 function compaction(notes: string): CompactionEntry {
   return { type: "compaction", id: newEntryId(), ts: new Date().toISOString(), notes, kept: [] };
+}
+
+/** How many of this process's descriptors are open on `file` (a deleted one shows as "<file> (deleted)"). Linux. */
+function descriptorsOn(file: string): number {
+  let count = 0;
+  for (const fd of readdirSync("/proc/self/fd")) {
+    let target = "";
+    try {
+      target = readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {} // the directory's own descriptor, closed once listed
+    if (target === file || target === `${file} (deleted)`) count++;
+  }
+  return count;
 }
 
 const texts = (entries: TranscriptEntry[]) =>
@@ -292,6 +306,18 @@ describe("appendTranscript writes only to a plain file of its own", () => {
     const path = join(dir, "pipe.jsonl");
     execFileSync("mkfifo", [path]);
     await expect(appendTranscript(path, [message("x")], { header })).rejects.toThrow(/not a regular file/);
+  });
+
+  it("closes the descriptor of each append, synced or not, written or refused", async () => {
+    const path = join(realpathSync(dir), "s1.jsonl");
+    await appendTranscript(path, [message("a")], { header });
+    await appendTranscript(path, [message("b")], { header, fsync: true });
+    expect(descriptorsOn(path)).toBe(0);
+    const pipe = join(realpathSync(dir), "pipe.jsonl");
+    execFileSync("mkfifo", [pipe]);
+    await expect(appendTranscript(pipe, [message("x")], { header })).rejects.toThrow(/not a regular file/);
+    expect(descriptorsOn(pipe)).toBe(0);
+    expect(texts((await readTranscript(path)).entries)).toEqual(["a", "b"]);
   });
 
   it("creates transcripts 0600 and their directory 0700 under a umask of 022", async () => {
