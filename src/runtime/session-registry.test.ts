@@ -198,6 +198,8 @@ describe("SessionRegistry: a burst of work or of unloads gives the memory back",
   async function burst(n: number, spacingMs: number, passivateAfterMinutes = 1) {
     const clock = new ManualClock(0);
     const collectedAt: number[] = [];
+    /** Whether each collection compacted, parallel to collectedAt. */
+    const compacted: boolean[] = [];
     const registry = new SessionRegistry({
       clock,
       passivateAfterMinutes,
@@ -205,8 +207,9 @@ describe("SessionRegistry: a burst of work or of unloads gives the memory back",
       save: async () => {},
       logger: createMemoryLogger().logger,
       graceMs: 5_000,
-      collectGarbage: () => {
+      collectGarbage: ({ compact }) => {
         collectedAt.push(clock.now());
+        compacted.push(compact === true);
       },
     });
     const advance = async (ms: number) => {
@@ -221,7 +224,14 @@ describe("SessionRegistry: a burst of work or of unloads gives the memory back",
     const untilUnloaded = async () => {
       while (registry.size > 0) await advance(10);
     };
-    return { registry, advance, untilUnloaded, collectedAt, collections: () => collectedAt.length };
+    return {
+      registry,
+      advance,
+      untilUnloaded,
+      collectedAt,
+      compacted,
+      collections: () => collectedAt.length,
+    };
   }
 
   it("a few touches and unloads: no collection", async () => {
@@ -248,6 +258,8 @@ describe("SessionRegistry: a burst of work or of unloads gives the memory back",
     expect(many.collections()).toBe(2);
     await many.advance(COLLECT_MAX_WAIT_MS);
     expect(many.collections()).toBe(2);
+    // Each burst was over when it was collected: both collections compact.
+    expect(many.compacted).toEqual([true, true]);
     many.registry.stop();
   });
 
@@ -255,6 +267,8 @@ describe("SessionRegistry: a burst of work or of unloads gives the memory back",
     // A touch every 100 ms (passivation off): never quiet for COLLECT_QUIET_MS.
     const steady = await burst(RELEASES_BEFORE_COLLECTION * 3, 100, 0);
     const during = steady.collections();
+    // While it goes on, no collection compacts (a compaction pauses longer and needs room for what it moves).
+    expect(steady.compacted).toEqual(Array(during).fill(false));
     // The first once RELEASES_BEFORE_COLLECTION touches came (at 50 s), then one every 10 s while they go on.
     expect(steady.collectedAt[0]).toBe((RELEASES_BEFORE_COLLECTION - 1) * 100);
     const gaps = steady.collectedAt.slice(1).map((at, i) => at - steady.collectedAt[i]!);
@@ -264,7 +278,9 @@ describe("SessionRegistry: a burst of work or of unloads gives the memory back",
     await steady.advance(COLLECT_QUIET_MS);
     expect(steady.collectedAt.at(-1)).toBeGreaterThanOrEqual((RELEASES_BEFORE_COLLECTION * 3 - 1) * 100);
     const after = steady.collections();
-    expect(after - during).toBeLessThanOrEqual(1);
+    expect(after - during).toBe(1);
+    // The one once it is quiet compacts.
+    expect(steady.compacted.at(-1)).toBe(true);
     await steady.advance(COLLECT_MAX_WAIT_MS);
     expect(steady.collections()).toBe(after);
     steady.registry.stop();

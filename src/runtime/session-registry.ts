@@ -3,7 +3,7 @@ import type { Clock } from "../core/clock.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import { TranscriptWriter } from "../sessions/transcript-writer.js";
-import { collectGarbage } from "./collect-garbage.js";
+import { type CollectOptions, collectGarbage } from "./collect-garbage.js";
 import { decideIdle, decideRelease, idleLimitMs, PASSIVATION_GRACE_MS } from "./passivation.js";
 import { PendingWork } from "./pending-work.js";
 import { type TailCache, tailBytes } from "./tail-cache.js";
@@ -50,15 +50,19 @@ export interface SessionRegistryDeps {
   graceMs?: number;
   /** What all sessions together may hold warm (warm-limits.ts); default DEFAULT_WARM_LIMITS. */
   limits?: WarmLimits;
-  /** A full garbage collection (after a wave of work or unloads, see RELEASES_BEFORE_COLLECTION); default collectGarbage. */
-  collectGarbage?: () => void;
+  /**
+   * A full garbage collection (after a wave of work or unloads, see RELEASES_BEFORE_COLLECTION), compacting once the
+   * wave is over; default collectGarbage.
+   */
+  collectGarbage?: (options: CollectOptions) => void;
 }
 
 /**
  * After this many touches and unloads of sessions since the last time (a burst of messages, a wave of unloads),
  * the memory the burst took is given back to the system: a full collection once it is over (nothing touched or
  * unloaded for COLLECT_QUIET_MS), and at most COLLECT_MAX_WAIT_MS after it began while it goes on. V8 would keep
- * the heap a burst grew to; one collection of a ~60 MB heap takes some 30 ms.
+ * the heap a burst grew to; one collection of a ~60 MB heap takes some 30 ms. The one once it is over also
+ * compacts (collect-garbage.ts): what survived moves out of mostly empty pages, which are given back too.
  */
 export const RELEASES_BEFORE_COLLECTION = 500;
 export const COLLECT_QUIET_MS = 250;
@@ -98,8 +102,6 @@ export class SessionRegistry {
   private eventsSinceCollection = 0;
   private waveStartedAt = 0;
   private lastEventAt = 0;
-  /** A collection ran while a burst went on: its end is collected too, whatever it adds. */
-  private bursting = false;
   private collectTimer: unknown;
   /** Final saves in flight. */
   private readonly saving = new Set<Promise<void>>();
@@ -408,15 +410,17 @@ export class SessionRegistry {
   /**
    * Counts a touch or an unload; a burst of them ends in one collection (RELEASES_BEFORE_COLLECTION). One timer
    * per burst, not one per event: when it fires it looks at the time of the last event. A burst that outlasts
-   * COLLECT_MAX_WAIT_MS is collected every COLLECT_MAX_WAIT_MS while it goes on, and once more when it is over.
+   * COLLECT_MAX_WAIT_MS is collected every COLLECT_MAX_WAIT_MS while it goes on, and once more when it is over (the
+   * only one of them that compacts).
    */
   private noteActivity(): void {
     const now = this.deps.clock.now();
     if (this.eventsSinceCollection === 0) this.waveStartedAt = now;
     this.eventsSinceCollection += 1;
     this.lastEventAt = now;
-    const big = this.eventsSinceCollection >= RELEASES_BEFORE_COLLECTION || this.bursting;
-    if (big && this.collectTimer === undefined) this.armCollection(now);
+    if (this.eventsSinceCollection >= RELEASES_BEFORE_COLLECTION && this.collectTimer === undefined) {
+      this.armCollection(now);
+    }
   }
 
   private armCollection(now: number): void {
@@ -430,18 +434,26 @@ export class SessionRegistry {
           this.armCollection(at);
           return;
         }
-        this.bursting = !quiet;
-        this.collectNow();
+        this.collectNow(quiet);
+        // Collected while it goes on: its end is collected too (compacting), once quiet, whatever happens until then.
+        if (!quiet && !this.stopped) {
+          this.waveStartedAt = at;
+          this.armCollection(at);
+        }
       },
       Math.max(0, due - now),
     );
   }
 
-  private collectNow(): void {
+  /** A collection; `compact` once the burst is over (nothing happened for COLLECT_QUIET_MS). */
+  private collectNow(compact: boolean): void {
     const events = this.eventsSinceCollection;
     this.eventsSinceCollection = 0;
     if (this.stopped) return;
-    (this.deps.collectGarbage ?? collectGarbage)();
-    this.deps.logger.info("memory of a burst given back", { events });
+    const started = performance.now();
+    (this.deps.collectGarbage ?? collectGarbage)({ compact });
+    // Wall time of the pause, for the log (what a message that came meanwhile waited).
+    const pauseMs = Math.round(performance.now() - started);
+    this.deps.logger.info("memory of a burst given back", { events, compact, pauseMs });
   }
 }
