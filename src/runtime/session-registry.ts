@@ -135,14 +135,14 @@ export class SessionRegistry {
    * The session's transcript writer for `path`, opened when it holds none (or one for another path, which is
    * closed); undefined once the registry is stopped (appends then go through `appendTranscript`).
    */
-  async writerFor(session: WarmSession, path: string): Promise<TranscriptWriter | undefined> {
+  writerFor(session: WarmSession, path: string): TranscriptWriter | undefined {
     if (this.stopped) return undefined;
     const absolute = resolve(path);
     const current = session.transcript;
     if (current && !current.isClosed && current.path === absolute) return current;
     if (current) this.closeWriter(session);
-    const writer = await TranscriptWriter.open(absolute);
-    if (session.transcript && !session.transcript.isClosed) this.closeWriter(session);
+    // Opened synchronously (no threadpool trip, nothing else runs meanwhile); a refusal throws.
+    const writer = TranscriptWriter.openSync(absolute);
     session.transcript = writer;
     session.transcriptPath = absolute;
     this.account(session);

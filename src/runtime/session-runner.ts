@@ -244,7 +244,7 @@ export class SessionRunner {
     options: AppendOptions,
   ): Promise<void> {
     const warm = this.warm(key);
-    const writer = warm ? await this.deps.sessions?.writerFor(warm, path) : undefined;
+    const writer = warm ? this.deps.sessions?.writerFor(warm, path) : undefined;
     if (!warm || !writer) {
       await appendTranscript(path, entries, options);
       return;
