@@ -74,10 +74,36 @@ describe("createHttpFetch", () => {
     };
     const controller = new AbortController();
     const response = await createHttpFetch()(`${url}/stream`, { signal: controller.signal });
-    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-    expect(new TextDecoder().decode((await reader.read()).value)).toBe("data: first\n\n");
+    // Read as the openai SDK reads a body that is async-iterable (its ReadableStreamToAsyncIterable).
+    const chunks = (response.body as unknown as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
+    expect(new TextDecoder().decode((await chunks.next()).value)).toBe("data: first\n\n");
     controller.abort();
-    await expect(reader.read()).rejects.toMatchObject({ name: "AbortError" });
+    await expect(chunks.next()).rejects.toMatchObject({ name: "AbortError" });
+    await closed;
+  });
+
+  it("the body is read once; a second read is refused, as a Response's is", async () => {
+    handler = (_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end('{"data":[{"id":"m"}]}');
+    };
+    const response = await createHttpFetch()(`${url}/v1/models`);
+    expect(response.bodyUsed).toBe(false);
+    expect(await response.json()).toEqual({ data: [{ id: "m" }] });
+    expect(response.bodyUsed).toBe(true);
+    await expect(response.text()).rejects.toThrow(TypeError);
+  });
+
+  it("stopping a read part way (the SDK cancelling a body) closes the connection", async () => {
+    handler = (_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("data: first\n\n");
+    };
+    const response = await createHttpFetch()(`${url}/stream`);
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      expect(new TextDecoder().decode(chunk)).toBe("data: first\n\n");
+      break;
+    }
     await closed;
   });
 
