@@ -86,6 +86,7 @@ export function pairToolCalls(messages: StoredChatMessage[]): StoredChatMessage[
   const out: StoredChatMessage[] = [];
   let pending: string[] = [];
   const flush = () => {
+    if (pending.length === 0) return;
     for (const id of pending) {
       out.push({ role: "tool", tool_call_id: id, content: "(no result: the turn was interrupted)" });
     }
