@@ -147,8 +147,8 @@ export class TranscriptWriter {
   /**
    * Closes the descriptor once the appends, reads and syncs queued before it are done. Idempotent: the descriptor
    * is closed exactly once. The close is synchronous (`closeSync`, microseconds: a local file's close flushes
-   * nothing), not one more threadpool trip behind other turns' fsyncs: with 64 transcripts held, almost every
-   * message that opens one closes another.
+   * nothing), not one more threadpool trip behind other turns' fsyncs: once more sessions are in use than
+   * transcripts may be held open (warm-limits.ts), almost every message that opens one closes another.
    */
   close(): Promise<void> {
     if (this.closed) return Promise.resolve();
