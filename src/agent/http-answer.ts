@@ -5,10 +5,7 @@ import type { IncomingMessage } from "node:http";
  * the `node:http` response itself (no web stream around it). The openai SDK reads a body this way when it has
  * `Symbol.asyncIterator` (its `ReadableStreamToAsyncIterable`), and cancels it by ending an iteration.
  */
-export interface AnswerBody extends AsyncIterable<Uint8Array> {
-  /** Stops reading: the connection is destroyed, never read on. */
-  cancel(): Promise<void>;
-}
+export type AnswerBody = AsyncIterable<Uint8Array>;
 
 /**
  * The part of a standard `Response` that the openai SDK and llm-client use, over a `node:http` response: status,
@@ -81,28 +78,31 @@ export class HttpAnswer {
   }
 }
 
-/** The answer's bytes, one iteration at most (`take`), failures named by `failure`. */
+/**
+ * The answer's bytes, one iteration at most (`take`). A connection that closes before the answer is complete makes
+ * node:http error `res` with ECONNRESET ("aborted"), thrown here unless our signal ended it (`failure`). Ending an
+ * iteration early — also one never started, as the SDK cancels a body it will not read before a retry — destroys
+ * `res`: a cancelled answer is never read on, and its socket does not stay taken.
+ */
 function answerBody(res: IncomingMessage, failure: (error: Error) => Error, take: () => void): AnswerBody {
   return {
-    [Symbol.asyncIterator]() {
+    [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
       take();
-      return iterate(res, failure);
-    },
-    async cancel() {
-      res.destroy();
+      const chunks = res[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+      return {
+        async next() {
+          try {
+            return await chunks.next();
+          } catch (error) {
+            throw failure(error instanceof Error ? error : new Error(String(error)));
+          }
+        },
+        async return() {
+          if (!res.complete) res.destroy();
+          await chunks.return?.();
+          return { done: true, value: undefined };
+        },
+      };
     },
   };
-}
-
-/**
- * The chunks of `res`. A reader that stops early destroys it (as a Readable's own iterator does on return); a
- * connection that closes before the answer is complete makes node:http error `res` with ECONNRESET ("aborted"),
- * which is thrown here unless our signal ended it (`failure`).
- */
-async function* iterate(res: IncomingMessage, failure: (error: Error) => Error): AsyncGenerator<Uint8Array> {
-  try {
-    for await (const chunk of res) yield chunk as Buffer;
-  } catch (error) {
-    throw failure(error instanceof Error ? error : new Error(String(error)));
-  }
 }

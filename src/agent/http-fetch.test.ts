@@ -94,7 +94,18 @@ describe("createHttpFetch", () => {
     await expect(response.text()).rejects.toThrow(TypeError);
   });
 
-  it("stopping a read part way (the SDK cancelling a body) closes the connection", async () => {
+  it("cancelling a body before reading it (the SDK before a retry) closes the connection", async () => {
+    handler = (_req, res) => {
+      res.writeHead(503, { "content-type": "text/event-stream" });
+      res.write("data: busy\n\n");
+    };
+    const response = await createHttpFetch()(`${url}/busy`);
+    // What the SDK's CancelReadableStream does with an async-iterable body.
+    await (response.body as unknown as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]().return?.();
+    await closed;
+  });
+
+  it("stopping a read part way closes the connection", async () => {
     handler = (_req, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" });
       res.write("data: first\n\n");
