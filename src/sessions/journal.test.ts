@@ -281,3 +281,42 @@ describe("Journal: ends that cannot be written", () => {
     await again.close();
   });
 });
+
+describe("Journal: when the fsync starts", () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "clawdis-journal-order-"));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("after the work the accepted record set off in the same turn of the event loop (a turn up to its model request)", async () => {
+    const journal = new Journal({ dir, logger: createMemoryLogger().logger });
+    await journal.openJournal();
+    const order: string[] = [];
+    // Every FileHandle's datasync, noted (this test's journal is the only file synced meanwhile).
+    const probe = await open(join(dir, "probe"), "w");
+    const proto = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> };
+    await probe.close();
+    const original = proto.datasync;
+    proto.datasync = function (this: unknown) {
+      order.push("datasync");
+      return original.call(this);
+    };
+    try {
+      const { durable } = await journal.acceptWritten(message("m1"), 1);
+      // What the taker does at once: promise continuations and ticks, as a turn on its way to the model does.
+      await Promise.resolve();
+      process.nextTick(() => order.push("tick"));
+      await new Promise<void>((resolve) => process.nextTick(resolve));
+      order.push("turn");
+      await durable;
+      order.push("durable");
+    } finally {
+      proto.datasync = original;
+      await journal.close();
+    }
+    expect(order).toEqual(["tick", "turn", "datasync", "durable"]);
+  });
+});
