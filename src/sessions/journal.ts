@@ -326,8 +326,8 @@ export class Journal {
         for (const b of batch) b.written?.();
         // The datasync starts once what this turn of the event loop set off has run: the turn that took the
         // message goes on to its model request first (`acceptWritten`), so on a machine with few cores the
-        // fsync's kernel work does not hold the request back (p50 hand-in -> model request 0.75-0.85 -> 0.67-0.74
-        // ms on two cores, docs/benchmarks.md). Nothing waits for it that did not before: every ack still does.
+        // fsync's kernel work does not hold the request back (p50 hand-in -> model request 0.77-0.85 -> 0.67-0.75
+        // ms on two cores, docs/runtime.md step 4). Nothing waits for it that did not before: every ack still does.
         await afterThisTurn();
         await handle.datasync();
       } catch (error) {
