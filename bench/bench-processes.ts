@@ -63,7 +63,7 @@ export interface GatewayProcess extends ChildServer {
   token: string;
   /** Everything it logged so far. */
   output(): string;
-  /** How often `text` occurs in its log so far. */
+  /** How many lines of its log so far hold `text` (one of the watched texts). */
   count(text: string): number;
 }
 
@@ -80,15 +80,21 @@ export async function startGateway(stateDir: string, config: unknown): Promise<G
   });
   const chunks: string[] = [];
   const counts = new Map<string, number>();
-  const watched = ["idle session unloaded"];
-  const onData = (chunk: Buffer) => {
+  const watched = ["idle session unloaded", "memory of a burst given back", "compact=true"];
+  /** Per stream: the start of a line whose end has not come yet (a line may span two chunks). */
+  const partial = new Map<unknown, string>();
+  const onData = (stream: unknown) => (chunk: Buffer) => {
     const text = chunk.toString();
     // Only the start of the log is kept whole; later lines are only counted (a long run logs a lot).
     if (chunks.length < 200) chunks.push(text);
-    for (const w of watched) counts.set(w, (counts.get(w) ?? 0) + (text.split(w).length - 1));
+    const lines = ((partial.get(stream) ?? "") + text).split("\n");
+    partial.set(stream, lines.pop() ?? "");
+    for (const line of lines) {
+      for (const w of watched) if (line.includes(w)) counts.set(w, (counts.get(w) ?? 0) + 1);
+    }
   };
-  child.stdout?.on("data", onData);
-  child.stderr?.on("data", onData);
+  child.stdout?.on("data", onData(child.stdout));
+  child.stderr?.on("data", onData(child.stderr));
   const url = await new Promise<string>((resolve, reject) => {
     const check = () => {
       const match = /listening on (http:\/\/[0-9.:]+)/.exec(chunks.join(""));

@@ -24,7 +24,8 @@ const compactFlagGiven = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "
  * too: after 10,000 sessions were messaged once, a plain collection left the old generation at 2-2.5x what
  * survived (20 MB live in 42-48 MB of pages), a compacting one at 1.05x (RSS 160-166 -> 137-139 MB, measured with
  * the bench's passivation part). It pauses longer and needs room for what it moves, so the registry asks for it
- * only once a burst is over, not while one goes on. Turned on for this one collection through V8's
+ * only once a burst is over, not while one goes on, and a while after a plain one (whose freed pages are given
+ * back meanwhile, so the compaction does not add to the peak). Turned on for this one collection through V8's
  * `--compact-on-every-full-gc` and off again after it; left alone when the person set that flag.
  */
 export function collectGarbage(options: CollectOptions = {}): void {
@@ -40,8 +41,6 @@ export function collectGarbage(options: CollectOptions = {}): void {
     gc();
     return;
   }
-  // A plain one first: the pages of what died are given back before the compaction needs room for what it moves.
-  gc();
   setFlagsFromString(`--${COMPACT_FLAG}`);
   try {
     gc();

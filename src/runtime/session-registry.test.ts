@@ -8,6 +8,7 @@ import { makeHeader } from "../sessions/transcript.js";
 import {
   COLLECT_MAX_WAIT_MS,
   COLLECT_QUIET_MS,
+  COMPACT_AFTER_MS,
   RELEASES_BEFORE_COLLECTION,
   SessionRegistry,
 } from "./session-registry.js";
@@ -243,27 +244,41 @@ describe("SessionRegistry: a burst of work or of unloads gives the memory back",
     few.registry.stop();
   });
 
-  it("a burst of messages, then a wave of unloads: one collection after each, once it is quiet", async () => {
+  it("a burst of messages, then a wave of unloads: after each, once quiet, a plain collection, then a compacting one", async () => {
     const many = await burst(RELEASES_BEFORE_COLLECTION + 100, 1);
     // The touches: collected once nothing happened for COLLECT_QUIET_MS.
     expect(many.collections()).toBe(0);
     await many.advance(COLLECT_QUIET_MS - 2);
     expect(many.collections()).toBe(0);
     await many.advance(2);
-    expect(many.collections()).toBe(1);
-    // The unloads a minute later: once more, after the last of them.
+    expect(many.compacted).toEqual([false]);
+    // The compacting one COMPACT_AFTER_MS after the plain one.
+    await many.advance(COMPACT_AFTER_MS - 2);
+    expect(many.compacted).toEqual([false]);
+    await many.advance(2);
+    expect(many.compacted).toEqual([false, true]);
+    expect(many.collectedAt[1]! - many.collectedAt[0]!).toBe(COMPACT_AFTER_MS);
+    // The unloads a minute later: the same again, after the last of them.
     await many.untilUnloaded();
-    expect(many.collections()).toBe(1);
-    await many.advance(COLLECT_QUIET_MS);
     expect(many.collections()).toBe(2);
+    await many.advance(COLLECT_QUIET_MS + COMPACT_AFTER_MS);
+    expect(many.compacted).toEqual([false, true, false, true]);
     await many.advance(COLLECT_MAX_WAIT_MS);
-    expect(many.collections()).toBe(2);
-    // Each burst was over when it was collected: both collections compact.
-    expect(many.compacted).toEqual([true, true]);
+    expect(many.collections()).toBe(4);
     many.registry.stop();
   });
 
-  it("work that never pauses is collected every COLLECT_MAX_WAIT_MS, and once more when it stops", async () => {
+  it("a touch between the plain collection and the compacting one: no compaction (a new burst began)", async () => {
+    const many = await burst(RELEASES_BEFORE_COLLECTION + 100, 1);
+    await many.advance(COLLECT_QUIET_MS);
+    expect(many.compacted).toEqual([false]);
+    many.registry.touch("late");
+    await many.advance(COMPACT_AFTER_MS);
+    expect(many.compacted).toEqual([false]);
+    many.registry.stop();
+  });
+
+  it("work that never pauses is collected every COLLECT_MAX_WAIT_MS, and compacted once it stops", async () => {
     // A touch every 100 ms (passivation off): never quiet for COLLECT_QUIET_MS.
     const steady = await burst(RELEASES_BEFORE_COLLECTION * 3, 100, 0);
     const during = steady.collections();
@@ -274,13 +289,11 @@ describe("SessionRegistry: a burst of work or of unloads gives the memory back",
     const gaps = steady.collectedAt.slice(1).map((at, i) => at - steady.collectedAt[i]!);
     expect(gaps.length).toBeGreaterThanOrEqual(8);
     for (const gap of gaps) expect(Math.abs(gap - COLLECT_MAX_WAIT_MS)).toBeLessThanOrEqual(100);
-    // Once it stops: collected after its last touch (by the last of those, or once more when quiet), then no more.
-    await steady.advance(COLLECT_QUIET_MS);
-    expect(steady.collectedAt.at(-1)).toBeGreaterThanOrEqual((RELEASES_BEFORE_COLLECTION * 3 - 1) * 100);
+    // Once it stops: a plain collection once quiet, then the compacting one, then no more.
+    await steady.advance(COLLECT_QUIET_MS + COMPACT_AFTER_MS);
+    expect(steady.compacted.slice(during)).toEqual([false, true]);
+    expect(steady.collectedAt.at(-2)).toBeGreaterThanOrEqual((RELEASES_BEFORE_COLLECTION * 3 - 1) * 100);
     const after = steady.collections();
-    expect(after - during).toBe(1);
-    // The one once it is quiet compacts.
-    expect(steady.compacted.at(-1)).toBe(true);
     await steady.advance(COLLECT_MAX_WAIT_MS);
     expect(steady.collections()).toBe(after);
     steady.registry.stop();

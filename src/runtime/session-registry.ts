@@ -61,11 +61,14 @@ export interface SessionRegistryDeps {
  * After this many touches and unloads of sessions since the last time (a burst of messages, a wave of unloads),
  * the memory the burst took is given back to the system: a full collection once it is over (nothing touched or
  * unloaded for COLLECT_QUIET_MS), and at most COLLECT_MAX_WAIT_MS after it began while it goes on. V8 would keep
- * the heap a burst grew to; one collection of a ~60 MB heap takes some 30 ms. The one once it is over also
- * compacts (collect-garbage.ts): what survived moves out of mostly empty pages, which are given back too.
+ * the heap a burst grew to; one collection of a ~60 MB heap takes some 30 ms. Once it is over, a compacting one
+ * follows (COMPACT_AFTER_MS later, collect-garbage.ts): what survived moves out of mostly empty pages, which are
+ * given back too.
  */
 export const RELEASES_BEFORE_COLLECTION = 500;
-export const COLLECT_QUIET_MS = 250;
+export const COLLECT_QUIET_MS = 2000;
+/** After the plain collection that ends a burst, the compacting one (collectNow). */
+export const COMPACT_AFTER_MS = 500;
 export const COLLECT_MAX_WAIT_MS = 10_000;
 
 type Phase = "warm" | "saving" | "grace";
@@ -103,6 +106,8 @@ export class SessionRegistry {
   private waveStartedAt = 0;
   private lastEventAt = 0;
   private collectTimer: unknown;
+  /** The compacting collection due after a burst's last plain one. */
+  private compactTimer: unknown;
   /** Final saves in flight. */
   private readonly saving = new Set<Promise<void>>();
   /** Sessions that hold a tail or an open transcript, least recently used first, as last counted. */
@@ -280,6 +285,8 @@ export class SessionRegistry {
     this.stopped = true;
     if (this.collectTimer !== undefined) this.deps.clock.clearTimeout(this.collectTimer);
     this.collectTimer = undefined;
+    if (this.compactTimer !== undefined) this.deps.clock.clearTimeout(this.compactTimer);
+    this.compactTimer = undefined;
     for (const slot of this.slots.values()) this.clear(slot);
     this.due.clear();
     this.armIdle();
@@ -445,11 +452,27 @@ export class SessionRegistry {
     );
   }
 
-  /** A collection; `compact` once the burst is over (nothing happened for COLLECT_QUIET_MS). */
-  private collectNow(compact: boolean): void {
+  /**
+   * A plain collection; once the burst is over (`quiet`) a compacting one follows COMPACT_AFTER_MS later, unless
+   * something happened meanwhile (a new burst then gets its own collections). The pause between lets V8 give back
+   * the pages the plain one freed before the compaction needs room for what it moves (the peak stays lower).
+   */
+  private collectNow(quiet: boolean): void {
     const events = this.eventsSinceCollection;
     this.eventsSinceCollection = 0;
     if (this.stopped) return;
+    this.collect(false, events);
+    if (!quiet) return;
+    const lastEventAt = this.lastEventAt;
+    if (this.compactTimer !== undefined) this.deps.clock.clearTimeout(this.compactTimer);
+    this.compactTimer = this.deps.clock.setTimeout(() => {
+      this.compactTimer = undefined;
+      if (this.stopped || this.lastEventAt !== lastEventAt) return;
+      this.collect(true, 0);
+    }, COMPACT_AFTER_MS);
+  }
+
+  private collect(compact: boolean, events: number): void {
     const started = performance.now();
     (this.deps.collectGarbage ?? collectGarbage)({ compact });
     // Wall time of the pause, for the log (what a message that came meanwhile waited).
