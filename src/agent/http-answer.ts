@@ -11,7 +11,7 @@ export type AnswerBody = AsyncIterable<Uint8Array>;
  * The part of a standard `Response` that the openai SDK and llm-client use, over a `node:http` response: status,
  * headers, the body as an async iterable (`AnswerBody`) and `text` / `json` / `arrayBuffer`. On the per-message
  * path it spares a streamed completion a web `ReadableStream`, a `Response` and a reader promise per chunk:
- * 440-467 against 490-501 µs of CPU per streamed completion with a `Response` over a `ReadableStream` (the SDK
+ * 440-468 against 490-514 µs of CPU per streamed completion with a `Response` over a `ReadableStream` (the SDK
  * and the fake model server in one process, on this machine).
  *
  * Contract: the body is read at most once (`bodyUsed`; a second read rejects with a TypeError, as a Response's
