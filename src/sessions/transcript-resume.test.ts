@@ -1,10 +1,11 @@
 import { execFileSync } from "node:child_process";
-import { closeSync, fstatSync, openSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
+import { closeSync, fstatSync, openSync, realpathSync } from "node:fs";
 import { mkdtemp, open, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { descriptorsOn } from "../../test/helpers/open-descriptors.js";
 import { makeHeader, readTranscript } from "./transcript.js";
 import {
   dropLeadingToolResults,
@@ -60,19 +61,6 @@ async function file(name: string, ...lines: string[]): Promise<string> {
   const path = join(dir, name);
   await writeFile(path, lines.join(""));
   return path;
-}
-
-/** How many of this process's descriptors are open on `path`. Linux. */
-function descriptorsOn(path: string): number {
-  let count = 0;
-  for (const fd of readdirSync("/proc/self/fd")) {
-    let target = "";
-    try {
-      target = readlinkSync(`/proc/self/fd/${fd}`);
-    } catch {} // the directory's own descriptor, closed once listed
-    if (target === path) count++;
-  }
-  return count;
 }
 
 const texts = (entries: TranscriptEntry[]) =>

@@ -1,9 +1,10 @@
 import { execFileSync } from "node:child_process";
-import { readdirSync, readlinkSync, realpathSync, statSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
 import { appendFile, mkdtemp, readFile, rename, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { descriptorsOn } from "../../test/helpers/open-descriptors.js";
 import { appendTranscript, makeHeader, readTranscript } from "./transcript.js";
 import { TranscriptWriter } from "./transcript-writer.js";
 import type { TranscriptEntry } from "./types.js";
@@ -34,19 +35,6 @@ async function open(): Promise<TranscriptWriter> {
   return writer;
 }
 const ids = async () => (await readTranscript(path)).entries.map((e) => e.id);
-
-/** How many of this process's descriptors are open on `file` (a deleted one shows as "<file> (deleted)"). Linux. */
-function descriptorsOn(file: string): number {
-  let count = 0;
-  for (const fd of readdirSync("/proc/self/fd")) {
-    let target = "";
-    try {
-      target = readlinkSync(`/proc/self/fd/${fd}`);
-    } catch {} // the directory's own descriptor, closed once listed
-    if (target === file || target === `${file} (deleted)`) count++;
-  }
-  return count;
-}
 
 describe("TranscriptWriter", () => {
   it("creates the file (0600, folder 0700) with its header, then appends complete lines", async () => {

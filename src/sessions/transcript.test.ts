@@ -1,9 +1,10 @@
 import { execFileSync } from "node:child_process";
-import { readdirSync, readlinkSync, realpathSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import { appendFile, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { descriptorsOn } from "../../test/helpers/open-descriptors.js";
 import {
   appendTranscript,
   makeHeader,
@@ -35,19 +36,6 @@ function message(text: string, role: "user" | "assistant" = "user"): MessageEntr
 
 function compaction(notes: string): CompactionEntry {
   return { type: "compaction", id: newEntryId(), ts: new Date().toISOString(), notes, kept: [] };
-}
-
-/** How many of this process's descriptors are open on `file` (a deleted one shows as "<file> (deleted)"). Linux. */
-function descriptorsOn(file: string): number {
-  let count = 0;
-  for (const fd of readdirSync("/proc/self/fd")) {
-    let target = "";
-    try {
-      target = readlinkSync(`/proc/self/fd/${fd}`);
-    } catch {} // the directory's own descriptor, closed once listed
-    if (target === file || target === `${file} (deleted)`) count++;
-  }
-  return count;
 }
 
 const texts = (entries: TranscriptEntry[]) =>
