@@ -125,8 +125,9 @@ export interface AppendTarget {
 /**
  * Opens a transcript to append to (creating it and its folder, 0600/0700); refuses links and non-regular files.
  * Synchronous: opening and `fstat`-ing a local file takes some 10-20 µs, where a trip through the threadpool waits
- * behind the fsyncs of other turns (most messages open a transcript: only 64 are held open). The open never blocks
- * on a named pipe (O_RDWR does not wait for a peer), and it is refused by the `fstat` that follows.
+ * behind the fsyncs of other turns (with more sessions in use than transcripts held open, most messages open one).
+ * The open never blocks on a named pipe (O_RDWR does not wait for a peer), and it is refused by the `fstat` that
+ * follows.
  */
 export function openForAppend(path: string): AppendTarget {
   try {
