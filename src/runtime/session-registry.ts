@@ -2,12 +2,13 @@ import { resolve } from "node:path";
 import type { Clock } from "../core/clock.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
+import { openFileLimit } from "../core/open-file-limit.js";
 import { TranscriptWriter } from "../sessions/transcript-writer.js";
 import { type CollectOptions, collectGarbage } from "./collect-garbage.js";
 import { decideIdle, decideRelease, idleLimitMs, PASSIVATION_GRACE_MS } from "./passivation.js";
 import { PendingWork } from "./pending-work.js";
 import { type TailCache, tailBytes } from "./tail-cache.js";
-import { DEFAULT_WARM_LIMITS, type Holding, pickReleases, type WarmLimits } from "./warm-limits.js";
+import { type Holding, pickReleases, type WarmLimits, warmLimitsFor } from "./warm-limits.js";
 
 /**
  * What the gateway holds in memory for one session between its turns. Everything here can be rebuilt from disk
@@ -48,7 +49,7 @@ export interface SessionRegistryDeps {
   save(session: WarmSession): Promise<void>;
   logger: Pick<Logger, "info" | "warn">;
   graceMs?: number;
-  /** What all sessions together may hold warm (warm-limits.ts); default DEFAULT_WARM_LIMITS. */
+  /** What all sessions together may hold warm (warm-limits.ts); default from this process's open-file limit. */
   limits?: WarmLimits;
   /**
    * A full garbage collection (after a wave of work or unloads, see RELEASES_BEFORE_COLLECTION), compacting once the
@@ -99,7 +100,8 @@ interface Slot {
 export class SessionRegistry {
   private readonly slots = new Map<string, Slot>();
   private readonly graceMs: number;
-  private readonly limits: WarmLimits;
+  /** What all sessions together may hold warm. */
+  readonly limits: WarmLimits;
   private stopped = false;
   /** Touches and unloads since the last collection, when the first and the last happened, the collection's timer. */
   private eventsSinceCollection = 0;
@@ -128,7 +130,7 @@ export class SessionRegistry {
 
   constructor(private readonly deps: SessionRegistryDeps) {
     this.graceMs = deps.graceMs ?? PASSIVATION_GRACE_MS;
-    this.limits = deps.limits ?? DEFAULT_WARM_LIMITS;
+    this.limits = deps.limits ?? warmLimitsFor(openFileLimit());
   }
 
   /** What all warm sessions hold together now: open transcripts and tail bytes. */

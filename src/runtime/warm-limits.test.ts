@@ -4,10 +4,52 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../core/clock.js";
 import { createMemoryLogger } from "../core/logger.js";
+import { openFileLimit } from "../core/open-file-limit.js";
 import { makeHeader } from "../sessions/transcript.js";
 import { SessionRegistry } from "./session-registry.js";
 import { readResumeCached } from "./tail-cache.js";
-import { type Holding, pickReleases } from "./warm-limits.js";
+import {
+  FALLBACK_OPEN_TRANSCRIPTS,
+  type Holding,
+  MAX_OPEN_TRANSCRIPTS,
+  MAX_WARM_TAIL_BYTES,
+  MIN_OPEN_TRANSCRIPTS,
+  openTranscriptsFor,
+  pickReleases,
+  warmLimitsFor,
+} from "./warm-limits.js";
+
+describe("openTranscriptsFor (pure)", () => {
+  it.each([
+    ["a quarter of the open-file limit", 20_000, 4096],
+    ["a quarter of a hard limit of 4,096", 4096, 1024],
+    ["a quarter of 1,024 (the usual soft limit)", 1024, 256],
+    ["rounded down", 1023, 255],
+    ["at most MAX_OPEN_TRANSCRIPTS", 1_048_576, MAX_OPEN_TRANSCRIPTS],
+    ["at most MAX_OPEN_TRANSCRIPTS when unlimited", Number.POSITIVE_INFINITY, MAX_OPEN_TRANSCRIPTS],
+    ["at least MIN_OPEN_TRANSCRIPTS", 32, MIN_OPEN_TRANSCRIPTS],
+    ["the fallback when unknown", undefined, FALLBACK_OPEN_TRANSCRIPTS],
+    ["the fallback for nonsense", 0, FALLBACK_OPEN_TRANSCRIPTS],
+    ["the fallback for NaN", Number.NaN, FALLBACK_OPEN_TRANSCRIPTS],
+  ])("%s", (_name, openFiles, expected) => {
+    expect(openTranscriptsFor(openFiles)).toBe(expected);
+  });
+
+  it("a registry given no limits takes them from this process's open-file limit", () => {
+    const registry = new SessionRegistry({
+      clock: new ManualClock(0),
+      passivateAfterMinutes: 60,
+      busy: () => false,
+      save: async () => {},
+      logger: createMemoryLogger().logger,
+    });
+    expect(registry.limits).toEqual(warmLimitsFor(openFileLimit()));
+  });
+
+  it("the limits keep the tail budget whatever the descriptors", () => {
+    expect(warmLimitsFor(4096)).toEqual({ openTranscripts: 1024, tailBytes: MAX_WARM_TAIL_BYTES });
+  });
+});
 
 describe("pickReleases (pure)", () => {
   const h = (key: string, tailBytes: number, writer: boolean): Holding => ({ key, tailBytes, writer });

@@ -9,13 +9,17 @@
  */
 
 /**
- * At most this many session transcripts are held open to append to: one per chat in use, for 256 chats at once (a
- * descriptor costs the kernel about a kilobyte, and Node raises the soft limit on open files to the hard one at
- * start). Past it, each turn of a session beyond the limit opens its transcript and closes another's: with 64,
- * 100 group chats in use took 13 % more CPU per message (measured with the throughput part of `npm run bench --
- * gateway`; docs/benchmarks.md).
+ * How many session transcripts may be held open to append to: one per chat in use. A quarter of the process's
+ * limit on open files (the rest is for sockets, the journal, the store, tools; Node raises the soft limit to the
+ * hard one at start), within [MIN_OPEN_TRANSCRIPTS, MAX_OPEN_TRANSCRIPTS]; FALLBACK_OPEN_TRANSCRIPTS where the
+ * limit cannot be read. A descriptor costs the kernel about a kilobyte. Past the limit each turn of a session
+ * beyond it opens its transcript and closes another's: with 64, 100 group chats in use took 13 % more CPU per
+ * message; with 256, 1,000 chats in use waited ~60 µs longer for the model request (p50 0.43 -> 0.49 ms: 1,024
+ * against 256; docs/benchmarks.md).
  */
-export const MAX_OPEN_TRANSCRIPTS = 256;
+export const MAX_OPEN_TRANSCRIPTS = 4096;
+export const MIN_OPEN_TRANSCRIPTS = 16;
+export const FALLBACK_OPEN_TRANSCRIPTS = 256;
 /** The warm tails of all sessions together stand for at most this many transcript bytes (about 2-3x in memory). */
 export const MAX_WARM_TAIL_BYTES = 8 * 1024 * 1024;
 
@@ -24,12 +28,17 @@ export interface WarmLimits {
   tailBytes: number;
 }
 
-export const DEFAULT_WARM_LIMITS: WarmLimits = {
-  openTranscripts: MAX_OPEN_TRANSCRIPTS,
-  tailBytes: MAX_WARM_TAIL_BYTES,
-};
+/** The open-transcript limit for a process that may hold `openFiles` descriptors (undefined: unknown). Pure. */
+export function openTranscriptsFor(openFiles: number | undefined): number {
+  if (openFiles === undefined || !(openFiles > 0)) return FALLBACK_OPEN_TRANSCRIPTS;
+  return Math.min(MAX_OPEN_TRANSCRIPTS, Math.max(MIN_OPEN_TRANSCRIPTS, Math.floor(openFiles / 4)));
+}
 
-/** What one session holds, as the limits count it. */
+/** The limits of a process that may hold `openFiles` descriptors. Pure. */
+export function warmLimitsFor(openFiles: number | undefined): WarmLimits {
+  return { openTranscripts: openTranscriptsFor(openFiles), tailBytes: MAX_WARM_TAIL_BYTES };
+}
+
 export interface Holding {
   key: string;
   tailBytes: number;
