@@ -221,6 +221,39 @@ describe("gateway: drain on stop and restart", () => {
     expect(second.chat.textsTo("c-alice")).toEqual(["thought"]);
   });
 
+  it("a stop cancels the model calls of many sessions at once, with no listener warning", async () => {
+    const t = await startTestGateway({
+      stateDir,
+      fake,
+      config: { inbound: { groupChat: { requireMention: false } } },
+    });
+    gateways.push(t);
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on("warning", onWarning);
+    try {
+      const chats = Array.from({ length: 12 }, (_, i) => `g-${i}`);
+      for (const _ of chats) fake.enqueue({ hang: "before-headers", text: "never used" });
+      const running = [];
+      for (const chatId of chats)
+        running.push(await t.chat.inject({ text: "think hard", chatId, chatType: "group" }));
+      await fake.waitForRequest(chats.length);
+      const stopping = t.gateway.stop();
+      await fake.waitForAbort(chats.length);
+      await stopping;
+      for (const turn of running) {
+        expect((await done(turn)).payloads).toEqual([
+          { text: "The gateway is stopping; your message will be answered after it restarts." },
+        ]);
+      }
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+
   it("a model call already streaming text is let finish: its reply is sent and nothing is left for the restart", async () => {
     const first = await start([]);
     fake.enqueue({ hang: "after-first-output", text: "a whole answer", chunks: 3 });

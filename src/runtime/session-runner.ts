@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import { mkdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { buildContext, DEFAULT_GROUP_HISTORY_LIMIT } from "../agent/build-context.js";
@@ -89,8 +90,6 @@ const RECORD_TURN_ATTEMPTS = 5;
 
 interface RunningTurn {
   controller: AbortController;
-  /** Aborted by `drain`: the turn ends at its next safe point (run-turn.ts `TurnInput.drain`). */
-  drain: AbortController;
   turnId: string;
 }
 
@@ -116,8 +115,16 @@ export class SessionRunner {
   private readonly recordingsOf = new Map<string, Set<Promise<void>>>();
   /** Set by `drain`: turns that start from now on are drained from their start. */
   private draining: DrainMode | undefined;
+  /**
+   * Aborted by `drain`, with its mode: every turn's `TurnInput.drain` (a turn ends at its next safe point,
+   * run-turn.ts). One for all turns: a drain is for the whole runner, once; a signal per turn cost every message
+   * one more AbortSignal. Every running model call listens on it: no listener limit (Node warns past 10).
+   */
+  private readonly drainController = new AbortController();
 
-  constructor(private readonly deps: SessionRunnerDeps) {}
+  constructor(private readonly deps: SessionRunnerDeps) {
+    setMaxListeners(0, this.drainController.signal);
+  }
 
   /**
    * A stop or restart begins: every running turn (and any that starts from now on) ends at its next safe point,
@@ -125,7 +132,7 @@ export class SessionRunner {
    */
   drain(mode: DrainMode): void {
     this.draining ??= mode;
-    for (const turn of this.running.values()) turn.drain.abort(this.draining);
+    this.drainController.abort(this.draining);
   }
 
   /** Aborts the running turn of `key`; false when none runs. */
@@ -572,8 +579,7 @@ export class SessionRunner {
     const joined: WorkItem[] = [];
     const sender = `${item.message.channel}\u0000${item.message.senderId}`;
     const controller = new AbortController();
-    const drain = new AbortController();
-    if (this.draining) drain.abort(this.draining);
+    const drain = this.drainController;
     const trace: TurnTrace = { entries: [], textStreamed: false };
     const turnId = randomUUID();
     const startedAt = clock.now();
@@ -587,7 +593,7 @@ export class SessionRunner {
     };
     deferOutcome(item);
     const attachments: OutboundAttachment[] = [];
-    this.running.set(key, { controller, drain, turnId });
+    this.running.set(key, { controller, turnId });
     events.emit({
       type: "turn-start",
       sessionKey: key,
