@@ -53,6 +53,35 @@ describe("createHttpFetch", () => {
     expect(await response.text()).toBe("data: one\n\ndata: two\n\n");
   });
 
+  it("sends each header once: its host, the body's length (not a given one), keep-alive, the caller's own", async () => {
+    let raw: string[] = [];
+    handler = (req, res) => {
+      raw = req.rawHeaders;
+      res.end("ok");
+    };
+    await createHttpFetch()(`${url}/v1/chat`, {
+      method: "POST",
+      headers: { "X-Custom": "yes", "content-length": "999" },
+      body: "four",
+    });
+    const pairs: string[] = [];
+    for (let i = 0; i < raw.length; i += 2) pairs.push(`${raw[i]?.toLowerCase()}: ${raw[i + 1]}`);
+    expect(pairs.sort()).toEqual(
+      [`host: ${new URL(url).host}`, "content-length: 4", "connection: keep-alive", "x-custom: yes"].sort(),
+    );
+  });
+
+  it("each call goes to its own URL, however they alternate", async () => {
+    const paths: string[] = [];
+    handler = (req, res) => {
+      paths.push(req.url ?? "");
+      res.end("ok");
+    };
+    const fetchFn = createHttpFetch();
+    for (const path of ["/a", "/b", "/b", "/a?x=1"]) await (await fetchFn(`${url}${path}`)).text();
+    expect(paths).toEqual(["/a", "/b", "/b", "/a?x=1"]);
+  });
+
   it("an abort before the answer's headers rejects with an AbortError and closes the socket", async () => {
     let arrived!: () => void;
     const arrival = new Promise<void>((resolve) => {

@@ -24,8 +24,16 @@ export function createHttpFetch(): typeof fetch {
     "http:": new HttpAgent({ keepAlive: true }),
     "https:": new HttpsAgent({ keepAlive: true }),
   };
+  // The SDK asks for the same few URLs again and again: each is parsed once (a URL is never changed here).
+  let lastHref: string | undefined;
+  let lastUrl: URL | undefined;
   return async (input, init) => {
-    const url = new URL(input instanceof Request ? input.url : String(input));
+    const href = input instanceof Request ? input.url : String(input);
+    if (href !== lastHref || !lastUrl) {
+      lastUrl = new URL(href);
+      lastHref = href;
+    }
+    const url = lastUrl;
     const body = init?.body;
     const plainBody =
       body === undefined || body === null || typeof body === "string" || body instanceof Uint8Array;
@@ -56,12 +64,17 @@ function send(
       reject(abortError(signal));
       return;
     }
-    const headers: Record<string, string> = {};
+    // As raw name/value pairs (what `message.rawHeaders` holds): Node then stores them as given, without a
+    // `setHeader` call per header; so `host` is added here (Node adds it only to headers given as an object).
+    const headers: string[] = [];
+    let host = false;
     const given = init.headers instanceof Headers ? init.headers : new Headers(init.headers);
     given.forEach((value, name) => {
-      headers[name] = value;
+      if (name === "host") host = true;
+      if (name !== "content-length") headers.push(name, value);
     });
-    if (body !== undefined) headers["content-length"] = String(Buffer.byteLength(body));
+    if (!host) headers.push("host", url.host);
+    if (body !== undefined) headers.push("content-length", String(Buffer.byteLength(body)));
     const request = url.protocol === "https:" ? httpsRequest : httpRequest;
     let response: IncomingMessage | undefined;
     const onAbort = () => {
