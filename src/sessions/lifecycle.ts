@@ -22,16 +22,28 @@ export type ResetMatch = { matched: false } | { matched: true; trigger: string; 
  */
 export function matchResetTrigger(text: string, triggers: readonly string[]): ResetMatch {
   const message = text.trim();
-  const ordered = triggers
-    .map((t) => t.trim())
-    .filter((t) => t.length > 0)
-    .sort((a, b) => b.length - a.length);
-  for (const trigger of ordered) {
+  for (const trigger of longestFirst(triggers)) {
     if (message === trigger) return { matched: true, trigger, rest: "" };
     if (message.startsWith(`${trigger} `))
       return { matched: true, trigger, rest: message.slice(trigger.length + 1) };
   }
   return { matched: false };
+}
+
+/** Each list of triggers (the config's, the same array until a reload) trimmed and ordered once. */
+const ordered = new WeakMap<readonly string[], readonly string[]>();
+
+/** `triggers` trimmed, without empty ones, longest first (a config's lists are never changed in place: a reload makes new ones). */
+function longestFirst(triggers: readonly string[]): readonly string[] {
+  let list = ordered.get(triggers);
+  if (!list) {
+    list = triggers
+      .map((t) => t.trim())
+      .filter((t) => t.length > 0)
+      .sort((a, b) => b.length - a.length);
+    ordered.set(triggers, list);
+  }
+  return list;
 }
 
 /** The time of the last real exchange: `lastInteractionAt`, else `updatedAt` (hand-made or legacy entries). */
