@@ -172,10 +172,11 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
     if (input.signal.aborted) return result("aborted", "", round - 1, "stopped");
     if (input.drain?.aborted) return drained(round - 1);
     // Step 1: prepare the call. The tokens the call will send: the last call's prompt plus what was added since.
-    const inputTokens = Math.max(
-      estimateTokens(messages),
-      callTokensBase + estimateTokens(messages.slice(messagesAtCall)),
-    );
+    // (In the first round that is `callTokensBase` itself: nothing was added, and it already counts every message.)
+    const inputTokens =
+      round === 1
+        ? callTokensBase
+        : Math.max(estimateTokens(messages), callTokensBase + estimateTokens(messages.slice(messagesAtCall)));
     for (const hook of hooks) {
       const replaced = await hook.prepareCall?.({ messages, inputTokens, round });
       if (replaced) messages.splice(0, messages.length, ...replaced);
