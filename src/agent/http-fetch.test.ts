@@ -71,6 +71,19 @@ describe("createHttpFetch", () => {
     );
   });
 
+  it("credentials in the URL go as basic authorization, unless the call has its own", async () => {
+    const seen: (string | undefined)[] = [];
+    handler = (req, res) => {
+      seen.push(req.headers.authorization);
+      res.end("ok");
+    };
+    const withCredentials = url.replace("http://", "http://me:s%3Acret@");
+    const fetchFn = createHttpFetch();
+    await (await fetchFn(`${withCredentials}/a`)).text();
+    await (await fetchFn(`${withCredentials}/a`, { headers: { authorization: "Bearer k" } })).text();
+    expect(seen).toEqual([`Basic ${Buffer.from("me:s:cret").toString("base64")}`, "Bearer k"]);
+  });
+
   it("each call goes to its own URL, however they alternate", async () => {
     const paths: string[] = [];
     handler = (req, res) => {

@@ -1,5 +1,11 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
+import {
+  Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingMessage,
+  type RequestOptions,
+} from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import { urlToHttpOptions } from "node:url";
 import { HttpAnswer } from "./http-answer.js";
 
 /**
@@ -24,24 +30,31 @@ export function createHttpFetch(): typeof fetch {
     "http:": new HttpAgent({ keepAlive: true }),
     "https:": new HttpsAgent({ keepAlive: true }),
   };
-  // The SDK asks for the same few URLs again and again: each is parsed once (a URL is never changed here).
-  let lastHref: string | undefined;
-  let lastUrl: URL | undefined;
+  // The SDK asks for the same few URLs again and again: each is parsed, and turned into request options, once
+  // for as long as it is the last one asked for (neither is ever changed here).
+  let last: Target | undefined;
   return async (input, init) => {
     const href = input instanceof Request ? input.url : String(input);
-    if (href !== lastHref || !lastUrl) {
-      lastUrl = new URL(href);
-      lastHref = href;
+    if (href !== last?.href) {
+      const parsed = new URL(href);
+      last = { href, url: parsed, options: urlToHttpOptions(parsed) };
     }
-    const url = lastUrl;
+    const { url, options } = last;
     const body = init?.body;
     const plainBody =
       body === undefined || body === null || typeof body === "string" || body instanceof Uint8Array;
     if (input instanceof Request || !plainBody || (url.protocol !== "http:" && url.protocol !== "https:")) {
       return fetch(input, init);
     }
-    return send(url, init ?? {}, agents[url.protocol], body ?? undefined);
+    return send(url, options, init ?? {}, agents[url.protocol], body ?? undefined);
   };
+}
+
+/** A URL asked for, parsed, and as `node:http` request options (host, port, path, auth). */
+interface Target {
+  href: string;
+  url: URL;
+  options: RequestOptions;
 }
 
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
@@ -54,6 +67,7 @@ function abortError(signal: AbortSignal): Error {
 
 function send(
   url: URL,
+  target: RequestOptions,
   init: RequestInit,
   agent: HttpAgent,
   body: string | Uint8Array | undefined,
@@ -65,15 +79,21 @@ function send(
       return;
     }
     // As raw name/value pairs (what `message.rawHeaders` holds): Node then stores them as given, without a
-    // `setHeader` call per header; so `host` is added here (Node adds it only to headers given as an object).
+    // `setHeader` call per header; so `host`, and `authorization` for credentials in the URL, are added here
+    // (Node adds them only to headers given as an object).
     const headers: string[] = [];
     let host = false;
+    let authorization = false;
     const given = init.headers instanceof Headers ? init.headers : new Headers(init.headers);
     given.forEach((value, name) => {
       if (name === "host") host = true;
+      if (name === "authorization") authorization = true;
       if (name !== "content-length") headers.push(name, value);
     });
     if (!host) headers.push("host", url.host);
+    if (target.auth && !authorization) {
+      headers.push("authorization", `Basic ${Buffer.from(target.auth).toString("base64")}`);
+    }
     if (body !== undefined) headers.push("content-length", String(Buffer.byteLength(body)));
     const request = url.protocol === "https:" ? httpsRequest : httpRequest;
     let response: IncomingMessage | undefined;
@@ -83,7 +103,7 @@ function send(
       else req.destroy(error);
     };
     const done = () => signal?.removeEventListener("abort", onAbort);
-    const req = request(url, { method: init.method ?? "GET", headers, agent }, (res) => {
+    const req = request({ ...target, method: init.method ?? "GET", headers, agent }, (res) => {
       response = res;
       res.once("close", done);
       const status = res.statusCode ?? 0;
