@@ -25,7 +25,9 @@ describe("gateway: the journal's fsync overlaps the model request", () => {
     const proto = Object.getPrototypeOf(probe) as FileHandle;
     await probe.close();
     const original = proto.datasync;
-    const state: { held?: Promise<void>; failNext?: boolean; syncs: number } = { syncs: 0 };
+    const state: { held?: Promise<void>; failNext?: boolean; failHeld?: boolean; syncs: number } = {
+      syncs: 0,
+    };
     let release: () => void = () => {};
     const hold = () => {
       state.held = new Promise((resolve) => {
@@ -45,6 +47,10 @@ describe("gateway: the journal's fsync overlaps the model request", () => {
           throw Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO", errno: -5 });
         }
         if (state.held) await state.held;
+        if (state.failHeld) {
+          state.failHeld = false;
+          throw Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO", errno: -5 });
+        }
       }
       return original.call(this);
     };
@@ -81,6 +87,22 @@ describe("gateway: the journal's fsync overlaps the model request", () => {
     expect(outcome.payloads.map((p) => p.text)).toEqual(["echo: hello"]);
     expect(t.chat.textsTo("c-alice")).toEqual(["echo: hello"]);
     expect(sync.syncs).toBeGreaterThan(0);
+  });
+
+  it("a record whose fsync fails while the model thinks: its request is cancelled, the turn does not wait", async () => {
+    t = await startTestGateway();
+    const { state: sync, hold } = await interceptJournalSync(t.gateway.journal.filePath);
+    const release = hold();
+    sync.failHeld = true;
+    t.fake.enqueue({ hang: "before-headers", text: "never used" });
+    const receiving = t.chat.inject({ text: "important", messageId: "m-2" });
+    await t.fake.waitForRequest(1);
+    release();
+    // Without the cancel the turn would wait for a model that never answers (no watchdog moves on this clock).
+    await t.fake.waitForAbort(1);
+    await expect(receiving).rejects.toThrow(/EIO/);
+    await t.idle();
+    expect(t.chat.sent).toEqual([]);
   });
 
   it("a record whose fsync fails: not taken, nothing reaches the person; the retry is answered once", async () => {

@@ -70,6 +70,11 @@ export interface LlmStreamRequest {
   /** Sent as `reasoning_effort` only when set (models that do not reason may reject the field). */
   reasoningEffort?: "minimal" | "low" | "medium" | "high";
   signal: AbortSignal;
+  /**
+   * Ends the call as aborting `signal` would, for a wrapper of the client that must end it (gated-llm.ts) without a
+   * controller of its own; set by the caller that owns `signal` (callModel).
+   */
+  cancel?: (reason: unknown) => void;
   /** Each piece of answer text, in order. */
   onDelta?: (text: string) => void;
   /** Once, at the first output of any kind (text, reasoning or a tool call): prefill is over. */

@@ -14,15 +14,30 @@ import { Watchdog } from "./watchdog.js";
 
 export type ModelCall =
   | { ok: true; result: Extract<LlmResult, { ok: true }> }
-  | { ok: false; stopReason: StopReason; error: string };
+  /** `drained`: the drain cancelled the call before any answer text streamed (run-turn.ts `TurnInput.drain`). */
+  | { ok: false; stopReason: StopReason; error: string; drained?: true };
+
+/** The reason a call is cancelled with by the drain. */
+const DRAIN_CANCEL = "drain";
 
 /**
  * One model call of a turn under its watchdogs (`stream-deadlines.ts`). A watchdog that fires aborts the HTTP
  * request (the SDK's signal), so nothing of the cancelled answer is ever used. Deltas are published as they come.
+ * A drain (`input.drain`: a stop or a restart) that begins before the call has streamed any answer text cancels
+ * it (its partial answer is never used; the result says `drained`); once text streams, the call is let finish.
+ * One AbortSignal per call, the watchdog's: the drain and the LLM client's wrappers (`request.cancel`) end the
+ * call through it.
  */
 export async function callModel(input: TurnInput, messages: StoredChatMessage[]): Promise<ModelCall> {
   const limits = streamLimits(input.timeouts);
   const watchdog = new Watchdog(input.clock, input.signal);
+  let streamingText = false;
+  const drain = input.drain;
+  const onDrain = () => {
+    if (!streamingText) watchdog.cancel(DRAIN_CANCEL);
+  };
+  drain?.addEventListener("abort", onDrain);
+  if (drain?.aborted) onDrain();
   let state: StreamWatchState = {};
   const apply = (changes: DeadlineChanges) => {
     const now = input.clock.now();
@@ -44,6 +59,7 @@ export async function callModel(input: TurnInput, messages: StoredChatMessage[])
       tools: input.tools,
       maxOutputTokens: input.maxOutputTokens,
       signal: watchdog.signal,
+      cancel: (reason) => watchdog.cancel(reason),
       ...(input.reasoningEffort ? { reasoningEffort: input.reasoningEffort } : {}),
       onChunk: (kind) => {
         const next = onStreamEvent(limits, state, kind, input.clock.now());
@@ -52,13 +68,19 @@ export async function callModel(input: TurnInput, messages: StoredChatMessage[])
       },
       onReasoning: (text) =>
         input.emit({ type: "thinking", sessionKey: input.sessionKey, turnId: input.turnId, text }),
-      onDelta: (text) =>
-        input.emit({ type: "delta", sessionKey: input.sessionKey, turnId: input.turnId, text }),
+      onDelta: (text) => {
+        if (text.length > 0) streamingText = true;
+        input.emit({ type: "delta", sessionKey: input.sessionKey, turnId: input.turnId, text });
+      },
     });
   } finally {
+    drain?.removeEventListener("abort", onDrain);
     watchdog.dispose();
   }
   if (llm.ok) return { ok: true, result: llm };
+  if (watchdog.signal.reason === DRAIN_CANCEL && !input.signal.aborted) {
+    return { ok: false, stopReason: "aborted", error: "stopped", drained: true };
+  }
   const fired = watchdog.fired();
   if (fired) {
     return {

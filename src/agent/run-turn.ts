@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../core/clock.js";
-import { linkedAbort } from "../core/linked-abort.js";
 import type { Logger } from "../core/logger.js";
 import type { GatewayEvent, OutboundAttachment, StopReason, ToolDefinition } from "../plugin-api/types.js";
 import { newEntryId } from "../sessions/transcript.js";
@@ -192,9 +191,8 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
       messages: messages.length,
       tools: input.tools.length,
     });
-    const drainable = drainableCall(input);
-    const call = await callModel(drainable.input, messages).finally(drainable.dispose);
-    if (!call.ok && drainable.cancelled() && !input.signal.aborted) return drained(round);
+    const call = await callModel(input, messages);
+    if (!call.ok && call.drained) return drained(round);
     if (!call.ok) return result(call.stopReason, "", round, call.error);
     const llm = call.result;
     if (llm.usage) {
@@ -331,38 +329,4 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
       messages.push(...joined);
     }
   }
-}
-
-/**
- * The turn's input for one model call, made cancellable by the drain: a drain that begins before the call has
- * streamed any answer text cancels it (its partial answer is never used); once text streams, the call is let
- * finish. `cancelled()` says whether the drain cancelled it.
- */
-function drainableCall(input: TurnInput): { input: TurnInput; cancelled(): boolean; dispose(): void } {
-  const drain = input.drain;
-  if (!drain) return { input, cancelled: () => false, dispose: () => {} };
-  // Follows the turn's own cancellation too.
-  const { controller: cancel, dispose: unlink } = linkedAbort(input.signal);
-  let streamingText = false;
-  const onDrain = () => {
-    if (!streamingText) cancel.abort("drain");
-  };
-  drain.addEventListener("abort", onDrain);
-  if (drain.aborted) onDrain();
-  return {
-    input: {
-      ...input,
-      signal: cancel.signal,
-      emit: (event) => {
-        if (event.type === "delta" && event.text.length > 0) streamingText = true;
-        input.emit(event);
-      },
-    },
-    // Cancelled by the drain, not by the turn's own signal (a /stop or a watchdog keeps its own reason).
-    cancelled: () => cancel.signal.aborted && !input.signal.aborted,
-    dispose: () => {
-      drain.removeEventListener("abort", onDrain);
-      unlink();
-    },
-  };
 }

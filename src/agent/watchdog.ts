@@ -58,6 +58,11 @@ export class Watchdog {
     }
   }
 
+  /** Ends the step now with `reason` (no deadline fired), as a parent's abort would; nothing once aborted. */
+  cancel(reason: unknown): void {
+    if (!this.controller.signal.aborted) this.controller.abort(reason);
+  }
+
   /** The watchdog that fired, if any. */
   fired(): WatchdogTimeout | undefined {
     const reason: unknown = this.controller.signal.reason;

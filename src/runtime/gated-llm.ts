@@ -17,8 +17,11 @@ export function gatedLlm(llm: LlmClient, ready: () => Promise<void>): LlmClient 
       let open = false;
       let failed = false;
       const held: (() => void)[] = [];
-      // Follows the turn's own cancellation too.
-      const { controller: cancel, dispose } = linkedAbort(request.signal);
+      // The call is ended through its owner's `cancel` when there is one (no controller of its own per call: an
+      // AbortSignal is among the costlier things a message makes), else through a signal that follows the call's.
+      const linked = request.cancel ? undefined : linkedAbort(request.signal);
+      const signal = linked ? linked.controller.signal : request.signal;
+      const end = request.cancel ?? ((reason: unknown) => linked?.controller.abort(reason));
       void gate.then(
         () => {
           open = true;
@@ -27,7 +30,7 @@ export function gatedLlm(llm: LlmClient, ready: () => Promise<void>): LlmClient 
         () => {
           failed = true;
           held.length = 0;
-          cancel.abort("not accepted");
+          end("not accepted");
         },
       );
       const hold =
@@ -40,14 +43,14 @@ export function gatedLlm(llm: LlmClient, ready: () => Promise<void>): LlmClient 
       try {
         const result = await llm.stream({
           ...request,
-          signal: cancel.signal,
+          signal,
           onDelta: hold(request.onDelta),
           onReasoning: hold(request.onReasoning),
         });
         await gate;
         return result;
       } finally {
-        dispose();
+        linked?.dispose();
       }
     },
   };
