@@ -95,12 +95,13 @@ describe("gateway: the journal's fsync overlaps the model request", () => {
     const release = hold();
     sync.failHeld = true;
     t.fake.enqueue({ hang: "before-headers", text: "never used" });
-    const receiving = t.chat.inject({ text: "important", messageId: "m-2" });
+    // Its caller is told at once (the rejection is awaited from the start, so it is never an unhandled one).
+    const refused = expect(t.chat.inject({ text: "important", messageId: "m-2" })).rejects.toThrow(/EIO/);
     await t.fake.waitForRequest(1);
     release();
     // Without the cancel the turn would wait for a model that never answers (no watchdog moves on this clock).
     await t.fake.waitForAbort(1);
-    await expect(receiving).rejects.toThrow(/EIO/);
+    await refused;
     await t.idle();
     expect(t.chat.sent).toEqual([]);
   });
