@@ -154,6 +154,21 @@ describe("gateway rules: /status and a hanging endpoint", () => {
     fake = undefined;
   });
 
+  it("a /think sent while a message waits for the endpoint's model applies to that message", async () => {
+    fake = await startFakeOpenAI();
+    fake.hangModels = true;
+    t = await startTestGateway({ fake, model: null });
+    await fake.waitForModelsRequest(1);
+    const waiting = await t.chat.inject({ text: "hello" });
+    const think = await done(await t.chat.inject({ text: "/think high" }));
+    expect(think.payloads).toEqual([{ text: "Thinking level set to high." }]);
+    expect(fake.requests).toHaveLength(0);
+    fake.releaseModels();
+    await done(waiting);
+    expect(fake.requests).toHaveLength(1);
+    expect(fake.requests[0]!.body.reasoning_effort).toBe("high");
+  });
+
   it("/status answers at once while the endpoint's GET /models hangs", async () => {
     fake = await startFakeOpenAI();
     fake.hangModels = true;

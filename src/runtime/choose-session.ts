@@ -4,7 +4,7 @@ import { decideSession, freshEntry } from "../sessions/lifecycle.js";
 import { isValidSessionId, newSessionId } from "../sessions/session-id.js";
 import type { SessionStore } from "../sessions/store.js";
 import { readTranscriptForResume } from "../sessions/transcript.js";
-import type { MessageEntry } from "../sessions/types.js";
+import type { MessageEntry, SessionEntry } from "../sessions/types.js";
 
 /** How far a message left open by the previous run got (see `restoredProgress`). */
 export interface RestoredProgress {
@@ -52,14 +52,16 @@ const MAX_DECISIONS = 3;
  * The decision is made on a read without the lock; the new entry is written only if the key still holds what
  * was decided on (else the decision is made again on what is there now, up to MAX_DECISIONS times), so a key
  * changed meanwhile by another process or a hand edit is not replaced by mistake. An entry whose sessionId the
- * store refused is replaced by one with a new id that keeps all its other fields.
+ * store refused is replaced by one with a new id that keeps all its other fields. `entry` is the key's entry as
+ * the decision left it (read-only: the store's own object when the session continues), so the turn need not read
+ * the store again for its settings.
  */
 export async function chooseSession(
   deps: { store: SessionStore; logger: Logger; idleMinutes: number },
   key: string,
   reset: boolean,
   now: number,
-): Promise<{ sessionId: string; notice?: string }> {
+): Promise<{ sessionId: string; notice?: string; entry?: SessionEntry }> {
   const { store, logger, idleMinutes } = deps;
   for (let round = 1; ; round++) {
     const entry = await store.get(key);
@@ -67,11 +69,12 @@ export async function chooseSession(
     // the fsyncs of other turns may keep busy); every message makes it.
     const transcriptExists = entry ? existsSync(store.transcriptPath(entry.sessionId)) : false;
     const decision = decideSession({ entry, transcriptExists, now, idleMinutes, reset });
-    if (decision.action === "continue") return { sessionId: decision.sessionId };
+    if (decision.action === "continue") return { sessionId: decision.sessionId, ...(entry ? { entry } : {}) };
     const sessionId = newSessionId();
     let refused: { sessionId: unknown } | undefined;
+    let stored: SessionEntry | undefined;
     try {
-      await store.update(key, (current, unusable) => {
+      stored = await store.update(key, (current, unusable) => {
         if (round < MAX_DECISIONS && current?.sessionId !== entry?.sessionId) throw new EntryChanged();
         refused = current === undefined && unusable ? { sessionId: unusable.sessionId } : undefined;
         return freshEntry(current ?? unusable, sessionId, now);
@@ -88,12 +91,13 @@ export async function chooseSession(
       });
     }
     logger.info("new session", { sessionKey: key, sessionId, reason: decision.reason });
+    const chosen = stored ? { sessionId, entry: stored } : { sessionId };
     if (decision.reason === "idle") {
       return {
-        sessionId,
+        ...chosen,
         notice: `(A new session began: nothing was said here for over ${idleMinutes} minutes.)`,
       };
     }
-    return { sessionId };
+    return chosen;
   }
 }

@@ -356,8 +356,8 @@ export class SessionRunner {
     const now = clock.now();
     const reset = matchResetTrigger(item.text, config.inbound.reply.session.resetTriggers);
     const progress = item.restored ? await restoredProgress(store, key, item.jid) : undefined;
-    const { sessionId, notice } = progress
-      ? { sessionId: progress.sessionId, notice: undefined }
+    const { sessionId, notice, entry } = progress
+      ? { sessionId: progress.sessionId, notice: undefined, entry: undefined }
       : await chooseSession(
           { store, logger: this.deps.logger, idleMinutes: config.inbound.reply.session.idleMinutes },
           key,
@@ -395,7 +395,9 @@ export class SessionRunner {
       await this.finishReply(key, item, [], progress.reply, ids, undefined);
       return;
     }
-    // A model to be found at the endpoint (its only one) is known once the first check is done.
+    // A model to be found at the endpoint (its only one) is known once the first check is done. While that check
+    // runs, a command (/think, /verbose) may change the entry: the turn then reads it again.
+    const modelKnown = this.deps.modelName() !== undefined;
     await this.deps.modelReady?.();
     const llm = this.deps.llm();
     const model = this.deps.modelName();
@@ -407,7 +409,15 @@ export class SessionRunner {
       item.resolve(this.outcomeFor(item, "error", [NO_MODEL_REPLY], "no model configured", ids));
       return;
     }
-    await this.runModelTurn(key, item, { llm, model, transcriptPath, header, ids, text });
+    await this.runModelTurn(key, item, {
+      llm,
+      model,
+      transcriptPath,
+      header,
+      ids,
+      text,
+      ...(modelKnown && entry ? { entry } : {}),
+    });
   }
 
   /**
@@ -524,6 +534,8 @@ export class SessionRunner {
       ids: { sessionKey: string; sessionId: string };
       /** The person's message as stored (written again if the transcript lost it). */
       text: string;
+      /** The key's entry as the session was chosen on (read-only); absent: read from the store. */
+      entry?: SessionEntry;
     },
   ): Promise<void> {
     const { config, clock, events, logger } = this.deps;
@@ -571,7 +583,8 @@ export class SessionRunner {
       entries: resume.entries,
       groupHistoryLimit: groupHistoryLimit(config),
     });
-    const entry = await this.deps.store.get(key);
+    // One stat of the store per message, not two: the entry the session was chosen on a moment ago.
+    const entry = run.entry ?? (await this.deps.store.get(key));
     const cwd = this.cwdFor(key);
     // A turn that runs again (restart, retry) goes on with its loop guard; a new message starts a new one.
     const guard = item.restored ? restoreGuard(resume.compaction, resume.entries, item.jid) : undefined;
