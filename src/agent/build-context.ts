@@ -30,13 +30,15 @@ export function buildContext(input: {
 }): StoredChatMessage[] {
   const messages: StoredChatMessage[] = [{ role: "system", content: input.systemPrompt }];
   if (input.compaction) {
-    if (input.compaction.notes) messages.push(notesMessage(input.compaction.notes));
+    if (input.compaction.notes) messages.push(notesOf(input.compaction));
     messages.push(...(input.compaction.kept ?? []));
   }
   const failed = new Set<string>();
   for (const entry of input.entries) {
+    // The type first: most entries are messages, which have no `journalId` of their own (a slow missing lookup).
+    if (entry.type !== "turn-failed") continue;
     const jid = (entry as { journalId?: unknown }).journalId;
-    if (entry.type === "turn-failed" && typeof jid === "string") failed.add(jid);
+    if (typeof jid === "string") failed.add(jid);
   }
   const limit = input.groupHistoryLimit ?? DEFAULT_GROUP_HISTORY_LIMIT;
   let context: GroupContextEntry[] = [];
@@ -68,13 +70,27 @@ export function buildContext(input: {
   return pairToolCalls(messages);
 }
 
+/**
+ * The notes message of a compaction entry: one object per entry, so that every turn after it starts its context
+ * with the same message (request-body.ts keys what it reuses by that message).
+ */
+const notesMessages = new WeakMap<CompactionEntry, StoredChatMessage>();
+function notesOf(compaction: CompactionEntry & { notes: string }): StoredChatMessage {
+  let message = notesMessages.get(compaction);
+  if (!message) {
+    message = notesMessage(compaction.notes);
+    notesMessages.set(compaction, message);
+  }
+  return message;
+}
+
 /** A person's message as the model sees it: who said it (groups), and whether it went unanswered. */
 function asSeen(entry: MessageEntry, failed: ReadonlySet<string>): StoredChatMessage {
   const { message, meta } = entry;
   if (message.role !== "user" || typeof message.content !== "string") return message;
   let content = message.content;
   if (meta?.chatType === "group") content = `${meta.senderName ?? meta.senderId ?? "someone"}: ${content}`;
-  const jid = meta?.journalId;
+  const jid = failed.size > 0 ? meta?.journalId : undefined;
   if (typeof jid === "string" && failed.has(jid)) {
     content = `[Earlier message that was not answered at the time (the turn failed); history, not a question to answer now]\n${content}`;
   }

@@ -92,6 +92,22 @@ describe("createLlmClient against the fake server", () => {
       { role: "user", content: "hi" },
     ]);
     expect(fake.requests[0]!.headers.authorization).toBe("Bearer sk-test");
+    expect(fake.requests[0]!.headers["content-type"]).toBe("application/json");
+  });
+
+  it("sends the whole context again on the next call with the same message objects and a new one", async () => {
+    fake.enqueue({ text: "one" });
+    fake.enqueue({ text: "two" });
+    const messages: StoredChatMessage[] = [{ role: "system", content: "be brief" }, user("héllo 👋")];
+    await client.stream({ model: "m", messages, signal: new AbortController().signal });
+    messages.push({ role: "assistant", content: "one" }, user("again"));
+    await client.stream({ model: "m", messages, signal: new AbortController().signal });
+    expect(fake.requests[1]!.body.messages).toEqual([
+      { role: "system", content: "be brief" },
+      { role: "user", content: "héllo 👋" },
+      { role: "assistant", content: "one" },
+      { role: "user", content: "again" },
+    ]);
   });
 
   it("leaves usage undefined when the provider sends none", async () => {

@@ -1,5 +1,5 @@
 import type OpenAI from "openai";
-import type { ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
+import type { ChatCompletionTool } from "openai/resources/chat/completions";
 import type { AgentConfig } from "../core/config-schema.js";
 import type { Env } from "../core/paths.js";
 import type { ToolDefinition } from "../plugin-api/types.js";
@@ -7,6 +7,7 @@ import type { StoredChatMessage, StoredToolCall } from "../sessions/types.js";
 import { createHttpFetch } from "./http-fetch.js";
 import { type FinishReason, type LlmUsage, ReplyAssembler } from "./llm-assemble.js";
 import { describeLlmFailure, innermostMessage, type LlmFailure, systemErrorCode } from "./llm-errors.js";
+import { chatRequestBody } from "./request-body.js";
 
 /**
  * The model client: the only module that imports `openai`. Speaks the Chat Completions API to any
@@ -145,17 +146,23 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
       const { client, sdk } = await connect();
       loaded = sdk;
       const tools = (request.tools ?? []).map(convertTool);
+      const params = {
+        model: request.model,
+        ...(tools.length > 0 ? { tools } : {}),
+        ...(request.maxOutputTokens ? { [limitField]: request.maxOutputTokens } : {}),
+        ...(request.reasoningEffort ? { reasoning_effort: request.reasoningEffort } : {}),
+        stream: true as const,
+        stream_options: { include_usage: true },
+      };
+      // The bytes sent are `body` (request-body.ts: each message encoded once per message object); the SDK reads
+      // only `stream` from its first argument, whose `messages` is left empty, and sends `body` as it is.
       const response = await client.chat.completions.create(
+        { ...params, messages: [] },
         {
-          model: request.model,
-          messages: request.messages.map(convertMessage),
-          ...(tools.length > 0 ? { tools } : {}),
-          ...(request.maxOutputTokens ? { [limitField]: request.maxOutputTokens } : {}),
-          ...(request.reasoningEffort ? { reasoning_effort: request.reasoningEffort } : {}),
-          stream: true,
-          stream_options: { include_usage: true },
+          signal: request.signal,
+          body: chatRequestBody(params, request.messages),
+          headers: { "content-type": "application/json" },
         },
-        { signal: request.signal },
       );
       // Aborting after the headers arrived does not throw: the loop just ends. Checked after the loop.
       for await (const chunk of response) {
@@ -251,36 +258,6 @@ export function outputLimitField(baseUrl: string): "max_tokens" | "max_completio
     return new URL(baseUrl).hostname === "api.openai.com" ? "max_completion_tokens" : "max_tokens";
   } catch {
     return "max_tokens";
-  }
-}
-
-/** OpenAI accepts a message `name` only in this shape; others (display names) are left out rather than sent. */
-const VALID_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-
-export function convertMessage(message: StoredChatMessage): ChatCompletionMessageParam {
-  const content = message.content ?? "";
-  switch (message.role) {
-    case "system":
-      return { role: "system", content };
-    case "user":
-      return message.name && VALID_NAME.test(message.name)
-        ? { role: "user", content, name: message.name }
-        : { role: "user", content };
-    case "assistant": {
-      const calls = message.tool_calls ?? [];
-      if (calls.length === 0) return { role: "assistant", content };
-      return {
-        role: "assistant",
-        content: message.content,
-        tool_calls: calls.map((call) => ({
-          id: call.id,
-          type: "function" as const,
-          function: { name: call.function.name, arguments: call.function.arguments },
-        })),
-      };
-    }
-    case "tool":
-      return { role: "tool", content, tool_call_id: message.tool_call_id ?? "" };
   }
 }
 

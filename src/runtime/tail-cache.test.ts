@@ -61,17 +61,18 @@ describe("tailMatches (pure)", () => {
   });
 });
 
-describe("appendToTail (pure)", () => {
+describe("appendToTail", () => {
   const file = { dev: 1, ino: 2, size: 100, mtimeMs: 5 };
   const a = msg("a", "x");
-  const tail: TailCache = {
+  // A new one for each use: appendToTail takes over the arrays of the tail it is given.
+  const tailOf = (maxBytes = 1000): TailCache => ({
     path: "/t",
     file,
     floor: 100 - JSON.stringify(a).length - 1,
     entries: [a],
     places: [{ offset: 100 - JSON.stringify(a).length - 1, length: JSON.stringify(a).length }],
-    maxBytes: 1000,
-  };
+    maxBytes,
+  });
   const line = JSON.stringify(msg("b", "y"));
   const grown = { ...file, size: 100 + Buffer.byteLength(line) + 1, mtimeMs: 6 };
   const written = (over: Partial<WrittenLines> = {}): WrittenLines => ({
@@ -83,11 +84,25 @@ describe("appendToTail (pure)", () => {
   });
 
   it("adds what was written when the file grew by exactly those bytes", () => {
-    const next = appendToTail(tail, written());
+    const next = appendToTail(tailOf(), written());
     expect(next?.entries.map((e) => e.id)).toEqual(["a", "b"]);
     expect(next?.places[1]).toEqual({ offset: 100, length: Buffer.byteLength(line) });
     expect(next?.file).toEqual(grown);
+  });
+
+  it("extends the given tail's arrays instead of copying them", () => {
+    const tail = tailOf();
+    const next = appendToTail(tail, written());
+    expect(next?.entries).toBe(tail.entries);
+    expect(next?.places).toBe(tail.places);
+  });
+
+  it("leaves the tail as it was when a later line does not parse", () => {
+    const tail = tailOf();
+    const after = { ...grown, size: grown.size + 10 };
+    expect(appendToTail(tail, written({ after, lines: [line, "{not json"] }))).toBeUndefined();
     expect(tail.entries.map((e) => e.id)).toEqual(["a"]);
+    expect(tail.places).toHaveLength(1);
   });
 
   it.each([
@@ -98,27 +113,26 @@ describe("appendToTail (pure)", () => {
     ["a line cut short was ended first", { prefix: "\n" }],
     ["a line does not parse", { lines: ["{not json"] }],
   ])("is dropped when %s", (_name, over) => {
+    const tail = tailOf();
     expect(appendToTail(tail, written(over))).toBeUndefined();
+    expect(tail.entries.map((e) => e.id)).toEqual(["a"]);
   });
 
   it("past the read budget the oldest lines leave, the rest stays", () => {
-    const next = appendToTail({ ...tail, maxBytes: Buffer.byteLength(line) + 5 }, written());
+    const next = appendToTail(tailOf(Buffer.byteLength(line) + 5), written());
     expect(next?.entries.map((e) => e.id)).toEqual(["b"]);
   });
 
   it("a line that starts exactly at the budget's edge stays, as a read keeps it", () => {
-    const edge = grown.size - tail.places[0]!.offset;
-    expect(appendToTail({ ...tail, maxBytes: edge }, written())?.entries.map((e) => e.id)).toEqual([
-      "a",
-      "b",
-    ]);
-    expect(appendToTail({ ...tail, maxBytes: edge - 1 }, written())?.entries.map((e) => e.id)).toEqual(["b"]);
+    const edge = grown.size - tailOf().places[0]!.offset;
+    expect(appendToTail(tailOf(edge), written())?.entries.map((e) => e.id)).toEqual(["a", "b"]);
+    expect(appendToTail(tailOf(edge - 1), written())?.entries.map((e) => e.id)).toEqual(["b"]);
   });
 
   it("a compaction entry starts the tail over, as a read does", () => {
     const c = JSON.stringify(compaction("c"));
     const after = { ...file, size: 100 + Buffer.byteLength(line) + Buffer.byteLength(c) + 2 };
-    const next = appendToTail(tail, written({ after, lines: [line, c] }));
+    const next = appendToTail(tailOf(), written({ after, lines: [line, c] }));
     expect(next?.compaction?.entry.id).toBe("c");
     expect(next?.entries).toEqual([]);
     expect(next && tailBytes(next)).toBe(Buffer.byteLength(c) + 1);

@@ -130,31 +130,38 @@ export function tailFromRead(path: string, read: TranscriptResume, maxBytes: num
  * The tail after this process wrote `written` to its file; undefined when the file changed otherwise (it was not
  * as the tail left it, or grew by more than those bytes), when something was written before the lines (a header,
  * a "\n" after a line cut short), or when a line does not parse. A compaction entry starts the tail over, as a
- * read would. Pure.
+ * read would. `tail` is given up to the result, which extends its arrays in place (a turn would otherwise copy its
+ * whole context twice per line written): only the result is used afterwards, and `tail` is left as it was when
+ * the result is undefined. Pure otherwise (no I/O).
  */
 export function appendToTail(tail: TailCache, written: WrittenLines): TailCache | undefined {
   const { before, after, prefix, lines } = written;
   if (prefix !== "" || !sameFile(tail.file, before) || after.dev !== before.dev || after.ino !== before.ino)
     return undefined;
+  // Checked whole before anything is added, so that `tail` is untouched when the answer is undefined.
+  const added: { entry: TranscriptEntry; place: LinePlace }[] = [];
   let offset = before.size;
-  let compaction = tail.compaction;
-  let entries = [...tail.entries];
-  let places = [...tail.places];
   for (const text of lines) {
     const parsed = parseTranscriptEntry(text);
     if (!parsed.ok) return undefined;
     const length = Buffer.byteLength(text, "utf8");
-    if (isCompactionEntry(parsed.value)) {
-      compaction = { entry: parsed.value, offset };
-      entries = [];
-      places = [];
-    } else {
-      entries.push(parsed.value);
-      places.push({ offset, length });
-    }
+    added.push({ entry: parsed.value, place: { offset, length } });
     offset += length + 1;
   }
   if (offset !== after.size) return undefined;
+  let compaction = tail.compaction;
+  let entries = tail.entries;
+  let places = tail.places;
+  for (const { entry, place } of added) {
+    if (isCompactionEntry(entry)) {
+      compaction = { entry, offset: place.offset };
+      entries = [];
+      places = [];
+    } else {
+      entries.push(entry);
+      places.push(place);
+    }
+  }
   const { compaction: _old, ...rest } = tail;
   return slide({ ...rest, file: after, ...(compaction ? { compaction } : {}), entries, places });
 }

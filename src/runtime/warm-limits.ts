@@ -20,8 +20,12 @@
 export const MAX_OPEN_TRANSCRIPTS = 4096;
 export const MIN_OPEN_TRANSCRIPTS = 16;
 export const FALLBACK_OPEN_TRANSCRIPTS = 256;
-/** The warm tails of all sessions together stand for at most this many transcript bytes (about 2-3x in memory). */
-export const MAX_WARM_TAIL_BYTES = 8 * 1024 * 1024;
+/**
+ * The warm tails of all sessions together stand for at most this many transcript bytes (about 2-3x in memory):
+ * 100 chats in use with ~160 KB of transcript each. At 8 MB, 100 group chats past ~80 KB each read their tail from
+ * disk again at almost every turn (docs/benchmarks.md). Sessions touched once hold no tail (`admitsTail`).
+ */
+export const MAX_WARM_TAIL_BYTES = 16 * 1024 * 1024;
 
 export interface WarmLimits {
   openTranscripts: number;
