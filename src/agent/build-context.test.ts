@@ -30,6 +30,18 @@ describe("buildContext", () => {
       "assistant:later answer",
     ]);
   });
+
+  it("starts every context after one compaction with the same notes and history objects", () => {
+    const compaction = { type: "compaction" as const, id: "c", ts, notes: "tea", kept: [] };
+    const entries: TranscriptEntry[] = [
+      { type: "message", id: "1", ts, message: { role: "user", content: "q" } },
+    ];
+    const first = buildContext({ systemPrompt: "s", compaction, entries });
+    const next = buildContext({ systemPrompt: "s", compaction, entries });
+    // What request-body.ts keys the reuse of the last request's bytes by (the first message after the prompt).
+    expect(next[1]).toBe(first[1]);
+    expect(next[2]).toBe(first[2]);
+  });
 });
 
 describe("pairToolCalls", () => {
