@@ -67,7 +67,9 @@ export function buildContext(input: {
     messages.push(asSeen(entry as MessageEntry, failed));
   }
   flushContext();
-  return pairToolCalls(messages);
+  // Without a tool call or result there is nothing to pair (most contexts of a chat): no second array.
+  const tools = messages.some((m) => m.role === "tool" || m.tool_calls !== undefined);
+  return tools ? pairToolCalls(messages) : messages;
 }
 
 /**

@@ -14,7 +14,7 @@ import type { StoredChatMessage } from "../sessions/types.js";
  */
 
 interface Encoded {
-  /** The messages the bytes hold (a copy of the array: the caller's grows during the turn). */
+  /** The messages the bytes hold (this module's own array: the caller's grows during the turn). */
   messages: StoredChatMessage[];
   bytes: Buffer;
   /** Where each message's JSON ends in `bytes`, parallel to `messages`. */
@@ -58,16 +58,16 @@ export function chatRequestBody(
   const reused = last && same > 0 ? last.bytes.subarray(HEAD.length, last.ends[same - 1]) : undefined;
   const fresh = new Array<string>(messages.length - same);
   for (let i = same; i < messages.length; i++) fresh[i - same] = JSON.stringify(convertMessage(messages[i]!));
-  const ends = new Array<number>(messages.length);
-  let at = HEAD.length;
-  if (reused) {
-    for (let i = 0; i < same; i++) ends[i] = last!.ends[i]!;
-    at += reused.length;
-  }
+  // A context that only grew extends the last request's arrays (they are this module's own); else new ones.
+  const grew = last !== undefined && same === last.messages.length;
+  const kept = grew ? last.messages : messages.slice(0, same);
+  const ends = grew ? last.ends : (last?.ends.slice(0, same) ?? []);
+  let at = reused ? HEAD.length + reused.length : HEAD.length;
   for (let i = 0; i < fresh.length; i++) {
     if (i > 0 || reused) at += 1; // the comma before it
     at += utf8Length(fresh[i]!);
-    ends[same + i] = at;
+    kept.push(messages[same + i]!);
+    ends.push(at);
   }
   const rest = JSON.stringify(params);
   // `rest` is an object's JSON: "{}" adds nothing, else its fields follow the messages.
@@ -80,7 +80,7 @@ export function chatRequestBody(
   }
   written += bytes.write(fresh.join(","), written, "utf8");
   bytes.write(tail, written, "utf8");
-  if (key) lastRequest.set(key, { messages: messages.slice(), bytes, ends });
+  if (key) lastRequest.set(key, { messages: kept, bytes, ends });
   return bytes;
 }
 
