@@ -1,4 +1,3 @@
-import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import type { StoredChatMessage } from "../sessions/types.js";
 
 /**
@@ -87,8 +86,22 @@ export function chatRequestBody(
 /** OpenAI accepts a message `name` only in this shape; others (display names) are left out rather than sent. */
 const VALID_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
+/**
+ * A message as the Chat Completions API takes it (`ChatCompletionMessageParam`, written out here: only the llm
+ * client imports the SDK, test/architecture.test.ts).
+ */
+export type WireMessage =
+  | { role: "system"; content: string }
+  | { role: "user"; content: string; name?: string }
+  | {
+      role: "assistant";
+      content: string | null;
+      tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[];
+    }
+  | { role: "tool"; content: string; tool_call_id: string };
+
 /** A stored message in the Chat Completions shape. Pure. */
-export function convertMessage(message: StoredChatMessage): ChatCompletionMessageParam {
+export function convertMessage(message: StoredChatMessage): WireMessage {
   const content = message.content ?? "";
   switch (message.role) {
     case "system":
