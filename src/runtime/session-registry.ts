@@ -1,4 +1,4 @@
-import { resolve } from "node:path";
+import { absolutePath } from "../core/absolute-path.js";
 import type { Clock } from "../core/clock.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
@@ -144,7 +144,7 @@ export class SessionRegistry {
    */
   writerFor(session: WarmSession, path: string): TranscriptWriter | undefined {
     if (this.stopped) return undefined;
-    const absolute = resolve(path);
+    const absolute = absolutePath(path);
     const current = session.transcript;
     if (current && !current.isClosed && current.path === absolute) return current;
     if (current) this.closeWriter(session);

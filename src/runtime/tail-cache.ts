@@ -1,5 +1,5 @@
 import { type FileHandle, open, stat } from "node:fs/promises";
-import { resolve } from "node:path";
+import { absolutePath } from "../core/absolute-path.js";
 import { readTranscriptForResume, type TranscriptResume } from "../sessions/transcript.js";
 import { isCompactionEntry, parseTranscriptEntry } from "../sessions/transcript-parse.js";
 import { dropLeadingToolResults } from "../sessions/transcript-resume.js";
@@ -43,7 +43,7 @@ export function tailMatches(
 ): tail is TailCache {
   return (
     tail !== undefined &&
-    tail.path === resolve(path) &&
+    tail.path === absolutePath(path) &&
     tail.file.dev === file.dev &&
     tail.file.ino === file.ino &&
     tail.file.size === file.size &&
@@ -112,7 +112,7 @@ export function tailFromRead(path: string, read: TranscriptResume, maxBytes: num
   const places = layout.lines.map(({ offset, length }) => ({ offset, length }));
   if (!contiguous(places, from, size)) return undefined;
   const tail: TailCache = {
-    path: resolve(path),
+    path: absolutePath(path),
     file: layout.file,
     header: read.header,
     floor: layout.floor,
@@ -222,7 +222,7 @@ export function admitsTail(resumesBefore: number, keep: boolean): boolean {
  */
 async function currentFile(holder: TailHolder | undefined, path: string): Promise<FileIdentity | undefined> {
   const writer = holder?.transcript;
-  if (writer && writer.path === resolve(path) && !writer.isClosed) {
+  if (writer && writer.path === absolutePath(path) && !writer.isClosed) {
     const now = writer.current();
     if (now.linked) return now.file;
   }
@@ -252,7 +252,7 @@ export async function readResumeCached(
   // A cold read goes through the writer's open descriptor when there is one for the file (no open, no close).
   const writer = holder?.transcript;
   const through =
-    writer && writer.path === resolve(path) && !writer.isClosed && writer.current().linked
+    writer && writer.path === absolutePath(path) && !writer.isClosed && writer.current().linked
       ? writer
       : undefined;
   const keep = holder !== undefined && admitsTail(resumesBefore, options.keep === true);
@@ -272,7 +272,7 @@ export async function readResumeCached(
 export function noteWritten(holder: TailHolder | undefined, path: string, written: WrittenLines): void {
   const tail = holder?.tail;
   if (!holder || !tail) return;
-  if (tail.path !== resolve(path)) return;
+  if (tail.path !== absolutePath(path)) return;
   const next = appendToTail(tail, written);
   if (next) holder.tail = next;
   else holder.tail = undefined;

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, constants, fstatSync, fsync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname } from "node:path";
 import { promisify } from "node:util";
+import { absolutePath } from "../core/absolute-path.js";
 import { ClawdisError } from "../core/errors.js";
 import { isMissingFile, transcriptLines } from "./transcript-lines.js";
 import { isBlankLine, parseFirstLine, parseTranscriptEntry } from "./transcript-parse.js";
@@ -99,7 +100,7 @@ export function appendTranscript(
  * and before any queued after it: the one order both `appendTranscript` and a held `TranscriptWriter` follow.
  */
 export function inAppendOrder<T>(path: string, write: (absolute: string) => Promise<T>): Promise<T> {
-  const key = resolve(path);
+  const key = absolutePath(path);
   const previous = appendChains.get(key) ?? Promise.resolve();
   const run = previous.then(() => write(key));
   const tail = run.then(
