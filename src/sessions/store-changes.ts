@@ -62,14 +62,16 @@ export function applyUpdate(
     Number.isFinite(next.updatedAt) &&
     next.updatedAt !== current?.updatedAt;
   // Stored as its JSON form, shared with no caller: exactly what a re-read of the file would give.
-  const stored: SessionEntry = jsonCopy({ ...next, updatedAt: keep ? next.updatedAt : now });
+  // One JSON text for both copies (stored, returned).
+  const json = JSON.stringify({ ...next, updatedAt: keep ? next.updatedAt : now });
+  const stored = JSON.parse(json) as SessionEntry;
   if (entries.has(key) && entries.get(key) === undefined) {
     // Deleted earlier in this batch: stored again, it is a new key (at the end).
     entries.delete(key);
     if (image?.entry(key) !== undefined) changes.moved.add(key);
   }
   entries.set(key, stored);
-  return jsonCopy(stored);
+  return JSON.parse(json) as SessionEntry;
 }
 
 /** A deep copy through JSON: what the file holds for this value. */
