@@ -236,6 +236,46 @@ describe("createLlmClient against the fake server", () => {
     expect(!result.ok && result.error).toMatch(/^the model's answer was cut off/);
   });
 
+  it("fails with the server's words when the stream carries an error event", async () => {
+    fake.enqueue({ text: "never shown", streamError: "the GPU caught fire mid-answer" });
+    const result = await client.stream({
+      model: "m",
+      messages: [user("x")],
+      signal: new AbortController().signal,
+    });
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.reason).toBe("error");
+    expect(!result.ok && result.error).toContain("the GPU caught fire mid-answer");
+  });
+
+  it("reads events whatever the server's line ends, and ignores what follows [DONE]", async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const chunk = (delta: object, finish: string | null = null) =>
+        `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] })}`;
+      res.end(
+        `: ping\r\n\r\n${chunk({ role: "assistant", content: "he" })}\r\n\r\n${chunk({ content: "y" })}\r\r` +
+          `${chunk({}, "stop")}\n\ndata: [DONE]\n\n${chunk({ content: " after done" })}\n\n`,
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const local = createLlmClient({
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+      apiKey: "k",
+      maxRetries: 0,
+    });
+    try {
+      const result = await local.stream({
+        model: "m",
+        messages: [user("x")],
+        signal: new AbortController().signal,
+      });
+      expect(result).toMatchObject({ ok: true, text: "hey", finishReason: "stop" });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it("aborts a request hanging before the headers, and the request goes away on the server", async () => {
     fake.enqueue({ text: "never", hang: "before-headers" });
     const controller = new AbortController();
@@ -304,6 +344,20 @@ describe("createLlmClient against the fake server", () => {
       },
     });
     await expect(pending).rejects.toThrow("bug in caller");
+  });
+
+  it("a callback that throws ends the request: it goes away on the server", async () => {
+    fake.enqueue({ text: "boom and more", hang: "after-first-output" });
+    const pending = client.stream({
+      model: "m",
+      messages: [user("x")],
+      signal: new AbortController().signal,
+      onDelta: () => {
+        throw new Error("bug in caller");
+      },
+    });
+    await expect(pending).rejects.toThrow("bug in caller");
+    await fake.waitForAbort(1);
   });
 
   it("lists models for the reachability check", async () => {

@@ -5,9 +5,10 @@ import type { Env } from "../core/paths.js";
 import type { ToolDefinition } from "../plugin-api/types.js";
 import type { StoredChatMessage, StoredToolCall } from "../sessions/types.js";
 import { createHttpFetch } from "./http-fetch.js";
-import { type FinishReason, type LlmUsage, ReplyAssembler } from "./llm-assemble.js";
+import { type ChunkLike, type FinishReason, type LlmUsage, ReplyAssembler } from "./llm-assemble.js";
 import { describeLlmFailure, innermostMessage, type LlmFailure, systemErrorCode } from "./llm-errors.js";
 import { chatRequestBody } from "./request-body.js";
+import { sseEvents } from "./sse-events.js";
 
 /**
  * The model client: the only module that imports `openai`. Speaks the Chat Completions API to any
@@ -154,18 +155,32 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
         stream: true as const,
         stream_options: { include_usage: true },
       };
-      // The bytes sent are `body` (request-body.ts: each message encoded once per message object); the SDK reads
-      // only `stream` from its first argument, whose `messages` is left empty, and sends `body` as it is.
-      const response = await client.chat.completions.create(
-        { ...params, messages: [] },
-        {
-          signal: request.signal,
-          body: chatRequestBody(params, request.messages),
-          headers: { "content-type": "application/json" },
-        },
-      );
-      // Aborting after the headers arrived does not throw: the loop just ends. Checked after the loop.
-      for await (const chunk of response) {
+      // The bytes sent are `body` (request-body.ts: what the session's last request encoded is reused); the SDK
+      // reads only `stream` from its first argument, whose `messages` is left empty, and sends `body` as it is.
+      const response = await client.chat.completions
+        .create(
+          { ...params, messages: [] },
+          {
+            signal: request.signal,
+            body: chatRequestBody(params, request.messages),
+            headers: { "content-type": "application/json" },
+          },
+        )
+        .asResponse();
+      // The SDK answers errors before the stream (HTTP status, connection, retries); the stream is read here
+      // (sse-events.ts: the SDK's rules, fewer copies), doing with each event what the SDK's Stream does: `[DONE]`
+      // ends the answer (what follows is read and ignored), an event carrying `error` fails as the SDK's APIError,
+      // events of the Assistants API (`thread.*`) are not a chat completion's. An abort throws from the body.
+      let done = false;
+      for await (const sse of sseEvents(streamOf(response))) {
+        if (done) continue;
+        if (sse.data.startsWith("[DONE]")) {
+          done = true;
+          continue;
+        }
+        if (sse.event?.startsWith("thread.")) continue;
+        const chunk = JSON.parse(sse.data) as ChunkLike & { error?: unknown };
+        if (chunk?.error) throw new sdk.APIError(undefined, chunk.error, undefined, response.headers);
         receivedAny = true;
         const effect = assembler.push(chunk);
         try {
@@ -221,6 +236,17 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
   }
 
   return { baseUrl, stream, listModels };
+}
+
+/**
+ * The body of a streamed answer as bytes: `createHttpFetch`'s answer is an async iterable, and so is a web
+ * `ReadableStream` (the built-in fetch, used for what http-fetch.ts does not send itself).
+ */
+function streamOf(response: Response): AsyncIterable<Uint8Array> {
+  const body: unknown = response.body;
+  if (body && typeof body === "object" && Symbol.asyncIterator in body)
+    return body as AsyncIterable<Uint8Array>;
+  throw new Error("the model's answer has no body to stream");
 }
 
 /** Sorts the SDK's errors into the kinds `describeLlmFailure` words (`sdk` undefined: it failed to load). */

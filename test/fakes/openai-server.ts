@@ -46,6 +46,11 @@ export interface FakeReply {
   hang?: "before-headers" | "after-first-chunk" | "after-first-output";
   /** Destroy the connection after the first chunk (a server that died mid-answer). */
   destroy?: "after-first-chunk";
+  /**
+   * After the first chunk, an event `data: {"error": {"message": …}}` and the end of the stream (a server that
+   * fails mid-answer and says why, as OpenAI and vLLM do).
+   */
+  streamError?: string;
   /** Answer with this HTTP status and an OpenAI-style error body instead of a completion. */
   status?: number;
   /** The error message for `status` (default "fake error <status>"). */
@@ -439,6 +444,11 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
         first = false;
         if (reply.destroy === "after-first-chunk") {
           res.socket?.destroy();
+          return;
+        }
+        if (reply.streamError !== undefined) {
+          const error = { error: { message: reply.streamError, type: "server_error", code: null } };
+          res.end(`data: ${JSON.stringify(error)}\n\n`);
           return;
         }
         if (reply.hang === "after-first-chunk" && (await waitHang(res)) === "gone") return;
