@@ -20,7 +20,9 @@ import { sseEvents } from "./sse-events.js";
  *
  * `openai` is imported at the first model call or endpoint check, not with this module: a gateway start (and
  * every command that never calls the model) does not load its ~150 modules. The SDK sends through
- * `createHttpFetch` (http-fetch.ts), a keep-alive `node:http` client, instead of the built-in fetch.
+ * `createHttpFetch` (http-fetch.ts), a keep-alive `node:http` client, instead of the built-in fetch. The SDK makes
+ * the request (headers, retries, HTTP errors) around bytes built by request-body.ts, and hands back the raw answer,
+ * whose event stream sse-events.ts reads by the SDK's rules.
  */
 
 type Sdk = typeof import("openai");
