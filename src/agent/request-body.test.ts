@@ -62,16 +62,20 @@ describe("chatRequestBody", () => {
     });
   });
 
-  it("copies the messages it sent last time as bytes: a message is not encoded again", () => {
+  it("copies the messages a context sent last time as bytes, from its second request on", () => {
     const first: StoredChatMessage = { role: "user", content: "first" };
     const messages: StoredChatMessage[] = [{ role: "system", content: "s" }, first];
+    // Sent once: nothing kept (a change is seen, as for any message encoded afresh).
     chatRequestBody({}, messages);
-    // Messages are not changed once sent (the contract that makes this safe): a change would not be seen.
+    first.content = "second";
+    expect(parsed(chatRequestBody({}, messages)).messages[1]).toEqual({ role: "user", content: "second" });
+    // Sent twice: its bytes are kept. Messages are not changed once sent (the contract that makes this safe): a
+    // change would not be seen.
     first.content = "changed";
     messages.push({ role: "assistant", content: "a" });
     expect(parsed(chatRequestBody({}, messages)).messages).toEqual([
       { role: "system", content: "s" },
-      { role: "user", content: "first" },
+      { role: "user", content: "second" },
       { role: "assistant", content: "a" },
     ]);
   });

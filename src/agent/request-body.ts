@@ -7,8 +7,9 @@ import type { StoredChatMessage } from "../sessions/types.js";
  * Contract: the bytes parse to `{ messages: messages.map(convertMessage), ...params }`, whatever was sent before.
  * A warm session's next request repeats its last one's messages and adds a few: the last request's bytes are kept
  * per context (keyed by its first message after the system prompt, the oldest of the session's tail: kept while
- * that object lives, collected with it), and the leading messages that are still the same (the same object, or one
- * with the same fields) are copied from them as bytes; only the rest is encoded. The result is one UTF-8 buffer:
+ * that object lives, collected with it; from the context's second request on), and the leading messages that are
+ * still the same (the same object, or one with the same fields) are copied from them as bytes; only the rest is
+ * encoded. The result is one UTF-8 buffer:
  * no whole-request string is built, measured and then joined to the header block on its way to the socket.
  */
 
@@ -21,6 +22,12 @@ interface Encoded {
 }
 
 const lastRequest = new WeakMap<StoredChatMessage, Encoded>();
+/**
+ * Contexts sent once, with nothing kept: only a context sent again (its session's tail is warm and hands the same
+ * objects to each turn) keeps its bytes. A session touched once (its context read from disk, dropped after the
+ * turn) then leaves no buffer behind: 10,000 of them left the gateway ~4 MB larger after the burst.
+ */
+const sentOnce = new WeakSet<StoredChatMessage>();
 
 const HEAD = '{"messages":[';
 const NON_ASCII = /[\u0080-\uffff]/;
@@ -79,7 +86,8 @@ export function chatRequestBody(
   }
   written += bytes.write(fresh.join(","), written, "utf8");
   bytes.write(tail, written, "utf8");
-  if (key) lastRequest.set(key, { messages: kept, bytes, ends });
+  if (key && (last !== undefined || sentOnce.has(key))) lastRequest.set(key, { messages: kept, bytes, ends });
+  else if (key) sentOnce.add(key);
   return bytes;
 }
 

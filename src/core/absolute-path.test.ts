@@ -16,7 +16,7 @@ describe("absolutePath", () => {
   });
 
   it("stays right past the number of answers it keeps", () => {
-    for (let i = 0; i < 5000; i++) expect(absolutePath(`/s/${i}/../t${i}.jsonl`)).toBe(`/s/t${i}.jsonl`);
+    for (let i = 0; i < 1500; i++) expect(absolutePath(`/s/${i}/../t${i}.jsonl`)).toBe(`/s/t${i}.jsonl`);
     expect(absolutePath("/s/1/../t1.jsonl")).toBe("/s/t1.jsonl");
   });
 });

@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from "node:path";
 
-/** How many answers `absolutePath` keeps (then it starts over): one per session transcript in use, and more. */
-const MAX_PATHS = 4096;
+/** How many answers `absolutePath` keeps (then it starts over): a transcript per chat in use, for ~1,000 chats. */
+const MAX_PATHS = 1024;
 const answers = new Map<string, string>();
 
 /**
