@@ -78,7 +78,8 @@ export function chatRequestBody(
   const rest = JSON.stringify(params);
   // `rest` is an object's JSON: "{}" adds nothing, else its fields follow the messages.
   const tail = rest === "{}" ? "]}" : `],${rest.slice(1)}`;
-  const bytes = Buffer.allocUnsafe(at + utf8Length(tail));
+  // Its own memory, every byte written below: a kept body holds no slice of Node's shared pool of small buffers.
+  const bytes = Buffer.allocUnsafeSlow(at + utf8Length(tail));
   let written = bytes.write(HEAD, 0, "latin1");
   if (reused) {
     written += reused.copy(bytes, written);
