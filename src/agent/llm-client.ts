@@ -22,7 +22,7 @@ import { sseEvents } from "./sse-events.js";
  * every command that never calls the model) does not load its ~150 modules. The SDK sends through
  * `createHttpFetch` (http-fetch.ts), a keep-alive `node:http` client, instead of the built-in fetch. The SDK makes
  * the request (headers, retries, HTTP errors) around bytes built by request-body.ts, and hands back the raw answer,
- * whose event stream sse-events.ts reads by the SDK's rules.
+ * whose event stream sse-events.ts reads (with `eventsource-parser`).
  */
 
 type Sdk = typeof import("openai");
@@ -170,7 +170,7 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
         )
         .asResponse();
       // The SDK answers errors before the stream (HTTP status, connection, retries); the stream is read here
-      // (sse-events.ts: the SDK's rules, fewer copies), doing with each event what the SDK's Stream does: `[DONE]`
+      // (sse-events.ts, without the SDK's copies), doing with each event what the SDK's Stream does: `[DONE]`
       // ends the answer (what follows is read and ignored), an event carrying `error` fails as the SDK's APIError,
       // events of the Assistants API (`thread.*`) are not a chat completion's. An abort throws from the body.
       let done = false;

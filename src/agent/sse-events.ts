@@ -1,15 +1,16 @@
+import { createParser } from "eventsource-parser";
+
 /**
- * The events of a `text/event-stream` body, read as the openai SDK's `Stream` reads a streamed completion (its
- * `_iterSSEMessages`), without its copies: the SDK joins every network chunk onto what it holds into a new byte
- * array, slices it again per event, and decodes it line by line (~13 KB of garbage and ~40 µs of CPU per streamed
- * completion, measured in the gateway; docs/benchmarks.md). llm-client.ts reads the SDK's raw response with it.
+ * The events of a `text/event-stream` body, for reading a streamed completion from the openai SDK's raw response
+ * (llm-client.ts) instead of through its `Stream`, which joins every network chunk onto what it holds into a new
+ * byte array and slices it again per event (~13 KB of garbage and ~40 µs of CPU per streamed completion, measured
+ * in the gateway; docs/benchmarks.md). Parsed by `eventsource-parser` (the EventSource format).
  *
- * Contract (the SDK's, which follows the EventSource format): lines end with "\n", "\r\n" or "\r" (one split
- * between two network chunks, or a character split in UTF-8, is joined first); a line starting with ":" is a comment;
- * `field: value` drops one space after the colon; `event` names the event, `data` lines are joined with "\n"; other
- * fields are ignored; an empty line ends the event, which is yielded when it had an `event` or data. What follows
- * the last empty line is not an event (the SDK drops it too). Errors of the body (an abort, a connection reset)
- * are thrown as they come.
+ * Contract: lines end with "\n", "\r\n" or "\r", wherever the network cuts them (a character split in UTF-8 is
+ * joined first); a line starting with ":" is a comment; `field: value` drops one space after the colon; `event`
+ * names the event, `data` lines are joined with "\n"; an empty line ends the event, which is yielded when it had
+ * data. What follows the last empty line is not an event. Errors of the body (an abort, a connection reset) are
+ * thrown as they come. Ending the iteration early ends the body's.
  */
 
 export interface SseEvent {
@@ -17,62 +18,27 @@ export interface SseEvent {
   data: string;
 }
 
-const LF = 10;
-const CR = 13;
-const COLON = 58;
-const SPACE = 32;
-
-/** The index of the first "\r" or "\n" in `text` from `from`, or -1. */
-function lineBreak(text: string, from: number): number {
-  for (let i = from; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === LF || c === CR) return i;
-  }
-  return -1;
-}
-
 export async function* sseEvents(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
   const decoder = new TextDecoder();
-  let event: string | null = null;
-  let data: string[] = [];
-  /** Takes one line (without its break); returns the event an empty line ends. */
-  const take = (line: string): SseEvent | undefined => {
-    if (line.length === 0) {
-      if (!event && data.length === 0) return undefined;
-      const done = { event, data: data.join("\n") };
-      event = null;
-      data = [];
-      return done;
-    }
-    if (line.charCodeAt(0) === COLON) return undefined;
-    const colon = line.indexOf(":");
-    const field = colon === -1 ? line : line.slice(0, colon);
-    let value = colon === -1 ? "" : line.slice(colon + 1);
-    if (value.charCodeAt(0) === SPACE) value = value.slice(1);
-    if (field === "data") data.push(value);
-    else if (field === "event") event = value;
-    return undefined;
-  };
-  let rest = "";
+  let ready: SseEvent[] = [];
+  const parser = createParser({
+    onEvent: (message) => ready.push({ event: message.event ?? null, data: message.data }),
+  });
+  let last = "";
   for await (const chunk of body) {
-    rest += decoder.decode(chunk, { stream: true });
-    let from = 0;
-    for (;;) {
-      const at = lineBreak(rest, from);
-      if (at === -1) break;
-      const cr = rest.charCodeAt(at) === CR;
-      // A "\r" last in what arrived may be the first half of "\r\n": wait for the next chunk to tell.
-      if (cr && at === rest.length - 1) break;
-      const done = take(rest.slice(from, at));
-      from = at + (cr && rest.charCodeAt(at + 1) === LF ? 2 : 1);
-      if (done) yield done;
-    }
-    rest = from === 0 ? rest : rest.slice(from);
+    const text = decoder.decode(chunk, { stream: true });
+    if (text.length > 0) last = text;
+    parser.feed(text);
+    if (ready.length === 0) continue;
+    const events = ready;
+    ready = [];
+    for (const event of events) yield event;
   }
-  rest += decoder.decode();
-  // A "\r" held back at the very end still ends its line.
-  if (rest.charCodeAt(rest.length - 1) === CR) {
-    const done = take(rest.slice(0, -1));
-    if (done) yield done;
-  }
+  const rest = decoder.decode();
+  if (rest.length > 0) last = rest;
+  parser.feed(rest);
+  // The parser holds a "\r" last in what it was fed (it may be the first half of "\r\n"); at the end it is a line
+  // end: fed as "\r\n", the same one line end.
+  if (last.endsWith("\r")) parser.feed("\n");
+  for (const event of ready) yield event;
 }
