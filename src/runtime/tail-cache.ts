@@ -131,8 +131,9 @@ export function tailFromRead(path: string, read: TranscriptResume, maxBytes: num
  * as the tail left it, or grew by more than those bytes), when something was written before the lines (a header,
  * a "\n" after a line cut short), or when a line does not parse. A compaction entry starts the tail over, as a
  * read would. `tail` is given up to the result, which extends its arrays in place (a turn would otherwise copy its
- * whole context twice per line written): only the result is used afterwards, and `tail` is left as it was when
- * the result is undefined. Pure otherwise (no I/O).
+ * whole context twice per line written): only the result is used afterwards. `tail` is left as it was when the
+ * lines do not fit it (the file changed otherwise, a line does not parse); when they fit but the budget cut leaves
+ * no line (undefined, too) it has them added, and is dropped as the result says. Pure otherwise (no I/O).
  */
 export function appendToTail(tail: TailCache, written: WrittenLines): TailCache | undefined {
   const { before, after, prefix, lines } = written;

@@ -43,6 +43,7 @@ export function warmLimitsFor(openFiles: number | undefined): WarmLimits {
   return { openTranscripts: openTranscriptsFor(openFiles), tailBytes: MAX_WARM_TAIL_BYTES };
 }
 
+/** What one session holds, as the limits count it. */
 export interface Holding {
   key: string;
   tailBytes: number;
