@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { fillDisk, mountTmpfs, unmount } from "../../test/fault/tmpfs.js";
 import { createMemoryLogger } from "../core/logger.js";
 import { isOwnerDead, type LockOwner, ownerForThisProcess, readLockOwner } from "./lock-owner.js";
 import { SessionStore } from "./store.js";
@@ -85,6 +86,27 @@ describe("the store lock records its owner", () => {
       await expect(lock.assertHeld()).rejects.toMatchObject({ code: "STORE_LOCKED" });
     });
     expect(await readLockOwner(`${path}.lock`)).toMatchObject({ token: "someone-else" });
+  });
+
+  it("fails with IO on a full disk and leaves neither the directory nor a half-written record behind", async () => {
+    // A tmpfs with no page free: the lock directory and owner.json are made (they take no page), writing the
+    // record is refused (ENOSPC). A lock left behind without a readable owner would block others until stale.
+    const mount = join(dir, "full");
+    await mkdir(mount);
+    await mountTmpfs(mount, 64 * 1024);
+    try {
+      await fillDisk(join(mount, "filler"));
+      const { logger } = createMemoryLogger();
+      let ran = false;
+      const locking = withFileLock(join(mount, "sessions.json"), logger, async () => {
+        ran = true;
+      });
+      await expect(locking).rejects.toMatchObject({ code: "IO", message: expect.stringContaining("ENOSPC") });
+      expect(ran).toBe(false);
+      expect(await readdir(mount)).toEqual(["filler"]);
+    } finally {
+      await unmount(mount);
+    }
   });
 
   it("waits longer for a lock than a lock takes to go stale", () => {

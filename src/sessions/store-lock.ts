@@ -180,7 +180,24 @@ async function removeLockDir(dir: string): Promise<void> {
 type Callback = (error: NodeJS.ErrnoException | null) => void;
 
 /**
- * The file system proper-lockfile uses (its `fs` option): node's, except that
+ * Runs `op` at once and hands its outcome to `callback` on the next tick, as an asynchronous call of node's would.
+ * The lock's calls are metadata operations on one directory (make it, write a 200-byte record, set and read its
+ * times, remove them): a few microseconds each done directly, where each trip through the threadpool cost some
+ * 70-100 µs on the two-core machine (docs/benchmarks.md), eight of them per lock and release.
+ */
+function now<T>(op: () => T, callback: (error: NodeJS.ErrnoException | null, value?: T) => void): void {
+  let value: T;
+  try {
+    value = op();
+  } catch (error) {
+    process.nextTick(callback, error as NodeJS.ErrnoException);
+    return;
+  }
+  process.nextTick(callback, null, value);
+}
+
+/**
+ * The file system proper-lockfile uses (its `fs` option): node's, done synchronously (see `now`), except that
  * - making the lock directory also writes `owner.json` into it (0700 / 0600, exclusive create) before the lock
  *   counts as taken: a directory already holding a record (a lock put back by a takeover) reads as held;
  * - removing it removes the owner record first; once this holder has the lock, it removes only a directory
@@ -191,30 +208,42 @@ function ownerRecordingFs(lockDir: string, owner: LockOwner, state: { acquired: 
   const record = `${JSON.stringify(owner)}\n`;
   const stillOurs = () => !state.acquired || readLockTokenSync(lockDir) === owner.token;
   return {
-    stat: fs.stat,
-    utimes: fs.utimes,
+    stat: (path: string, callback: (error: NodeJS.ErrnoException | null, stat?: fs.Stats) => void) =>
+      now(() => fs.statSync(path), callback),
+    utimes: (path: string, atime: Date, mtime: Date, callback: Callback) =>
+      now(() => fs.utimesSync(path, atime, mtime), callback),
     realpath: fs.realpath,
     mkdir(dir: string, callback: Callback) {
-      fs.mkdir(dir, { mode: 0o700 }, (error) => {
-        if (error || dir !== lockDir) return callback(error);
-        fs.writeFile(recordPath, record, { mode: 0o600, flag: "wx" }, (writeError) => {
-          if (!writeError) return callback(null);
+      now(() => {
+        fs.mkdirSync(dir, { mode: 0o700 });
+        if (dir !== lockDir) return;
+        try {
+          fs.writeFileSync(recordPath, record, { mode: 0o600, flag: "wx" });
+        } catch (error) {
           // EEXIST: the directory is someone else's now; ENOENT: it was removed. Either way: not ours, held.
-          if (writeError.code === "EEXIST" || writeError.code === "ENOENT") {
-            return callback(Object.assign(new Error(`${lockDir} is held`), { code: "EEXIST" }));
+          const code = (error as NodeJS.ErrnoException).code;
+          if (code === "EEXIST" || code === "ENOENT") {
+            throw Object.assign(new Error(`${lockDir} is held`), { code: "EEXIST" });
           }
           // Anything else (a full disk): the record may exist half-written; remove it and the directory, so no
           // lock without a readable owner is left behind to block others until it goes stale.
-          fs.unlink(recordPath, () => fs.rmdir(dir, () => callback(writeError)));
-        });
-      });
+          ignoreFailure(() => fs.unlinkSync(recordPath));
+          ignoreFailure(() => fs.rmdirSync(dir));
+          throw error;
+        }
+      }, callback);
     },
     rmdir(dir: string, callback: Callback) {
-      if (dir !== lockDir) return fs.rmdir(dir, callback);
-      if (!stillOurs()) return callback(null);
-      fs.unlink(recordPath, () => {
-        fs.rmdir(dir, (error) => callback(error?.code === "ENOENT" ? null : error));
-      });
+      now(() => {
+        if (dir !== lockDir) return fs.rmdirSync(dir);
+        if (!stillOurs()) return;
+        ignoreFailure(() => fs.unlinkSync(recordPath));
+        try {
+          fs.rmdirSync(dir);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+        }
+      }, callback);
     },
     /** Used by proper-lockfile's exit handler for locks still held when the process exits. */
     rmdirSync(dir: string) {
@@ -224,6 +253,14 @@ function ownerRecordingFs(lockDir: string, owner: LockOwner, state: { acquired: 
       fs.rmdirSync(dir);
     },
   };
+}
+
+function ignoreFailure(op: () => void): void {
+  try {
+    op();
+  } catch {
+    // Best effort: what could not be removed is removed by whoever finds the lock stale.
+  }
 }
 
 function delay(ms: number): Promise<void> {

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { fstatSync, renameSync } from "node:fs";
-import { type FileHandle, mkdir, open, unlink } from "node:fs/promises";
+import { closeSync, fstatSync, fsync, futimesSync, openSync, renameSync, writev } from "node:fs";
+import { mkdir, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { promisify } from "node:util";
 import { type FileVersion, versionOf } from "./store-read.js";
 
 /**
@@ -79,18 +80,24 @@ export function stampTime(now: number): bigint {
 /** How far a stamp read back may be from the one set (float seconds through utimes) and still count as kept. */
 const STAMP_TOLERANCE_NS = 10_000n;
 
+/**
+ * One attempt. The calls that only touch metadata (create the temp file, set its time, close it, open and close
+ * the directory) are synchronous: microseconds each, where a trip through the threadpool cost some 70-100 µs on
+ * the two-core machine (docs/benchmarks.md). The writes and both fsyncs, whose time grows with the file and the
+ * disk, wait off the event loop.
+ */
 async function writeOnce(path: string, pieces: readonly Uint8Array[], options: PiecesWrite): Promise<void> {
   const temp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`);
-  const handle = await open(temp, "wx", 0o600);
+  const fd = openSync(temp, "wx", 0o600);
   let renamed = false;
   try {
-    await writeAll(handle, pieces);
+    await writeAll(fd, pieces);
     const stamp = options.stamp ? stampTime(Date.now()) : undefined;
     if (stamp !== undefined) {
       const seconds = Number(stamp) / 1e9;
-      await handle.utimes(seconds, seconds);
+      futimesSync(fd, seconds, seconds);
     }
-    await handle.sync();
+    await fsyncFile(fd);
     await options.beforeRename?.();
     options.lastCheck?.();
     renameSync(temp, path);
@@ -98,7 +105,7 @@ async function writeOnce(path: string, pieces: readonly Uint8Array[], options: P
     // A rename changes the file's ctime: the version readers see is the one after it.
     let version: FileVersion | undefined;
     try {
-      version = versionOf(fstatSync(handle.fd, { bigint: true }));
+      version = versionOf(fstatSync(fd, { bigint: true }));
     } catch {
       version = undefined;
     }
@@ -109,18 +116,25 @@ async function writeOnce(path: string, pieces: readonly Uint8Array[], options: P
       stamp - version.mtimeNs < STAMP_TOLERANCE_NS;
     options.renamed?.(version, stamped);
   } finally {
-    await handle.close().catch(() => {});
+    try {
+      closeSync(fd);
+    } catch {
+      // Closing a local file flushes nothing: what was to be written was written (and fsync'd) or failed above.
+    }
     if (!renamed) await unlink(temp).catch(() => {});
   }
   await syncDirectory(dirname(path));
 }
 
+const writevAsync = promisify(writev);
+const fsyncFile = promisify(fsync);
+
 /** Writes every byte of `pieces` from offset 0, with as few gathering writes as the system takes. */
-async function writeAll(handle: FileHandle, pieces: readonly Uint8Array[]): Promise<void> {
+async function writeAll(fd: number, pieces: readonly Uint8Array[]): Promise<void> {
   let rest = pieces.filter((p) => p.length > 0);
   let position = 0;
   while (rest.length > 0) {
-    const { bytesWritten } = await handle.writev(rest, position);
+    const { bytesWritten } = await writevAsync(fd, rest, position);
     if (bytesWritten <= 0) throw Object.assign(new Error("write wrote nothing"), { code: "EIO" });
     position += bytesWritten;
     let skip = bytesWritten;
@@ -135,20 +149,20 @@ async function writeAll(handle: FileHandle, pieces: readonly Uint8Array[]): Prom
 /** Codes of file systems or platforms that cannot fsync a directory (nothing to do there). */
 const NO_DIRECTORY_SYNC = new Set(["EINVAL", "ENOTSUP", "EISDIR", "EPERM", "EBADF"]);
 
-/** fsync of a directory, so that a rename into it is on disk. */
+/** fsync of a directory, so that a rename into it is on disk (opened and closed synchronously, see writeOnce). */
 export async function syncDirectory(dir: string): Promise<void> {
-  let handle: Awaited<ReturnType<typeof open>>;
+  let fd: number;
   try {
-    handle = await open(dir, "r");
+    fd = openSync(dir, "r");
   } catch (error) {
     if (NO_DIRECTORY_SYNC.has((error as NodeJS.ErrnoException).code ?? "")) return;
     throw error;
   }
   try {
-    await handle.sync();
+    await fsyncFile(fd);
   } catch (error) {
     if (!NO_DIRECTORY_SYNC.has((error as NodeJS.ErrnoException).code ?? "")) throw error;
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }

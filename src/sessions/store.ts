@@ -281,7 +281,8 @@ export class SessionStore {
    */
   private async fresh(lock: HeldLock): Promise<StoreImage | undefined> {
     for (let attempt = 1; ; attempt++) {
-      const version = await statStoreFile(this.path);
+      // Synchronous: a stat of a path the kernel has cached takes microseconds, a threadpool trip far longer.
+      const version = statStoreFileSync(this.path);
       if (version === undefined) return this.noteMissing();
       const held = this.image;
       if (held?.trusted && sameVersion(held.version, version)) return held;
