@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { TranscriptEntry } from "../sessions/types.js";
+import type { MessageEntry, TranscriptEntry } from "../sessions/types.js";
 import { buildContext, pairToolCalls } from "./build-context.js";
 
 const ts = "2026-01-01T00:00:00.000Z";
@@ -41,6 +41,37 @@ describe("buildContext", () => {
     // What request-body.ts keys the reuse of the last request's bytes by (the first message after the prompt).
     expect(next[1]).toBe(first[1]);
     expect(next[2]).toBe(first[2]);
+  });
+});
+
+describe("buildContext in a group", () => {
+  const said: MessageEntry = {
+    type: "message",
+    id: "1",
+    ts,
+    message: { role: "user", content: "hi" },
+    meta: { chatType: "group", senderName: "Ann", journalId: "j1" },
+  };
+
+  it("shows who said a message, as the same object in every context built from the same entry", () => {
+    const first = buildContext({ systemPrompt: "s", entries: [said] });
+    const next = buildContext({ systemPrompt: "s", entries: [said] });
+    expect(first[1]).toEqual({ role: "user", content: "Ann: hi" });
+    // request-body.ts reuses the bytes of a message it sent before when it is the same object.
+    expect(next[1]).toBe(first[1]);
+    expect(said.message.content).toBe("hi");
+  });
+
+  it("marks the message once a turn-failed entry names it, and not in contexts without that entry", () => {
+    const plain = buildContext({ systemPrompt: "s", entries: [said] });
+    const failed = buildContext({
+      systemPrompt: "s",
+      entries: [said, { type: "turn-failed", id: "2", ts, journalId: "j1" } as TranscriptEntry],
+    });
+    expect(failed[1]?.content).toBe(
+      "[Earlier message that was not answered at the time (the turn failed); history, not a question to answer now]\nAnn: hi",
+    );
+    expect(buildContext({ systemPrompt: "s", entries: [said] })[1]).toBe(plain[1]);
   });
 });
 

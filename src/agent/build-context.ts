@@ -86,17 +86,32 @@ function notesOf(compaction: CompactionEntry & { notes: string }): StoredChatMes
   return message;
 }
 
+/**
+ * The group form (`Name: text`) of each person's message entry, made once per entry: every turn's context then
+ * holds the same object for it, as it does for every other message (request-body.ts reuses the bytes of a
+ * message it sent before when it is the same object), instead of a new object and string per message per turn.
+ * Kept while the entry lives (the session's tail), collected with it. Transcript entries are not changed once
+ * read.
+ */
+const groupForms = new WeakMap<MessageEntry, StoredChatMessage>();
+
 /** A person's message as the model sees it: who said it (groups), and whether it went unanswered. */
 function asSeen(entry: MessageEntry, failed: ReadonlySet<string>): StoredChatMessage {
   const { message, meta } = entry;
   if (message.role !== "user" || typeof message.content !== "string") return message;
+  const jid = failed.size > 0 ? meta?.journalId : undefined;
+  const unanswered = typeof jid === "string" && failed.has(jid);
+  if (meta?.chatType !== "group" && !unanswered) return message;
+  const cached = unanswered ? undefined : groupForms.get(entry);
+  if (cached) return cached;
   let content = message.content;
   if (meta?.chatType === "group") content = `${meta.senderName ?? meta.senderId ?? "someone"}: ${content}`;
-  const jid = failed.size > 0 ? meta?.journalId : undefined;
-  if (typeof jid === "string" && failed.has(jid)) {
+  if (unanswered) {
     content = `[Earlier message that was not answered at the time (the turn failed); history, not a question to answer now]\n${content}`;
   }
-  return content === message.content ? message : { ...message, content };
+  const seen = { ...message, content };
+  if (!unanswered) groupForms.set(entry, seen);
+  return seen;
 }
 
 /** Adds a synthetic result after each tool call that has none, and drops results that answer no call. */
