@@ -181,9 +181,11 @@ type Callback = (error: NodeJS.ErrnoException | null) => void;
 
 /**
  * Runs `op` at once and hands its outcome to `callback` on the next tick, as an asynchronous call of node's would.
- * The lock's calls are metadata operations on one directory (make it, write a 200-byte record, set and read its
- * times, remove them): a few microseconds each done directly, where each trip through the threadpool cost some
- * 70-100 µs on the two-core machine (docs/benchmarks.md), eight of them per lock and release.
+ * For the lock's calls that make no inode (set and read the directory's times, write and close the record,
+ * remove both): a few microseconds each done directly, where each trip through the threadpool cost some 70-100 µs
+ * on the two-core machine (docs/benchmarks.md). The two that make one (the directory, the record's file) stay in
+ * the threadpool: on ext4 without a journal a create can take the kernel a millisecond (docs/benchmarks.md), which
+ * is not to be spent on the event loop.
  */
 function now<T>(op: () => T, callback: (error: NodeJS.ErrnoException | null, value?: T) => void): void {
   let value: T;
@@ -197,7 +199,7 @@ function now<T>(op: () => T, callback: (error: NodeJS.ErrnoException | null, val
 }
 
 /**
- * The file system proper-lockfile uses (its `fs` option): node's, done synchronously (see `now`), except that
+ * The file system proper-lockfile uses (its `fs` option): node's, partly done synchronously (see `now`), except that
  * - making the lock directory also writes `owner.json` into it (0700 / 0600, exclusive create) before the lock
  *   counts as taken: a directory already holding a record (a lock put back by a takeover) reads as held;
  * - removing it removes the owner record first; once this holder has the lock, it removes only a directory
@@ -214,24 +216,33 @@ function ownerRecordingFs(lockDir: string, owner: LockOwner, state: { acquired: 
       now(() => fs.utimesSync(path, atime, mtime), callback),
     realpath: fs.realpath,
     mkdir(dir: string, callback: Callback) {
-      now(() => {
-        fs.mkdirSync(dir, { mode: 0o700 });
-        if (dir !== lockDir) return;
-        try {
-          fs.writeFileSync(recordPath, record, { mode: 0o600, flag: "wx" });
-        } catch (error) {
+      fs.mkdir(dir, { mode: 0o700 }, (error) => {
+        if (error || dir !== lockDir) return callback(error);
+        fs.open(recordPath, "wx", 0o600, (openError, fd) => {
           // EEXIST: the directory is someone else's now; ENOENT: it was removed. Either way: not ours, held.
-          const code = (error as NodeJS.ErrnoException).code;
-          if (code === "EEXIST" || code === "ENOENT") {
-            throw Object.assign(new Error(`${lockDir} is held`), { code: "EEXIST" });
+          if (openError?.code === "EEXIST" || openError?.code === "ENOENT") {
+            return callback(Object.assign(new Error(`${lockDir} is held`), { code: "EEXIST" }));
           }
-          // Anything else (a full disk): the record may exist half-written; remove it and the directory, so no
-          // lock without a readable owner is left behind to block others until it goes stale.
-          ignoreFailure(() => fs.unlinkSync(recordPath));
-          ignoreFailure(() => fs.rmdirSync(dir));
-          throw error;
-        }
-      }, callback);
+          now(
+            () => {
+              if (openError) throw openError;
+              try {
+                writeAllSync(fd, Buffer.from(record));
+              } finally {
+                fs.closeSync(fd);
+              }
+            },
+            (writeError) => {
+              if (!writeError) return callback(null);
+              // Anything else (a full disk): the record may exist half-written; remove it and the directory, so no
+              // lock without a readable owner is left behind to block others until it goes stale.
+              ignoreFailure(() => fs.unlinkSync(recordPath));
+              ignoreFailure(() => fs.rmdirSync(dir));
+              callback(writeError);
+            },
+          );
+        });
+      });
     },
     rmdir(dir: string, callback: Callback) {
       now(() => {
@@ -253,6 +264,10 @@ function ownerRecordingFs(lockDir: string, owner: LockOwner, state: { acquired: 
       fs.rmdirSync(dir);
     },
   };
+}
+
+function writeAllSync(fd: number, bytes: Buffer): void {
+  for (let at = 0; at < bytes.length; ) at += fs.writeSync(fd, bytes, at, bytes.length - at);
 }
 
 function ignoreFailure(op: () => void): void {

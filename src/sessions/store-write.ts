@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, fstatSync, fsync, futimesSync, openSync, renameSync, writev } from "node:fs";
+import { closeSync, fstatSync, fsync, futimesSync, open, openSync, renameSync, writev } from "node:fs";
 import { mkdir, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { promisify } from "node:util";
@@ -81,14 +81,14 @@ export function stampTime(now: number): bigint {
 const STAMP_TOLERANCE_NS = 10_000n;
 
 /**
- * One attempt. The calls that only touch metadata (create the temp file, set its time, close it, open and close
- * the directory) are synchronous: microseconds each, where a trip through the threadpool cost some 70-100 µs on
- * the two-core machine (docs/benchmarks.md). The writes and both fsyncs, whose time grows with the file and the
- * disk, wait off the event loop.
+ * One attempt. The calls that only touch metadata of an existing file (set the temp file's time, close it, open
+ * and close the directory) are synchronous: microseconds each, where a trip through the threadpool cost some
+ * 70-100 µs on the two-core machine (docs/benchmarks.md). Creating the temp file (on ext4 without a journal the
+ * kernel may take a millisecond to find an inode), the writes and both fsyncs wait off the event loop.
  */
 async function writeOnce(path: string, pieces: readonly Uint8Array[], options: PiecesWrite): Promise<void> {
   const temp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`);
-  const fd = openSync(temp, "wx", 0o600);
+  const fd = await openFile(temp, "wx", 0o600);
   let renamed = false;
   try {
     await writeAll(fd, pieces);
@@ -126,6 +126,7 @@ async function writeOnce(path: string, pieces: readonly Uint8Array[], options: P
   await syncDirectory(dirname(path));
 }
 
+const openFile = promisify(open);
 const writevAsync = promisify(writev);
 const fsyncFile = promisify(fsync);
 
