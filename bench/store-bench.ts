@@ -2,6 +2,7 @@
  * The session store against one atomic rewrite of the same file (issue 12, store rows). Every row runs its two
  * sides interleaved on a store in a temp directory (the shape of makeStore: a busy gateway's entries, ~470 bytes
  * each), with the page cache warm:
+ * - first, the disk's state: creating an empty file against opening one (no target; see createRow);
  * - one `SessionStore.update` of one key (lock, freshness check, change, temp file, fsync, rename, directory
  *   fsync) at 1k / 10k / 100k keys, against writing the same bytes to a temp file + fsync + rename + directory
  *   fsync (what our write does, minus everything else);
@@ -10,7 +11,7 @@
  * (`clawdis sessions --json` on such a store is measured in startup-bench.ts.)
  * A row throws when the store lost a key or an edit (the work was wrong, not slow).
  */
-import { renameSync } from "node:fs";
+import { closeSync, openSync, renameSync } from "node:fs";
 import { mkdtemp, open, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -284,10 +285,39 @@ export async function storeMemory(keys = 10_000): Promise<void> {
   }
 }
 
+/**
+ * The disk's state before the store rows, no target: creating an empty file against opening one that exists. On
+ * ext4 without a journal (this machine) the kernel does not reuse an inode freed in the last minutes, and each
+ * create walks past those: after thousands of files were deleted a create takes it ~1 ms instead of ~30 µs. A
+ * store update makes three inodes (the lock's directory and owner record, the temp file), its baseline one, so
+ * slow creates read as a slower store (docs/benchmarks.md).
+ */
+async function createRow(root: string, rounds: number): Promise<BenchRow> {
+  const dir = await mkdtemp(join(root, "creates-"));
+  const existing = join(dir, "existing");
+  closeSync(openSync(existing, "w"));
+  let n = 0;
+  const { ours, baseline } = await interleaved(
+    rounds,
+    () => timeMs(() => closeSync(openSync(join(dir, `new-${n++}`), "wx"))),
+    () => timeMs(() => closeSync(openSync(existing, "r+"))),
+    3,
+  );
+  return {
+    name: "creating a file (the disk's state), before the store rows",
+    unit: "µs",
+    ours: ours.map((ms) => ms * 1000),
+    baselineName: "opening a file that exists",
+    baseline: baseline.map((ms) => ms * 1000),
+    note: "no target; slow creates (inodes deleted in the minutes before are skipped) inflate the store rows",
+  };
+}
+
 export async function benchStore(): Promise<BenchRow[]> {
   const root = await mkdtemp(join(tmpdir(), "clawdis-store-bench-"));
   try {
     return [
+      await createRow(root, 30),
       await updateRow(root, 1_000, 30, undefined),
       await updateRow(root, 10_000, 30, { kind: "ratio", max: 1.3 }),
       await updateRow(root, 100_000, 8, { kind: "ratio", max: 2 }),
