@@ -267,7 +267,11 @@ function ownerRecordingFs(lockDir: string, owner: LockOwner, state: { acquired: 
 }
 
 function writeAllSync(fd: number, bytes: Buffer): void {
-  for (let at = 0; at < bytes.length; ) at += fs.writeSync(fd, bytes, at, bytes.length - at);
+  for (let at = 0; at < bytes.length; ) {
+    const wrote = fs.writeSync(fd, bytes, at, bytes.length - at);
+    if (wrote <= 0) throw Object.assign(new Error("write wrote nothing"), { code: "EIO" });
+    at += wrote;
+  }
 }
 
 function ignoreFailure(op: () => void): void {
