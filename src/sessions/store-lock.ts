@@ -12,6 +12,7 @@ import {
   readLockOwner,
   readLockTokenSync,
 } from "./lock-owner.js";
+import { writeAll } from "./transcript.js";
 
 type ProperLockOptions = NonNullable<Parameters<typeof import("proper-lockfile").lock>[1]>;
 
@@ -227,7 +228,7 @@ function ownerRecordingFs(lockDir: string, owner: LockOwner, state: { acquired: 
             () => {
               if (openError) throw openError;
               try {
-                writeAllSync(fd, Buffer.from(record));
+                writeAll(fd, Buffer.from(record));
               } finally {
                 fs.closeSync(fd);
               }
@@ -264,14 +265,6 @@ function ownerRecordingFs(lockDir: string, owner: LockOwner, state: { acquired: 
       fs.rmdirSync(dir);
     },
   };
-}
-
-function writeAllSync(fd: number, bytes: Buffer): void {
-  for (let at = 0; at < bytes.length; ) {
-    const wrote = fs.writeSync(fd, bytes, at, bytes.length - at);
-    if (wrote <= 0) throw Object.assign(new Error("write wrote nothing"), { code: "EIO" });
-    at += wrote;
-  }
 }
 
 function ignoreFailure(op: () => void): void {

@@ -184,14 +184,18 @@ export function appendPrefix(fd: number, size: number, header: TranscriptHeader)
 }
 
 /**
- * Writes `bytes` to an O_APPEND descriptor: they land at the end, whatever else was written meanwhile. The write
- * is synchronous: copying a few KB into the page cache takes about a microsecond, where an asynchronous write
- * costs some 20 µs of CPU in the threadpool hand-off (measured on this path); only an fsync waits off the event
- * loop.
+ * Writes `bytes` at the descriptor's offset (an O_APPEND one: at the end, whatever else was written meanwhile).
+ * The write is synchronous: copying a few KB into the page cache takes about a microsecond, where an
+ * asynchronous write costs some 20 µs of CPU in the threadpool hand-off (measured on this path); only an fsync
+ * waits off the event loop. A write of nothing fails with EIO instead of looping.
  */
 export function writeAll(fd: number, bytes: Buffer): void {
   let written = 0;
-  while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
+  while (written < bytes.length) {
+    const wrote = writeSync(fd, bytes, written, bytes.length - written);
+    if (wrote <= 0) throw Object.assign(new Error("write wrote nothing"), { code: "EIO" });
+    written += wrote;
+  }
 }
 
 /**
