@@ -1,5 +1,5 @@
 import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { selectTools } from "./agent/tools/index.js";
 import { type Clock, systemClock } from "./core/clock.js";
 import { diffConfig } from "./core/config-diff.js";
@@ -39,6 +39,7 @@ import { SessionRegistry } from "./runtime/session-registry.js";
 import { SessionRunner, type WorkItem } from "./runtime/session-runner.js";
 import { formatStatus } from "./runtime/status-report.js";
 import { warmSessions } from "./runtime/warm-sessions.js";
+import { removeAbandonedTempFiles } from "./sessions/abandoned-temp-files.js";
 import { Journal } from "./sessions/journal.js";
 import { freshEntry } from "./sessions/lifecycle.js";
 import { newSessionId } from "./sessions/session-id.js";
@@ -120,6 +121,8 @@ export class Gateway {
   private readonly retries = new Set<unknown>();
   /** Resolves once every plugin has started or failed its first attempt (see `start`). */
   pluginsStarted: Promise<void> = Promise.resolve();
+  /** The removal of temp files left by writes a kill cut short (start); the paths removed. Never rejects. */
+  tempFilesSwept: Promise<string[]> = Promise.resolve([]);
   private stopped: Promise<void> | undefined;
   private address: { port: number; host: string } | undefined;
   /** The in-process restart this gateway was started by (from `<state>/restart.json`), for `/status`. */
@@ -317,6 +320,14 @@ export class Gateway {
       return undefined;
     }
     this.modelProbe.refresh();
+    // In the background, not on the way to listening: the temp files of the store's, the journal's and
+    // gateway.json's atomic writes that a kill cut short (their files are intact; the temp files are dead weight).
+    const stateDir = stateDirOf(this.options.env);
+    this.tempFilesSwept = removeAbandonedTempFiles(
+      [dirname(this.options.storePath), join(stateDir, "journal"), stateDir],
+      // Ages are judged by the file system's clock, not the injected one.
+      { logger: this.options.logger, now: Date.now() },
+    );
     if (open.length > 0)
       this.options.logger.info("finishing messages accepted before the last stop", { count: open.length });
     for (const record of open) {
@@ -439,6 +450,7 @@ export class Gateway {
       await this.outbox.stop();
       await this.host.stop();
       await this.http.close();
+      await this.tempFilesSwept;
       await this.journal.close();
     })();
     return this.stopped;

@@ -1,0 +1,94 @@
+import { lstat, readdir, unlink } from "node:fs/promises";
+import { join } from "node:path";
+import { describeError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+
+/**
+ * The temp files of this process's atomic writes, by name: store-write.ts writes `.<name>.tmp-<pid>-<8 hex>` next
+ * to the file it replaces (the session store, plugin files), journal.ts and state-lock.ts write `<name>.tmp-<pid>`.
+ * Each is renamed over its file or removed by the writer, so one is left only when its writer was killed (or lost
+ * power) in the middle of the write.
+ */
+const TEMP_NAMES = [/^\..+\.tmp-(\d+)-[0-9a-f]{8}$/, /^.+\.tmp-(\d+)$/];
+
+/** A temp file this old is abandoned whoever wrote it: no write of ours takes an hour. */
+export const ABANDONED_AFTER_MS = 60 * 60 * 1000;
+
+/** The writer's pid in a temp file's name, or undefined when the name is not one of ours. */
+export function tempFileWriter(name: string): number | undefined {
+  for (const pattern of TEMP_NAMES) {
+    const match = pattern.exec(name);
+    if (match) return Number(match[1]);
+  }
+  return undefined;
+}
+
+/** Whether `pid` runs on this host: true unless the kernel says there is no such process (EPERM: it runs). */
+export function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== "ESRCH";
+  }
+}
+
+export interface TempSweepOptions {
+  logger: Logger;
+  /** Epoch ms to judge the files' ages by: the file system's clock (Date.now()), not an injected one. */
+  now: number;
+  /** For tests; default processRuns. */
+  runs?: (pid: number) => boolean;
+}
+
+/**
+ * Removes the temp files left in `dirs` by writes that will never finish (see TEMP_NAMES), and returns their
+ * paths. Contract:
+ * - a file is removed when its writer (the pid in its name) no longer runs, or when it is older than
+ *   ABANDONED_AFTER_MS (a pid reused by another process; a writer in another pid namespace or on another host);
+ * - never one of this process (a write of ours may be in progress), never anything but a regular file whose name
+ *   is a temp file's, never a subdirectory's content;
+ * - removing a live writer's temp file (another pid namespace, where its pid does not run here) costs that writer
+ *   a retry (store-write.ts writes again when its temp file is gone), never a file;
+ * - best effort: a folder or file that cannot be read or removed is logged and skipped; nothing throws.
+ */
+export async function removeAbandonedTempFiles(
+  dirs: readonly string[],
+  options: TempSweepOptions,
+): Promise<string[]> {
+  const runs = options.runs ?? processRuns;
+  const removed: string[] = [];
+  for (const dir of new Set(dirs)) {
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
+        options.logger.warn("could not look for abandoned temp files", { dir, error: describeError(error) });
+      }
+      continue;
+    }
+    for (const name of names) {
+      const pid = tempFileWriter(name);
+      if (pid === undefined || pid === process.pid) continue;
+      const path = join(dir, name);
+      try {
+        const info = await lstat(path);
+        if (!info.isFile()) continue;
+        if (runs(pid) && options.now - info.mtimeMs < ABANDONED_AFTER_MS) continue;
+        await unlink(path);
+        removed.push(path);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
+        options.logger.warn("could not remove an abandoned temp file", { path, error: describeError(error) });
+      }
+    }
+  }
+  if (removed.length > 0) {
+    options.logger.warn(
+      "removed temp files left by writes that were cut short (a process killed while writing); the files they were to replace are intact",
+      { count: removed.length, files: removed.slice(0, 5).join(", ") },
+    );
+  }
+  return removed;
+}
