@@ -1,5 +1,5 @@
 import { mkdirSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { selectTools } from "./agent/tools/index.js";
 import { type Clock, systemClock } from "./core/clock.js";
 import { diffConfig } from "./core/config-diff.js";
@@ -34,9 +34,14 @@ import type { DrainMode } from "./runtime/drain-resume.js";
 import { EventBus } from "./runtime/event-bus.js";
 import { ModelProbe } from "./runtime/model-probe.js";
 import { Outbox } from "./runtime/outbox.js";
-import { type RestartManifest, takeRestartManifest } from "./runtime/restart-manifest.js";
+import {
+  type RestartManifest,
+  restartManifestPath,
+  takeRestartManifest,
+} from "./runtime/restart-manifest.js";
 import { SessionRegistry } from "./runtime/session-registry.js";
 import { SessionRunner, type WorkItem } from "./runtime/session-runner.js";
+import { stateLockPath } from "./runtime/state-lock.js";
 import { formatStatus } from "./runtime/status-report.js";
 import { warmSessions } from "./runtime/warm-sessions.js";
 import { removeAbandonedTempFiles } from "./sessions/abandoned-temp-files.js";
@@ -320,11 +325,11 @@ export class Gateway {
       return undefined;
     }
     this.modelProbe.refresh();
-    // In the background, not on the way to listening: the temp files of the store's, the journal's and
-    // gateway.json's atomic writes that a kill cut short (their files are intact; the temp files are dead weight).
+    // In the background, not on the way to listening: the temp files of atomic writes of the store, the journal,
+    // the state lock and restart.json that a kill cut short (their files are intact; the temp files are dead weight).
     const stateDir = stateDirOf(this.options.env);
     this.tempFilesSwept = removeAbandonedTempFiles(
-      [dirname(this.options.storePath), join(stateDir, "journal"), stateDir],
+      [this.options.storePath, this.journal.filePath, stateLockPath(stateDir), restartManifestPath(stateDir)],
       // Ages are judged by the file system's clock, not the injected one.
       { logger: this.options.logger, now: Date.now() },
     );

@@ -55,26 +55,28 @@ describe("removeAbandonedTempFiles", () => {
     const deadJournal = `inbound.jsonl.tmp-${dead}`;
     const ours = await storeTempName(store, process.pid);
     const live = await storeTempName(store, process.ppid);
-    const names = [deadStore, deadJournal, ours, live, "notes.tmp-x", `sessions.json.tmp-${dead}.bak`];
+    // A person's own files in the same folder, even with a temp file's shape, are not the store's or journal's.
+    const others = [
+      "notes.tmp-x",
+      `sessions.json.tmp-${dead}.bak`,
+      `report.txt.tmp-${dead}`,
+      `.draft.md.tmp-${dead}-0a1b2c3d`,
+    ];
+    const names = [deadStore, deadJournal, ours, live, ...others];
     for (const name of names) await writeFile(join(dir, name), "half a write");
     // A directory and a link with a temp file's name are never touched.
-    await mkdir(join(dir, `cache.tmp-${dead}`));
-    await symlink(store, join(dir, `link.tmp-${dead}`));
+    const folder = `.sessions.json.tmp-${dead}-00000000`;
+    const link = `inbound.jsonl.tmp-${dead}0`;
+    await mkdir(join(dir, folder));
+    await symlink(store, join(dir, link));
     const { logger, lines } = createMemoryLogger();
 
-    const removed = await removeAbandonedTempFiles([dir, dir], { logger, now: Date.now() });
+    const journal = join(dir, "inbound.jsonl");
+    const removed = await removeAbandonedTempFiles([store, journal, store], { logger, now: Date.now() });
 
     expect(removed.sort()).toEqual([join(dir, deadJournal), join(dir, deadStore)].sort());
     expect((await readdir(dir)).sort()).toEqual(
-      [
-        "sessions.json",
-        ours,
-        live,
-        "notes.tmp-x",
-        `sessions.json.tmp-${dead}.bak`,
-        `cache.tmp-${dead}`,
-        `link.tmp-${dead}`,
-      ].sort(),
+      ["sessions.json", ours, live, ...others, folder, link].sort(),
     );
     expect(await readFile(store, "utf8")).toBe('{"main":{}}\n');
     const warned = lines.filter((l) => l.level === "warn");
@@ -85,19 +87,22 @@ describe("removeAbandonedTempFiles", () => {
   it("removes a live writer's temp file only once it is older than an hour (a reused pid)", async () => {
     const store = join(dir, "sessions.json");
     const young = await storeTempName(store, 4_000_001);
-    const old = `gateway.json.tmp-4000002`;
-    for (const name of [young, old]) await writeFile(join(dir, name), "x");
+    const old = `state.lock.tmp-4000002`;
+    // This process's own, however old: a write of ours may be under way.
+    const ours = `state.lock.tmp-${process.pid}`;
+    for (const name of [young, old, ours]) await writeFile(join(dir, name), "x");
     const now = Date.now();
     const hourAgo = (now - ABANDONED_AFTER_MS - 1000) / 1000;
-    await utimes(join(dir, old), hourAgo, hourAgo);
+    for (const name of [old, ours]) await utimes(join(dir, name), hourAgo, hourAgo);
     const { logger } = createMemoryLogger();
 
-    const removed = await removeAbandonedTempFiles([dir], { logger, now, runs: () => true });
+    const files = [store, join(dir, "state.lock")];
+    const removed = await removeAbandonedTempFiles(files, { logger, now, runs: () => true });
 
     expect(removed).toEqual([join(dir, old)]);
-    expect(await readdir(dir)).toEqual([young]);
+    expect((await readdir(dir)).sort()).toEqual([young, ours].sort());
     // The same young file once its writer is gone.
-    expect(await removeAbandonedTempFiles([dir], { logger, now, runs: () => false })).toEqual([
+    expect(await removeAbandonedTempFiles(files, { logger, now, runs: () => false })).toEqual([
       join(dir, young),
     ]);
   });
@@ -106,9 +111,8 @@ describe("removeAbandonedTempFiles", () => {
     const { logger, lines } = createMemoryLogger();
     const file = join(dir, "not-a-folder");
     await writeFile(file, "x");
-    expect(await removeAbandonedTempFiles([join(dir, "gone"), file], { logger, now: Date.now() })).toEqual(
-      [],
-    );
+    const files = [join(dir, "gone", "sessions.json"), join(file, "sessions.json")];
+    expect(await removeAbandonedTempFiles(files, { logger, now: Date.now() })).toEqual([]);
     expect(lines.map((l) => `${l.level} ${l.message} ${String(l.fields?.dir)}`)).toEqual([
       `warn could not look for abandoned temp files ${file}`,
     ]);
@@ -116,11 +120,15 @@ describe("removeAbandonedTempFiles", () => {
 });
 
 describe("tempFileWriter", () => {
-  it("reads the writer from the names of every atomic write, and nothing from other names", () => {
-    expect(tempFileWriter(".sessions.json.tmp-123-0a1b2c3d")).toBe(123);
-    expect(tempFileWriter("inbound.jsonl.tmp-77")).toBe(77);
-    expect(tempFileWriter("sessions.json")).toBeUndefined();
-    expect(tempFileWriter(".sessions.json.tmp-123-xyz")).toBeUndefined();
-    expect(tempFileWriter("a.tmp-")).toBeUndefined();
+  it("reads the writer from the names of a file's atomic writes, and nothing from other names", () => {
+    const store = "/state/sessions/sessions.json";
+    expect(tempFileWriter(store, ".sessions.json.tmp-123-0a1b2c3d")).toBe(123);
+    expect(tempFileWriter(store, "sessions.json.tmp-77")).toBe(77);
+    expect(tempFileWriter("/state/journal/inbound.jsonl", "inbound.jsonl.tmp-77")).toBe(77);
+    expect(tempFileWriter(store, "sessions.json")).toBeUndefined();
+    expect(tempFileWriter(store, ".sessions.json.tmp-123-xyz")).toBeUndefined();
+    expect(tempFileWriter(store, "sessions.json.tmp-")).toBeUndefined();
+    expect(tempFileWriter(store, "sessionsXjson.tmp-5")).toBeUndefined();
+    expect(tempFileWriter(store, "inbound.jsonl.tmp-77")).toBeUndefined();
   });
 });
