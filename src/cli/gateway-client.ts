@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { ClawdisConfig } from "../core/config-schema.js";
 import { ClawdisError } from "../core/errors.js";
 import { type Env, gatewayTokenPath, stateDir } from "../core/paths.js";
+import { processRuns } from "../core/process-runs.js";
 import { stateOwnerOf } from "../runtime/state-lock.js";
 
 /**
@@ -58,7 +59,8 @@ async function candidateUrls(config: ClawdisConfig, env: Env): Promise<string[]>
   if (owner?.kind === "gateway" && owner.url) urls.push(owner.url);
   try {
     const file = JSON.parse(await readFile(gatewayAddressPath(env), "utf8")) as GatewayAddressFile;
-    if (typeof file.url === "string" && isAlive(file.pid) && !urls.includes(file.url)) urls.push(file.url);
+    if (typeof file.url === "string" && processRuns(file.pid) && !urls.includes(file.url))
+      urls.push(file.url);
   } catch {
     // No address file (no gateway, or one that predates it): the configured address below.
   }
@@ -139,14 +141,4 @@ export async function connectGateway(
   }
   const token = (await readFile(gatewayTokenPath(env), "utf8")).trim();
   return { url: state.url, token };
-}
-
-function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }

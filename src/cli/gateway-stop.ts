@@ -1,7 +1,7 @@
-import { readFileSync } from "node:fs";
 import { loadConfig } from "../core/config.js";
 import type { ConfigSectionsSource } from "../core/config-sections.js";
 import { describeError } from "../core/errors.js";
+import { processRuns } from "../core/process-runs.js";
 import { connectGateway } from "./gateway-client.js";
 import { type CliIO, EXIT } from "./io.js";
 
@@ -62,7 +62,7 @@ export async function runGatewayStop(
     return EXIT.failed;
   }
   io.stderr(`stopping the gateway (pid ${pid}) at ${connection.url}…\n`);
-  const isAlive = options.isAlive ?? processAlive;
+  const isAlive = options.isAlive ?? processRuns;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const waitMs = options.waitMs ?? GATEWAY_STOP_WAIT_MS;
   for (let waited = 0; isAlive(pid); waited += EXIT_POLL_MS) {
@@ -82,21 +82,5 @@ function parsePid(text: string): number | undefined {
     return typeof body.pid === "number" && Number.isInteger(body.pid) && body.pid > 0 ? body.pid : undefined;
   } catch {
     return undefined;
-  }
-}
-
-/** Whether `pid` runs: it exists and (on Linux) is not a zombie, an exited process its parent has not reaped yet. */
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-  try {
-    // `/proc/<pid>/stat`: "pid (comm) S …"; the state letter follows the last ")".
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return true;
   }
 }

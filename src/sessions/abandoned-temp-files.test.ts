@@ -4,12 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMemoryLogger } from "../core/logger.js";
-import {
-  ABANDONED_AFTER_MS,
-  processRuns,
-  removeAbandonedTempFiles,
-  tempFileWriter,
-} from "./abandoned-temp-files.js";
+import { processRuns } from "../core/process-runs.js";
+import { ABANDONED_AFTER_MS, removeAbandonedTempFiles, tempFileWriter } from "./abandoned-temp-files.js";
 import { writePiecesAtomic } from "./store-write.js";
 
 let dir: string;

@@ -2,6 +2,7 @@ import { lstat, readdir, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
+import { processRuns } from "../core/process-runs.js";
 
 /**
  * The temp files an atomic write of `file` makes next to it: store-write.ts writes `.<name>.tmp-<pid>-<8 hex>`
@@ -28,16 +29,6 @@ function writerOf(patterns: readonly RegExp[], name: string): number | undefined
     if (match) return Number(match[1]);
   }
   return undefined;
-}
-
-/** Whether `pid` runs on this host: true unless the kernel says there is no such process (EPERM: it runs). */
-export function processRuns(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== "ESRCH";
-  }
 }
 
 export interface TempSweepOptions {
