@@ -85,6 +85,7 @@ describe("writeCalls", () => {
     const written = Buffer.concat(calls.flatMap((c) => c.buffers));
     expect(written.equals(Buffer.concat(pieces))).toBe(true);
     expect(writeCalls([], 16)).toEqual([]);
+    expect(() => writeCalls(pieces, 0)).toThrow(RangeError);
     expect(writeCalls([Buffer.alloc(0)], 16)).toEqual([]);
   });
 

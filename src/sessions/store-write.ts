@@ -146,6 +146,8 @@ export interface WriteCall {
 
 /** `pieces` (written one after another from offset 0) as write calls of at most `limit` bytes each. Pure. */
 export function writeCalls(pieces: readonly Uint8Array[], limit = WRITE_CALL_BYTES): WriteCall[] {
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new RangeError(`a write call's limit must be at least 1 byte`);
   const calls: WriteCall[] = [];
   let current: WriteCall = { position: 0, buffers: [] };
   let filled = 0;
