@@ -16,6 +16,9 @@ import { writeAll } from "./transcript.js";
 
 type ProperLockOptions = NonNullable<Parameters<typeof import("proper-lockfile").lock>[1]>;
 
+/** How often taking the lock makes the store's folder again before it gives up. */
+const FOLDER_GONE_ATTEMPTS = 3;
+
 /** How long a lock whose owner cannot be judged (see isOwnerDead) blocks others before it is taken over. */
 export const LOCK_STALE_MS = 10_000;
 
@@ -79,15 +82,21 @@ export async function withFileLock<T>(
   };
   const deadline = Date.now() + lockWaitMs(staleMs);
   let release: (() => Promise<void>) | undefined;
-  let madeDir = false;
+  /** How often the store's folder was made again (it may be deleted again meanwhile: a reset). */
+  let madeDir = 0;
   for (let attempt = 0; release === undefined; attempt++) {
     try {
       release = await lock(path, lockOptions);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === "ENOENT" && !madeDir) {
-        await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-        madeDir = true;
+      if (code === "ENOENT" && madeDir < FOLDER_GONE_ATTEMPTS) {
+        madeDir++;
+        await mkdir(dirname(path), { recursive: true, mode: 0o700 }).catch(
+          (failure: NodeJS.ErrnoException) => {
+            // Deleted again while it was made (the recursive mkdir found it, then lost it): try again.
+            if (failure.code !== "ENOENT") throw failure;
+          },
+        );
         continue;
       }
       if (code !== "ELOCKED") {

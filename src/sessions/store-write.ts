@@ -58,13 +58,16 @@ export async function writePiecesAtomic(
       // The directory was deleted by hand meanwhile (deleting it is a reset): make it again and write again.
       if ((error as NodeJS.ErrnoException).code !== "ENOENT" || attempt >= DIRECTORY_GONE_ATTEMPTS)
         throw error;
-      await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+      await mkdir(dirname(path), { recursive: true, mode: 0o700 }).catch((failure: NodeJS.ErrnoException) => {
+        // Deleted again while it was made (the recursive mkdir found it, then lost it): the next attempt makes it.
+        if (failure.code !== "ENOENT") throw failure;
+      });
     }
   }
 }
 
 /** How often a write starts over because its directory went away while it ran. */
-const DIRECTORY_GONE_ATTEMPTS = 3;
+const DIRECTORY_GONE_ATTEMPTS = 4;
 
 /**
  * The modification time a stamped write gives its file: one second before now, at 777 µs past the millisecond.

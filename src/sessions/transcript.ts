@@ -124,6 +124,12 @@ export interface AppendTarget {
 }
 
 /**
+ * How often opening a transcript makes its folder again: deleting the sessions folder is a reset, and a folder
+ * deleted over and over while turns run may be gone again between the mkdir and the open.
+ */
+const FOLDER_GONE_ATTEMPTS = 4;
+
+/**
  * Opens a transcript to append to (creating it and its folder, 0600/0700); refuses links and non-regular files.
  * Synchronous: opening and `fstat`-ing a local file takes some 10-20 µs, where a trip through the threadpool waits
  * behind the fsyncs of other turns (with more sessions in use than transcripts held open, most messages open one).
@@ -131,12 +137,18 @@ export interface AppendTarget {
  * follows.
  */
 export function openForAppend(path: string): AppendTarget {
-  try {
-    return openRegular(path);
-  } catch (error) {
-    if (!isMissingFile(error)) throw error;
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    return openRegular(path);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return openRegular(path);
+    } catch (error) {
+      if (!isMissingFile(error) || attempt >= FOLDER_GONE_ATTEMPTS) throw error;
+    }
+    try {
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    } catch (error) {
+      // Deleted again while it was made (the recursive mkdir found it, then lost it: ENOENT): make it again.
+      if (!isMissingFile(error) || attempt >= FOLDER_GONE_ATTEMPTS) throw error;
+    }
   }
 }
 
