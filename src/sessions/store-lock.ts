@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
-import { mkdir, rename, rmdir, unlink } from "node:fs/promises";
+import { rename, rmdir, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ClawdisError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
@@ -12,6 +12,7 @@ import {
   readLockOwner,
   readLockTokenSync,
 } from "./lock-owner.js";
+import { remakeFolder } from "./remake-folder.js";
 import { writeAll } from "./transcript.js";
 
 type ProperLockOptions = NonNullable<Parameters<typeof import("proper-lockfile").lock>[1]>;
@@ -91,12 +92,7 @@ export async function withFileLock<T>(
       const code = (error as NodeJS.ErrnoException).code;
       if (code === "ENOENT" && madeDir < FOLDER_GONE_ATTEMPTS) {
         madeDir++;
-        await mkdir(dirname(path), { recursive: true, mode: 0o700 }).catch(
-          (failure: NodeJS.ErrnoException) => {
-            // Deleted again while it was made (the recursive mkdir found it, then lost it): try again.
-            if (failure.code !== "ENOENT") throw failure;
-          },
-        );
+        await remakeFolder(dirname(path));
         continue;
       }
       if (code !== "ELOCKED") {

@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, fstatSync, fsync, futimesSync, open, openSync, renameSync, writev } from "node:fs";
-import { mkdir, unlink } from "node:fs/promises";
+import { unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { promisify } from "node:util";
+import { remakeFolder } from "./remake-folder.js";
 import { type FileVersion, versionOf } from "./store-read.js";
 
 /**
@@ -58,10 +59,7 @@ export async function writePiecesAtomic(
       // The directory was deleted by hand meanwhile (deleting it is a reset): make it again and write again.
       if ((error as NodeJS.ErrnoException).code !== "ENOENT" || attempt >= DIRECTORY_GONE_ATTEMPTS)
         throw error;
-      await mkdir(dirname(path), { recursive: true, mode: 0o700 }).catch((failure: NodeJS.ErrnoException) => {
-        // Deleted again while it was made (the recursive mkdir found it, then lost it): the next attempt makes it.
-        if (failure.code !== "ENOENT") throw failure;
-      });
+      await remakeFolder(dirname(path));
     }
   }
 }

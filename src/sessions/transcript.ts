@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, fstatSync, fsync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, fsync, openSync, readSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { promisify } from "node:util";
 import { absolutePath } from "../core/absolute-path.js";
 import { ClawdisError } from "../core/errors.js";
+import { remakeFolderSync } from "./remake-folder.js";
 import { isMissingFile, transcriptLines } from "./transcript-lines.js";
 import { isBlankLine, parseFirstLine, parseTranscriptEntry } from "./transcript-parse.js";
 import { TRANSCRIPT_VERSION, type TranscriptEntry, type TranscriptHeader } from "./types.js";
@@ -143,12 +144,7 @@ export function openForAppend(path: string): AppendTarget {
     } catch (error) {
       if (!isMissingFile(error) || attempt >= FOLDER_GONE_ATTEMPTS) throw error;
     }
-    try {
-      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    } catch (error) {
-      // Deleted again while it was made (the recursive mkdir found it, then lost it: ENOENT): make it again.
-      if (!isMissingFile(error) || attempt >= FOLDER_GONE_ATTEMPTS) throw error;
-    }
+    remakeFolderSync(dirname(path));
   }
 }
 
