@@ -268,6 +268,40 @@ describe("SessionRegistry: a burst of work or of unloads gives the memory back",
     many.registry.stop();
   });
 
+  it("messages to sessions already held do not count: no collection however many there are", async () => {
+    // Ten sessions loaded, then RELEASES_BEFORE_COLLECTION * 3 touches of them: nothing was loaded or unloaded.
+    const held = await burst(10, 1, 0);
+    for (let i = 0; i < RELEASES_BEFORE_COLLECTION * 3; i++) {
+      held.registry.touch(`s${i % 10}`);
+      await held.advance(1);
+    }
+    await held.advance(COLLECT_MAX_WAIT_MS + COLLECT_QUIET_MS);
+    expect(held.registry.size).toBe(10);
+    expect(held.collections()).toBe(0);
+    held.registry.stop();
+  });
+
+  it("messages to held sessions after a burst keep it from being quiet, but are never collected during", async () => {
+    // A burst of loads from time 0, then a message to a held session every 100 ms for 30 s (passivation off).
+    const many = await burst(RELEASES_BEFORE_COLLECTION + 100, 1, 0);
+    const burstEnd = many.registry.size;
+    expect(burstEnd).toBe(RELEASES_BEFORE_COLLECTION + 100);
+    for (let t = 0; t < 30_000; t += 100) {
+      many.registry.touch(`s${(t / 100) % 10}`);
+      await many.advance(100);
+    }
+    // Never quiet: the burst is collected once, COLLECT_MAX_WAIT_MS after it began, and not again while only held
+    // sessions are touched; no compaction meanwhile.
+    expect(many.collectedAt).toEqual([COLLECT_MAX_WAIT_MS]);
+    expect(many.compacted).toEqual([false]);
+    // Once quiet: a plain collection, then the compacting one.
+    await many.advance(COLLECT_QUIET_MS + COMPACT_AFTER_MS);
+    expect(many.compacted).toEqual([false, false, true]);
+    await many.advance(COLLECT_MAX_WAIT_MS);
+    expect(many.collections()).toBe(3);
+    many.registry.stop();
+  });
+
   it("a touch between the plain collection and the compacting one: no compaction (a new burst began)", async () => {
     const many = await burst(RELEASES_BEFORE_COLLECTION + 100, 1);
     await many.advance(COLLECT_QUIET_MS);

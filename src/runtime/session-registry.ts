@@ -59,12 +59,18 @@ export interface SessionRegistryDeps {
 }
 
 /**
- * After this many touches and unloads of sessions since the last time (a burst of messages, a wave of unloads),
- * the memory the burst took is given back to the system: a full collection once it is over (nothing touched or
- * unloaded for COLLECT_QUIET_MS), and at most COLLECT_MAX_WAIT_MS after it began while it goes on. V8 would keep
- * the heap a burst grew to; one collection of a ~60 MB heap takes some 30 ms. Once it is over, a compacting one
- * follows (COMPACT_AFTER_MS later, collect-garbage.ts): what survived moves out of mostly empty pages, which are
- * given back too.
+ * After this many loads and unloads of sessions since the last time (a burst of messages to sessions not held, a
+ * wave of unloads), the memory the burst took is given back to the system: a full collection once it is over
+ * (nothing loaded or unloaded for COLLECT_QUIET_MS), and at most COLLECT_MAX_WAIT_MS after it began while it goes
+ * on. V8 would keep the heap a burst grew to; one collection of a ~60 MB heap takes some 30 ms. Once it is over, a
+ * compacting one follows (COMPACT_AFTER_MS later, collect-garbage.ts): what survived moves out of mostly empty
+ * pages, which are given back too.
+ *
+ * Work for a session already held does not count: it leaves what the heap holds where it was (a forced collection
+ * then gave nothing back: RSS unchanged), and each forced full collection costs the messages after it. It drops
+ * the optimized code of the closures a message makes, which are then compiled again: ~100 functions per
+ * collection, and hand-in → model request p50 0.62-0.73 ms without against 0.82-1.29 ms with a collection after
+ * every 600 messages to 1,000 warm sessions (docs/benchmarks.md).
  */
 export const RELEASES_BEFORE_COLLECTION = 500;
 export const COLLECT_QUIET_MS = 2000;
@@ -237,6 +243,7 @@ export class SessionRegistry {
   /** Work for `key`: its warm state (loaded afresh when it was released), kept warm from now on for the idle time. */
   touch(key: string): WarmSession {
     let slot = this.slots.get(key);
+    const load = slot === undefined;
     if (!slot) {
       // Every field at once, in this order: one shape for all sessions, no property added later.
       const session: WarmSession = {
@@ -258,7 +265,7 @@ export class SessionRegistry {
     this.clear(slot);
     this.watch(key, slot, slot.session.lastActiveAt);
     this.account(slot.session);
-    this.noteActivity();
+    this.noteActivity(load);
     return slot.session;
   }
 
@@ -413,42 +420,45 @@ export class SessionRegistry {
       sessionKey: key,
       idleMinutes: this.deps.passivateAfterMinutes,
     });
-    this.noteActivity();
+    this.noteActivity(true);
   }
 
   /**
-   * Counts a touch or an unload; a burst of them ends in one collection (RELEASES_BEFORE_COLLECTION). One timer
-   * per burst, not one per event: when it fires it looks at the time of the last event. A burst that outlasts
-   * COLLECT_MAX_WAIT_MS is collected every COLLECT_MAX_WAIT_MS while it goes on, and once more when it is over (the
-   * only one of them that compacts).
+   * Notes a piece of work (`counts`: a load or an unload, what a burst is made of; a message to a session held
+   * only keeps the time from being quiet). A burst of RELEASES_BEFORE_COLLECTION loads and unloads ends in one
+   * collection. One timer per burst, not one per event: when it fires it looks at the time of the last event. A
+   * burst that outlasts COLLECT_MAX_WAIT_MS is collected every COLLECT_MAX_WAIT_MS while loads and unloads go on,
+   * and once more when all work is quiet (the only one of them that compacts); work that only touches sessions held
+   * is never collected during.
    */
-  private noteActivity(): void {
+  private noteActivity(counts: boolean): void {
     const now = this.deps.clock.now();
+    this.lastEventAt = now;
+    if (!counts) return;
     if (this.eventsSinceCollection === 0) this.waveStartedAt = now;
     this.eventsSinceCollection += 1;
-    this.lastEventAt = now;
     if (this.eventsSinceCollection >= RELEASES_BEFORE_COLLECTION && this.collectTimer === undefined) {
       this.armCollection(now);
     }
   }
 
   private armCollection(now: number): void {
-    const due = Math.min(this.lastEventAt + COLLECT_QUIET_MS, this.waveStartedAt + COLLECT_MAX_WAIT_MS);
+    const quietAt = this.lastEventAt + COLLECT_QUIET_MS;
+    const due =
+      this.eventsSinceCollection > 0 ? Math.min(quietAt, this.waveStartedAt + COLLECT_MAX_WAIT_MS) : quietAt;
     this.collectTimer = this.deps.clock.setTimeout(
       () => {
         this.collectTimer = undefined;
         const at = this.deps.clock.now();
         const quiet = at >= this.lastEventAt + COLLECT_QUIET_MS;
-        if (!quiet && at < this.waveStartedAt + COLLECT_MAX_WAIT_MS) {
+        const overdue = this.eventsSinceCollection > 0 && at >= this.waveStartedAt + COLLECT_MAX_WAIT_MS;
+        if (!quiet && !overdue) {
           this.armCollection(at);
           return;
         }
         this.collectNow(quiet);
         // Collected while it goes on: its end is collected too (compacting), once quiet, whatever happens until then.
-        if (!quiet && !this.stopped) {
-          this.waveStartedAt = at;
-          this.armCollection(at);
-        }
+        if (!quiet && !this.stopped) this.armCollection(at);
       },
       Math.max(0, due - now),
     );
