@@ -61,16 +61,16 @@ export interface SessionRegistryDeps {
 /**
  * After this many loads and unloads of sessions since the last time (a burst of messages to sessions not held, a
  * wave of unloads), the memory the burst took is given back to the system: a full collection once it is over
- * (nothing loaded or unloaded for COLLECT_QUIET_MS), and at most COLLECT_MAX_WAIT_MS after it began while it goes
- * on. V8 would keep the heap a burst grew to; one collection of a ~60 MB heap takes some 30 ms. Once it is over, a
- * compacting one follows (COMPACT_AFTER_MS later, collect-garbage.ts): what survived moves out of mostly empty
- * pages, which are given back too.
+ * (no session touched, loaded or unloaded for COLLECT_QUIET_MS), and at most COLLECT_MAX_WAIT_MS after it began
+ * while loads and unloads go on. V8 would keep the heap a burst grew to; one collection of a ~60 MB heap takes some
+ * 30 ms. Once it is over, a compacting one follows (COMPACT_AFTER_MS later, collect-garbage.ts): what survived moves
+ * out of mostly empty pages, which are given back too.
  *
  * Work for a session already held does not count: it leaves what the heap holds where it was (a forced collection
- * then gave nothing back: RSS unchanged), and each forced full collection costs the messages after it. It drops
- * the optimized code of the closures a message makes, which are then compiled again: ~100 functions per
- * collection, and hand-in → model request p50 0.62-0.73 ms without against 0.82-1.29 ms with a collection after
- * every 600 messages to 1,000 warm sessions (docs/benchmarks.md).
+ * then gave nothing back: RSS unchanged), and each forced full collection costs the messages after it. V8
+ * deoptimizes the code that refers to objects that died (20-45 hot functions per collection, compiled again over
+ * the next few hundred messages): hand-in → model request p50 0.62-0.73 ms without against 0.82-1.29 ms with a
+ * collection after every 600 messages to 1,000 sessions held (docs/benchmarks.md).
  */
 export const RELEASES_BEFORE_COLLECTION = 500;
 export const COLLECT_QUIET_MS = 2000;
