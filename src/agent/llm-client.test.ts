@@ -1,11 +1,14 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import OpenAI from "openai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type FakeOpenAI, startFakeOpenAI } from "../../test/fakes/openai-server.js";
 import { agentSchema } from "../core/config-schema.js";
 import type { ToolDefinition } from "../plugin-api/types.js";
 import type { StoredChatMessage } from "../sessions/types.js";
+import { createHttpFetch } from "./http-fetch.js";
 import {
+  abortableSleep,
   createLlmClient,
   DEFAULT_BASE_URL,
   type LlmClient,
@@ -380,6 +383,154 @@ describe("createLlmClient against the fake server", () => {
     expect(fake.requests[1]!).toBeDefined();
     expect("reasoning_effort" in fake.requests[1]!.body).toBe(false);
     expect("max_tokens" in fake.requests[1]!.body).toBe(false);
+  });
+});
+
+describe("the chat request: what the SDK would send, and its retries", () => {
+  let fake: FakeOpenAI;
+  let waits: number[];
+  const retrying = (maxRetries = 2) =>
+    createLlmClient({
+      baseUrl: fake.url,
+      apiKey: "sk-test",
+      maxRetries,
+      sleep: async (ms) => {
+        waits.push(ms);
+      },
+    });
+  const call = (client: LlmClient, signal = new AbortController().signal) =>
+    client.stream({ model: "m", messages: [user("x")], signal });
+
+  beforeEach(async () => {
+    fake = await startFakeOpenAI();
+    waits = [];
+  });
+  afterEach(async () => {
+    await fake.close();
+  });
+
+  it("sends the path, headers and body the SDK's own create() sends", async () => {
+    const sdkClient = new OpenAI({
+      baseURL: fake.url,
+      apiKey: "sk-test",
+      maxRetries: 0,
+      timeout: 24 * 60 * 60 * 1000,
+      fetch: createHttpFetch(),
+    });
+    fake.enqueue({ text: "one" }, { text: "two" });
+    const stream = await sdkClient.chat.completions.create({
+      model: "m",
+      messages: [{ role: "user", content: "x" }],
+      max_tokens: 64,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    for await (const _chunk of stream);
+    const ours = await createLlmClient({ baseUrl: fake.url, apiKey: "sk-test", maxRetries: 0 }).stream({
+      model: "m",
+      messages: [{ role: "user", content: "x" }],
+      maxOutputTokens: 64,
+      signal: new AbortController().signal,
+    });
+    expect(ours.ok).toBe(true);
+    const [theirs, mine] = fake.requests;
+    expect(mine!.method).toBe(theirs!.method);
+    expect(mine!.path).toBe(theirs!.path);
+    expect(mine!.headers).toEqual(theirs!.headers);
+    expect(mine!.headers["user-agent"]).toMatch(/^OpenAI\/JS /);
+    expect(mine!.headers["x-stainless-retry-count"]).toBe("0");
+    expect(mine!.body).toEqual(theirs!.body);
+  });
+
+  it("tries a rate limit again after the server's retry-after-ms, counting the retry in its header", async () => {
+    fake.enqueue({ status: 429, errorHeaders: { "retry-after-ms": "1500" } }, { text: "through" });
+    const result = await call(retrying());
+    expect(result).toMatchObject({ ok: true, text: "through" });
+    expect(waits).toEqual([1500]);
+    expect(fake.requests.map((r) => r.headers["x-stainless-retry-count"])).toEqual(["0", "1"]);
+  });
+
+  it("gives up on a 5xx after maxRetries retries with the SDK's backoff, with the last answer's words", async () => {
+    fake.enqueue({ status: 500 }, { status: 502 }, { status: 503, errorMessage: "overloaded" });
+    const result = await call(retrying(2));
+    expect(result).toEqual({
+      ok: false,
+      reason: "error",
+      error: `model endpoint ${fake.url} failed with 503: overloaded`,
+      partialText: "",
+    });
+    expect(fake.requests).toHaveLength(3);
+    expect(waits).toHaveLength(2);
+    expect(waits[0]).toBeGreaterThan(375 - 1e-9);
+    expect(waits[0]).toBeLessThanOrEqual(500);
+    expect(waits[1]).toBeGreaterThan(750 - 1e-9);
+    expect(waits[1]).toBeLessThanOrEqual(1000);
+  });
+
+  it("does not try again what the server says not to, or a request it rejected", async () => {
+    fake.enqueue(
+      { status: 503, errorHeaders: { "x-should-retry": "false" } },
+      { status: 400, errorMessage: "bad request" },
+      { status: 400, errorHeaders: { "x-should-retry": "true" } },
+      { text: "ok" },
+    );
+    const client = retrying();
+    expect(await call(client)).toMatchObject({ ok: false, error: expect.stringContaining("503") });
+    expect(await call(client)).toMatchObject({ ok: false, error: expect.stringContaining("bad request") });
+    expect(fake.requests).toHaveLength(2);
+    expect(waits).toEqual([]);
+    expect(await call(client)).toMatchObject({ ok: true, text: "ok" });
+    expect(fake.requests).toHaveLength(4);
+    expect(waits).toHaveLength(1);
+  });
+
+  it("tries a connection that broke before any answer again, and reports it once retries are spent", async () => {
+    fake.enqueue({ destroy: "before-headers" }, { text: "second try" });
+    expect(await call(retrying())).toMatchObject({ ok: true, text: "second try" });
+    expect(waits).toHaveLength(1);
+    fake.enqueue({ destroy: "before-headers" });
+    const result = await call(retrying(0));
+    expect(result).toMatchObject({ ok: false, reason: "error" });
+    expect(!result.ok && result.error).toMatch(
+      /^could not reach model endpoint \S+ \(ECONNRESET: socket hang up\)/,
+    );
+    expect(fake.requests).toHaveLength(3);
+  });
+
+  it("an abort ends the wait before a retry at once, however long the server asked for", async () => {
+    fake.enqueue({ status: 429, errorHeaders: { "retry-after-ms": "600000" } });
+    let waiting!: () => void;
+    const inWait = new Promise<void>((resolve) => {
+      waiting = resolve;
+    });
+    const client = createLlmClient({
+      baseUrl: fake.url,
+      apiKey: "sk-test",
+      maxRetries: 2,
+      sleep: (ms, signal) => {
+        waits.push(ms);
+        waiting();
+        return abortableSleep(ms, signal);
+      },
+    });
+    const controller = new AbortController();
+    const pending = call(client, controller.signal);
+    await inWait;
+    controller.abort();
+    expect(await pending).toMatchObject({ ok: false, reason: "aborted" });
+    expect(waits).toEqual([600000]);
+    expect(fake.requests).toHaveLength(1);
+  });
+});
+
+describe("abortableSleep", () => {
+  it("rejects as soon as its signal aborts, and at once for one aborted already", async () => {
+    const controller = new AbortController();
+    const sleeping = abortableSleep(600_000, controller.signal);
+    controller.abort();
+    await expect(sleeping).rejects.toMatchObject({ name: "AbortError" });
+    await expect(abortableSleep(600_000, controller.signal)).rejects.toMatchObject({ name: "AbortError" });
+    await expect(abortableSleep(0, new AbortController().signal)).resolves.toBeUndefined();
   });
 });
 

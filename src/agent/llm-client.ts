@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import type OpenAI from "openai";
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
 import type { AgentConfig } from "../core/config-schema.js";
@@ -7,6 +8,7 @@ import type { StoredChatMessage, StoredToolCall } from "../sessions/types.js";
 import { createHttpFetch } from "./http-fetch.js";
 import { type ChunkLike, type FinishReason, type LlmUsage, ReplyAssembler } from "./llm-assemble.js";
 import { describeLlmFailure, innermostMessage, type LlmFailure, systemErrorCode } from "./llm-errors.js";
+import { retryDelayMs, shouldRetryAnswer } from "./model-retry.js";
 import { chatRequestBody } from "./request-body.js";
 import { sseEvents } from "./sse-events.js";
 
@@ -19,10 +21,11 @@ import { sseEvents } from "./sse-events.js";
  * including an exception thrown by the caller's own callbacks, which is rethrown as is.
  *
  * `openai` is imported at the first model call or endpoint check, not with this module: a gateway start (and
- * every command that never calls the model) does not load its ~150 modules. The SDK sends through
- * `createHttpFetch` (http-fetch.ts), a keep-alive `node:http` client, instead of the built-in fetch. The SDK makes
- * the request (headers, retries, HTTP errors) around bytes built by request-body.ts, and hands back the raw answer,
- * whose event stream sse-events.ts reads (with `eventsource-parser`).
+ * every command that never calls the model) does not load its ~150 modules. Requests go through
+ * `createHttpFetch` (http-fetch.ts), a keep-alive `node:http` client, instead of the built-in fetch. The SDK lists
+ * models and defines the chat request: its URL and headers (built by the SDK once per retry count), its retry rule
+ * (model-retry.ts) and its errors (the SDK's classes); `chatSender` sends it with bytes built by request-body.ts,
+ * and the answer's event stream is read by sse-events.ts (with `eventsource-parser`).
  */
 
 type Sdk = typeof import("openai");
@@ -102,8 +105,13 @@ export interface LlmClient {
 export interface LlmClientOptions {
   baseUrl: string;
   apiKey: string;
-  /** Retries of the SDK on 408/409/429/5xx and connection errors; default 2, tests pass 0. */
+  /** Retries on 408/409/429/5xx and connection errors (model-retry.ts); default 2, tests pass 0. */
   maxRetries?: number;
+  /**
+   * The wait before a retry: resolves after `ms`, rejects once `signal` aborts. Default a timer; tests pass one
+   * that records the waits and resolves at once.
+   */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
 /** Config first, then env `OPENAI_BASE_URL` / `OPENAI_API_KEY`; empty values count as absent. */
@@ -115,18 +123,23 @@ export function resolveEndpoint(agent: AgentConfig, env: Env): Endpoint {
 
 export function createLlmClient(options: LlmClientOptions): LlmClient {
   const baseUrl = trimSlashes(options.baseUrl);
-  let client: OpenAI | undefined;
-  let module: Sdk | undefined;
-  const connect = async (): Promise<{ client: OpenAI; sdk: Sdk }> => {
-    module ??= await loadSdk();
-    client ??= new module.default({
-      baseURL: baseUrl,
-      apiKey: options.apiKey || NO_API_KEY,
-      maxRetries: options.maxRetries ?? 2,
-      timeout: SDK_TIMEOUT_MS,
-      fetch: createHttpFetch(),
-    });
-    return { client, sdk: module };
+  const maxRetries = options.maxRetries ?? 2;
+  let connected: Promise<Connection> | undefined;
+  const connect = (): Promise<Connection> => {
+    connected ??= (async () => {
+      const sdk = await loadSdk();
+      const fetchFn = createHttpFetch();
+      const client = new sdk.default({
+        baseURL: baseUrl,
+        apiKey: options.apiKey || NO_API_KEY,
+        maxRetries,
+        timeout: SDK_TIMEOUT_MS,
+        fetch: fetchFn,
+      });
+      const chat = chatSender(client, sdk, fetchFn, maxRetries, options.sleep ?? abortableSleep);
+      return { client, sdk, chat };
+    })();
+    return connected;
   };
   const limitField = outputLimitField(baseUrl);
 
@@ -146,7 +159,7 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
     let callbackError: { error: unknown } | undefined;
     let loaded: Sdk | undefined;
     try {
-      const { client, sdk } = await connect();
+      const { chat, sdk } = await connect();
       loaded = sdk;
       const tools = (request.tools ?? []).map(convertTool);
       const params = {
@@ -157,19 +170,9 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
         stream: true as const,
         stream_options: { include_usage: true },
       };
-      // The bytes sent are `body` (request-body.ts: what the session's last request encoded is reused); the SDK
-      // reads only `stream` from its first argument, whose `messages` is left empty, and sends `body` as it is.
-      const response = await client.chat.completions
-        .create(
-          { ...params, messages: [] },
-          {
-            signal: request.signal,
-            body: chatRequestBody(params, request.messages),
-            headers: { "content-type": "application/json" },
-          },
-        )
-        .asResponse();
-      // The SDK answers errors before the stream (HTTP status, connection, retries); the stream is read here
+      // The bytes sent are `body` (request-body.ts: what the session's last request encoded is reused).
+      const response = await chat.send(chatRequestBody(params, request.messages), request.signal);
+      // `send` answers errors before the stream (HTTP status, connection, retries); the stream is read here
       // (sse-events.ts, without the SDK's copies), doing with each event what the SDK's Stream does: `[DONE]`
       // ends the answer (what follows is read and ignored), an event carrying `error` fails as the SDK's APIError,
       // events of the Assistants API (`thread.*`) are not a chat completion's. An abort throws from the body.
@@ -238,6 +241,117 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
   }
 
   return { baseUrl, stream, listModels };
+}
+
+/** The SDK's client (model lists, the request's headers), its module (error classes), and the chat request. */
+interface Connection {
+  client: OpenAI;
+  sdk: Sdk;
+  chat: ChatSender;
+}
+
+/** Sends the streamed chat request: resolves with a 2xx answer whose body is the event stream, else throws. */
+interface ChatSender {
+  send(body: Buffer, signal: AbortSignal): Promise<Response>;
+}
+
+/**
+ * The chat request as the SDK's `chat.completions.create(…).asResponse()` sends it, without the SDK's per-call
+ * work (on the message path it cost 63-136 µs of ~600; docs/benchmarks.md, "What the tenth session changed"):
+ * - the same URL and headers: the SDK builds them, once per retry count (`buildRequest`: its User-Agent and
+ *   platform headers, `Authorization`, `X-Stainless-Retry-Count`), and `createHttpFetch` sends them;
+ * - the same retries (model-retry.ts): up to `maxRetries` after a connection error or a retryable status, the
+ *   failed answer's body cancelled first; the wait ends early when `signal` aborts (the SDK's does not);
+ * - the same errors: a status it does not retry is the SDK's `APIError` for it (`APIError.generate`, with the
+ *   server's JSON or text), a connection that fails its `APIConnectionError` with the system error as `cause`;
+ *   once `signal` aborted, whatever is thrown, the caller reports an abort.
+ */
+function chatSender(
+  client: OpenAI,
+  sdk: Sdk,
+  fetchFn: typeof fetch,
+  maxRetries: number,
+  sleep: (ms: number, signal: AbortSignal) => Promise<void>,
+): ChatSender {
+  const built = new Map<number, Promise<{ url: string; headers: Headers }>>();
+  const requestFor = (retried: number) => {
+    let request = built.get(retried);
+    if (!request) {
+      request = client
+        .buildRequest(
+          { method: "post", path: "/chat/completions", headers: { "content-type": "application/json" } },
+          { retryCount: retried },
+        )
+        .then(({ req, url }) => ({ url, headers: new Headers(req.headers) }));
+      built.set(retried, request);
+    }
+    return request;
+  };
+  return {
+    async send(body, signal) {
+      for (let retried = 0; ; retried++) {
+        const { url, headers } = await requestFor(retried);
+        let response: Response;
+        try {
+          // createHttpFetch sends bytes as they are (the DOM type does not list a Node Buffer).
+          response = await fetchFn(url, {
+            method: "POST",
+            headers,
+            body: body as unknown as BodyInit,
+            signal,
+          });
+        } catch (error) {
+          if (signal.aborted || retried >= maxRetries) {
+            throw new sdk.APIConnectionError({
+              cause: error instanceof Error ? error : new Error(String(error)),
+            });
+          }
+          await sleep(retryDelayMs(undefined, retried), signal);
+          continue;
+        }
+        if (response.ok) return response;
+        if (retried < maxRetries && shouldRetryAnswer(response.status, response.headers)) {
+          await cancelBody(response);
+          await sleep(retryDelayMs(response.headers, retried), signal);
+          continue;
+        }
+        const text = await response.text().catch((error: unknown) => String(error));
+        const json = parseJson(text);
+        throw sdk.APIError.generate(
+          response.status,
+          json as object | undefined,
+          json === undefined ? text : undefined,
+          response.headers,
+        );
+      }
+    },
+  };
+}
+
+/** Drops an answer's body unread: its connection is not read on (the SDK does the same before a retry). */
+async function cancelBody(response: Response): Promise<void> {
+  const body: unknown = response.body;
+  try {
+    if (body instanceof ReadableStream) await body.cancel();
+    else if (body && typeof body === "object" && Symbol.asyncIterator in body) {
+      await (body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]().return?.();
+    }
+  } catch {
+    // Nothing to drop any more.
+  }
+}
+
+/** The default wait before a retry: a timer, ended (rejecting) by `signal`. */
+export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return delay(ms, undefined, { signal });
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -44,8 +44,11 @@ export interface FakeReply {
   chunkDelayMs?: number;
   /** Never finish until the client goes away or `fake.release()` is called (which lets it finish normally). */
   hang?: "before-headers" | "after-first-chunk" | "after-first-output";
-  /** Destroy the connection after the first chunk (a server that died mid-answer). */
-  destroy?: "after-first-chunk";
+  /**
+   * Destroy the connection: before any answer (a server that went away: the client sees ECONNRESET), or after the
+   * first chunk (a server that died mid-answer).
+   */
+  destroy?: "before-headers" | "after-first-chunk";
   /**
    * After the first chunk, an event `data: {"error": {"message": …}}` and the end of the stream (a server that
    * fails mid-answer and says why, as OpenAI and vLLM do).
@@ -57,6 +60,8 @@ export interface FakeReply {
   errorMessage?: string;
   /** The error code for `status` (e.g. "model_not_found"). */
   errorCode?: string;
+  /** Headers sent with `status` (e.g. `retry-after`, `x-should-retry`). */
+  errorHeaders?: Record<string, string>;
   /** The model name in the response (default: the requested model). */
   model?: string;
   /** Reasoning deltas (`reasoning_content`) streamed before the text. */
@@ -408,16 +413,25 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
     if (reply.hang === "before-headers" && (await waitHang(res)) === "gone") return;
     if (isGone(res)) return;
+    if (reply.destroy === "before-headers") {
+      res.socket?.destroy();
+      return;
+    }
 
     if (reply.status !== undefined && reply.status >= 400) {
       const message = reply.errorMessage ?? `fake error ${reply.status}`;
-      return sendJson(res, reply.status, {
-        error: {
-          message,
-          type: reply.status >= 500 ? "server_error" : "invalid_request_error",
-          code: reply.errorCode ?? null,
+      return sendJson(
+        res,
+        reply.status,
+        {
+          error: {
+            message,
+            type: reply.status >= 500 ? "server_error" : "invalid_request_error",
+            code: reply.errorCode ?? null,
+          },
         },
-      });
+        reply.errorHeaders,
+      );
     }
     if (body.stream === true) return streamReply(res, body, reply);
     return sendJson(res, 200, completionJson(body, reply));
@@ -599,8 +613,13 @@ function usageOf(body: ChatRequestBody, reply: FakeReply): FakeUsage | null {
   };
 }
 
-function sendJson(res: ServerResponse, status: number, payload: unknown): void {
-  res.writeHead(status, { "content-type": "application/json" });
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  payload: unknown,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, { ...headers, "content-type": "application/json" });
   res.end(JSON.stringify(payload));
 }
 
