@@ -55,7 +55,9 @@ async function deliver(
 ): Promise<void> {
   const messageId = randomUUID();
   for (let attempt = 1; attempt <= MAX_TRIES && !message.acked; attempt++) {
-    const from = gw.stderr.length;
+    // The line that announced the address this try goes to: a try that fails waits for a newer one. (Not the
+    // log's end now: the gateway may listen elsewhere already, in a line written before `gw.url` followed it.)
+    const from = announced.get(gw) ?? 0;
     if (via === "api") {
       await sendApi(gw, ledger, message, { messageId });
     } else {
@@ -67,10 +69,18 @@ async function deliver(
   }
 }
 
-/** Waits for the next `listening on` line after `from` and points the clients at that address. */
+/** Where in the gateway's stderr the `listening on` line of its current `gw.url` ends. */
+const announced = new WeakMap<GatewayProcess, number>();
+
+/**
+ * Waits for the next `listening on` line after `from` and points the clients at that address, unless a newer line
+ * than it pointed them at already.
+ */
 async function listeningAgain(gw: GatewayProcess, from: number): Promise<void> {
-  const { match } = await gw.stderr.waitFor(/listening on (http:\/\/\S+)/, { from, timeoutMs: 40_000 });
+  const { match, end } = await gw.stderr.waitFor(/listening on (http:\/\/\S+)/, { from, timeoutMs: 40_000 });
+  if (end <= (announced.get(gw) ?? 0)) return;
   gw.url = match[1] ?? gw.url;
+  announced.set(gw, end);
 }
 
 /**
