@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { Agent, request } from "node:http";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import type { MessageEntry, SessionEntry } from "../src/sessions/types.js";
 
 const distBench = dirname(fileURLToPath(import.meta.url));
@@ -32,9 +32,39 @@ function stopper(child: ChildProcess): () => Promise<void> {
     });
 }
 
+/** Where the spans of a process started with `spans` go (bench/request-spans.ts), and how it is started so. */
+export interface SpansOption {
+  /** A directory: the process runs with the request-spans preload, writing `<pid>.json` there at exit. */
+  spans?: string;
+}
+
+/** The node arguments and environment of a process started with `options`. */
+function spansLaunch(options: SpansOption): { args: string[]; env: Record<string, string> } {
+  if (!options.spans) return { args: [], env: {} };
+  return {
+    args: ["--import", pathToFileURL(join(distBench, "request-spans.js")).href],
+    env: { CLAWDIS_BENCH_SPANS: options.spans },
+  };
+}
+
+/**
+ * The spans (ms) a process started with `spans: dir` recorded, by `x-bench-id` (bench/request-spans.ts); read
+ * once it has exited.
+ */
+export async function readSpans(dir: string, pid: number): Promise<Map<string, number>> {
+  const spans = JSON.parse(await readFile(join(dir, `${pid}.json`), "utf8")) as Record<string, number>;
+  return new Map(Object.entries(spans).map(([id, us]) => [id, us / 1000]));
+}
+
 /** Spawns `node <script> ...args` and waits for its first stdout line, `{"url": …}`. */
-async function startJsonChild(script: string, args: string[]): Promise<ChildServer> {
-  const child = spawn(process.execPath, [join(distBench, script), ...args], {
+async function startJsonChild(
+  script: string,
+  args: string[],
+  options: SpansOption = {},
+): Promise<ChildServer> {
+  const launch = spansLaunch(options);
+  const child = spawn(process.execPath, [...launch.args, join(distBench, script), ...args], {
+    env: { ...process.env, ...launch.env },
     stdio: ["pipe", "pipe", "inherit"],
   });
   const url = await new Promise<string>((resolve, reject) => {
@@ -55,8 +85,8 @@ export function startModelServer(): Promise<ChildServer> {
 }
 
 /** The bare relay (bench/relay-process.ts) in front of the model server at `modelUrl`. */
-export function startRelay(modelUrl: string): Promise<ChildServer> {
-  return startJsonChild("relay-process.js", [modelUrl]);
+export function startRelay(modelUrl: string, options: SpansOption = {}): Promise<ChildServer> {
+  return startJsonChild("relay-process.js", [modelUrl], options);
 }
 
 export interface GatewayProcess extends ChildServer {
@@ -68,13 +98,18 @@ export interface GatewayProcess extends ChildServer {
 }
 
 /** `clawdis gateway` on `stateDir` (its `clawdis.json` written from `config`), once it listens. */
-export async function startGateway(stateDir: string, config: unknown): Promise<GatewayProcess> {
+export async function startGateway(
+  stateDir: string,
+  config: unknown,
+  options: SpansOption = {},
+): Promise<GatewayProcess> {
   await mkdir(stateDir, { recursive: true });
   await writeFile(join(stateDir, "clawdis.json"), JSON.stringify(config));
-  const env = { ...process.env, CLAWDIS_STATE_DIR: stateDir, HOME: stateDir };
+  const launch = spansLaunch(options);
+  const env = { ...process.env, ...launch.env, CLAWDIS_STATE_DIR: stateDir, HOME: stateDir };
   // `CLAWDIS_BENCH_NODE_ARGS` (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") goes to the gateway's node.
   const nodeArgs = (process.env.CLAWDIS_BENCH_NODE_ARGS ?? "").split(" ").filter((a) => a.length > 0);
-  const child = spawn(process.execPath, [...nodeArgs, CLAWDIS_BIN, "gateway"], {
+  const child = spawn(process.execPath, [...nodeArgs, ...launch.args, CLAWDIS_BIN, "gateway"], {
     env,
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -147,7 +182,8 @@ export class AgentClient {
     this.target = new URL("/api/agent", url);
   }
 
-  post(message: string, session: string): Promise<Answer> {
+  /** `id`, if given, goes as `x-bench-id` (the spans of bench/request-spans.ts are keyed by it). */
+  post(message: string, session: string, id?: string): Promise<Answer> {
     const body = JSON.stringify({ message, session });
     return new Promise((resolve, reject) => {
       let sentAt = 0n;
@@ -162,6 +198,7 @@ export class AgentClient {
             authorization: `Bearer ${this.token}`,
             "content-type": "application/json",
             "content-length": Buffer.byteLength(body),
+            ...(id ? { "x-bench-id": id } : {}),
           },
         },
         (res) => {

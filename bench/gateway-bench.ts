@@ -7,13 +7,15 @@
  *   its transcript): p99 against the bare relay (bench/relay-process.ts: the same POST, the same request to the
  *   same model server), p50 against a journal append + fsync (the journal's own `accept`, measured in this process
  *   in the same run);
+ * - the same messages timed inside the gateway of 1,000 sessions and inside the relay, from the request coming in
+ *   to the model request going out (bench/request-spans.ts): the part of the row that is the process's own work;
  * - hand-in → reply: with a 10,000-key store against a 10-key store (the reply does not wait for the store);
  * - cost per message against the number of sessions (10 / 1,000 / 10,000 in the store);
  * - messages per second into 100 group sessions with an instant model, against the relay.
  * Every side runs in the same rounds, round by round in turn, one side at a time.
  * `CLAWDIS_BENCH_ONLY=latency|throughput` runs one part.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { silentLogger } from "../src/core/logger.js";
@@ -26,6 +28,7 @@ import {
   modelArrival,
   ms,
   pool,
+  readSpans,
   seededKey,
   seedSessions,
   startGateway,
@@ -44,6 +47,8 @@ interface Side {
   name: string;
   toModel: number[];
   reply: number[];
+  /** The `x-bench-id` of each recorded message, in the order of `toModel` (the spans of bench/request-spans.ts). */
+  ids: string[];
   /** One message; `record` false during the warm-up round. */
   send(i: number, record: boolean): Promise<void>;
 }
@@ -54,10 +59,13 @@ function postingSide(name: string, client: AgentClient, keyOf: (i: number) => st
     name,
     toModel: [],
     reply: [],
+    ids: [],
     send: async (i, record) => {
-      const answer = await client.post(`message ${i} about the plan`, keyOf(i));
+      const id = `${name}:${i}`;
+      const answer = await client.post(`message ${i} about the plan`, keyOf(i), id);
       const at = modelArrival(answer);
       if (!record) return;
+      side.ids.push(id);
       side.toModel.push(ms(answer.sentAt, at));
       side.reply.push(ms(answer.sentAt, answer.doneAt));
     },
@@ -67,10 +75,23 @@ function postingSide(name: string, client: AgentClient, keyOf: (i: number) => st
 
 const p = (values: number[], q: number) => percentile(values, q).toFixed(2);
 
+/** The spans (ms) of `side`'s recorded messages in the process that wrote `spans`. */
+function spansOf(side: Side, spans: Map<string, number>): number[] {
+  return side.ids.map((id) => {
+    const span = spans.get(id);
+    if (span === undefined) throw new Error(`no request span for ${id}`);
+    return span;
+  });
+}
+
 async function benchLatency(): Promise<BenchRow[]> {
   const root = await mkdtemp(join(tmpdir(), "clawdis-bench-latency-"));
+  // The gateways and the relay time their own part of each message (bench/request-spans.ts; the row reads the
+  // gateway of 1,000 sessions, and every gateway runs the preload so that the rows comparing them stay fair).
+  const spansDir = join(root, "spans");
+  await mkdir(spansDir);
   const model = await startModelServer();
-  const relay = await startRelay(model.url);
+  const relay = await startRelay(model.url, { spans: spansDir });
   const gateways: GatewayProcess[] = [];
   const journal = new Journal({ dir: join(root, "journal-baseline"), logger: silentLogger });
   try {
@@ -80,7 +101,7 @@ async function benchLatency(): Promise<BenchRow[]> {
     for (const size of sizes) {
       const stateDir = join(root, `k${size}`);
       await seedSessions(stateDir, { prefix: "room", count: size, messages: 20 });
-      const gateway = await startGateway(stateDir, gatewayConfig(model.url));
+      const gateway = await startGateway(stateDir, gatewayConfig(model.url), { spans: spansDir });
       gateways.push(gateway);
       cpu[size] = { gateway };
       const client = new AgentClient(gateway.url, gateway.token);
@@ -143,6 +164,11 @@ async function benchLatency(): Promise<BenchRow[]> {
     const cpuPer: Record<number, string> = {};
     for (const size of sizes) cpuPer[size] = (cpuUsed[size]! / messages).toFixed(2);
     const n = `${ROUNDS} rounds x ${PER_ROUND} sequential messages, the sides round by round in turn`;
+    // The spans are written at exit.
+    await g1kGateway.stop();
+    await relay.stop();
+    const inGateway = spansOf(g1k, await readSpans(spansDir, g1kGateway.pid));
+    const inRelay = spansOf(relaySide, await readSpans(spansDir, relay.pid));
     return [
       {
         name: "hand-in → model request, 1,000 sessions in use",
@@ -161,6 +187,14 @@ async function benchLatency(): Promise<BenchRow[]> {
         baseline: fsyncs,
         target: { kind: "ratio", max: 3 },
         note: `fsync p99 ${p(fsyncs, 99)} ms (Journal.accept in the bench process)`,
+      },
+      {
+        name: "inside the process: request in → model request out",
+        unit: "ms",
+        ours: inGateway,
+        baselineName: "the same in the bare relay",
+        baseline: inRelay,
+        note: `the messages of the rows above, timed in the gateway of 1,000 sessions and in the relay (Node's http diagnostics channels, bench/request-spans.ts); the rest of hand-in → model request (p50 ${(median(g1k.toModel) - median(inGateway)).toFixed(2)} vs ${(median(relaySide.toModel) - median(inRelay)).toFixed(2)} ms) is the HTTP hops and the wait for the process to take the request`,
       },
       {
         name: "hand-in → model request p50, a session's first message",
