@@ -154,7 +154,7 @@ describe("bench/request-spans.ts", () => {
     proc.kill("SIGTERM");
     await gone;
     const spans = await readSpans(dir, proc.pid ?? -1);
-    // A request answered before any outgoing request has no span; the two tagged relays do.
+    // A request answered before any outgoing request has no span; the three tagged relays do, each to its first.
     expect([...spans.keys()].sort()).toEqual(["first", "second", "twice"]);
     expect(spans.get("twice")).toBeLessThan(Number(between - relayedTwice.sentAt) / 1e6);
     for (const [id, answer] of [
