@@ -2,8 +2,9 @@
  * A preload (`node --import dist/bench/request-spans.js …`) that times, inside a server process, how long it
  * takes from a request coming in to the request it makes to the model going out: from Node's
  * `http.server.request.start` (the request's headers parsed, just before the server's handler runs) to the next
- * `http.client.request.start` in the same process (an outgoing request's bytes all handed to its socket). Both
- * are Node's own diagnostics channels, so neither the gateway nor the relay changes for it.
+ * `http.client.request.start` in the same process (an outgoing request's `finish`: its bytes all handed to the
+ * socket, reported a tick after the write, so at times after the receiver already has them). Both are Node's own
+ * diagnostics channels, so neither the gateway nor the relay changes for it.
  *
  * Contract:
  * - Only incoming requests with an `x-bench-id` header are timed, and only one at a time: the latency part sends
