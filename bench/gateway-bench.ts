@@ -75,6 +75,9 @@ function postingSide(name: string, client: AgentClient, keyOf: (i: number) => st
 
 const p = (values: number[], q: number) => percentile(values, q).toFixed(2);
 
+/** Per message, what of hand-in → model request was not inside the process (`toModel` and `inside` in one order). */
+const outside = (toModel: number[], inside: number[]) => toModel.map((t, i) => t - (inside[i] ?? Number.NaN));
+
 /** The spans (ms) of `side`'s recorded messages in the process that wrote `spans`. */
 function spansOf(side: Side, spans: Map<string, number>): number[] {
   return side.ids.map((id) => {
@@ -194,7 +197,7 @@ async function benchLatency(): Promise<BenchRow[]> {
         ours: inGateway,
         baselineName: "the same in the bare relay",
         baseline: inRelay,
-        note: `the messages of the rows above, timed in the gateway of 1,000 sessions and in the relay (Node's http diagnostics channels, bench/request-spans.ts); the rest of hand-in → model request (p50 ${(median(g1k.toModel) - median(inGateway)).toFixed(2)} vs ${(median(relaySide.toModel) - median(inRelay)).toFixed(2)} ms) is the HTTP hops and the wait for the process to take the request`,
+        note: `the messages of the rows above, timed in the gateway of 1,000 sessions and in the relay (Node's http diagnostics channels, bench/request-spans.ts); the rest of hand-in → model request (p50 ${p(outside(g1k.toModel, inGateway), 50)} vs ${p(outside(relaySide.toModel, inRelay), 50)} ms) is the HTTP hops and the wait for the process to take the request`,
       },
       {
         name: "hand-in → model request p50, a session's first message",
