@@ -83,7 +83,6 @@ async function start(
 ): Promise<{
   child: ChildProcess;
   port: number;
-  lines: string[];
   errors: string[];
   line: (text: string) => Promise<void>;
 }> {
@@ -125,7 +124,7 @@ async function start(
     });
     proc.once("exit", (code) => reject(new Error(`the server exited ${code}`)));
   });
-  return { child: proc, port, lines, errors, line };
+  return { child: proc, port, errors, line };
 }
 
 const exited = (proc: ChildProcess) => new Promise<number | null>((resolve) => proc.once("exit", resolve));
