@@ -6,6 +6,7 @@ import { ClawdisError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { InboundMessage } from "../plugin-api/types.js";
 import { fromJournalMessage, type JournalMessageV2, toJournalMessage } from "./journal-record.js";
+import type { TranscriptEntry } from "./types.js";
 
 /**
  * The durable inbound journal: `<state>/journal/inbound.jsonl`.
@@ -29,6 +30,14 @@ import { fromJournalMessage, type JournalMessageV2, toJournalMessage } from "./j
  * - The file is rewritten (temp + fsync + rename + directory fsync) to drop finished records, keeping open ones
  *   and the dedupe keys: at open (unless `readOnly`), and after `compactEvery` records or `compactBytes` bytes.
  * - Only the process that owns the state directory (runtime/state-lock.ts) opens the journal for writing.
+ * - A turn's reply is on disk before it is sent: `reply` holds the turn's transcript entries (the person's
+ *   message, tool calls and results, the final answer), written to the transcript without fsync and made durable
+ *   here, in the group commit with other turns' records, instead of by one fsync of each transcript. The caller
+ *   keeps the transcripts it wrote synced behind (`syncTranscripts`, within about a second) and notes each pass
+ *   with `markSynced`. A `reply` record with no `synced` after it that covers it is unsynced: at open, before the
+ *   file is compacted, `repair` is given those records (the transcript lines a power cut may have taken are put
+ *   back from them); compaction, which drops them, first calls `syncTranscripts`; `close` does too, then marks.
+ *   A process that could not repair what it found claims nothing: it writes no `synced` and does not compact.
  */
 
 /** Resolves in the event loop's check phase: after the I/O callbacks, microtasks and ticks queued so far. */
@@ -51,7 +60,20 @@ export type JournalRecord =
   | { op: "accept"; jid: string; at: number; msg: JournalMessageV2 | InboundMessage }
   | { op: "delivered"; jid: string; at: number; part: number }
   | { op: "end"; jid: string; at: number; outcome: JournalOutcome; reason?: string }
-  | { op: "seen"; keys: string[] };
+  | { op: "seen"; keys: string[] }
+  /** A turn's transcript entries (see the contract above); `id` names the record for `synced`. */
+  | ({ op: "reply"; at: number } & UnsyncedReply)
+  /** Every transcript line behind the `reply` records up to and including `upTo` is on disk. */
+  | { op: "synced"; at: number; upTo: string };
+
+/** A `reply` record not known to be in its transcript on disk: what `repair` is given at open. */
+export interface UnsyncedReply {
+  id: string;
+  sessionId: string;
+  sessionKey: string;
+  /** In the order they were appended to the transcript. */
+  entries: TranscriptEntry[];
+}
 
 /** An accepted message that has not ended, as found on start. */
 export interface OpenRecord {
@@ -73,6 +95,11 @@ export interface JournalOptions {
   compactEvery?: number;
   compactBytes?: number;
   maxOpenBytes?: number;
+  /**
+   * Makes every transcript line this process wrote so far durable (fsync); called before a compaction drops
+   * `reply` records and at `close`. Absent: nothing to sync (the caller writes no `reply` records).
+   */
+  syncTranscripts?: () => Promise<void>;
 }
 
 export function dedupeKey(message: Pick<InboundMessage, "channel" | "messageId">): string {
@@ -104,6 +131,13 @@ export class Journal {
   private closed = false;
   /** Device and inode of the file this process appends to (checked before each write). */
   private identity: { dev: number; ino: number } | undefined;
+  /** While the file is read at open: the `reply` records no `synced` covers yet, in file order. */
+  private unsynced: UnsyncedReply[] | undefined;
+  /** The newest `reply` record written to the file by this process (what a `synced` may claim). */
+  private lastReply: string | undefined;
+  /** Unsynced replies found at open that could not be repaired yet; until they are: no `synced`, no compaction. */
+  private unrepaired: UnsyncedReply[] = [];
+  private repair: ((replies: UnsyncedReply[]) => Promise<void>) | undefined;
 
   constructor(private readonly options: JournalOptions) {
     this.path = join(options.dir, "inbound.jsonl");
@@ -117,14 +151,76 @@ export class Journal {
    * Reads the journal (streaming, line by line) and returns the records left open by the previous run (oldest
    * first). Compacts the file first unless `readOnly` (a one-shot `clawdis agent` run leaves the file as it is).
    */
-  async openJournal(options: { compact?: boolean } = {}): Promise<OpenRecord[]> {
+  async openJournal(
+    options: { compact?: boolean; repair?: (replies: UnsyncedReply[]) => Promise<void> } = {},
+  ): Promise<OpenRecord[]> {
     await mkdir(this.options.dir, { recursive: true, mode: 0o700 });
+    this.unsynced = [];
     const { bad } = await readRecords(this.path, (record, bytes) => this.apply(record, bytes));
+    this.unrepaired = this.unsynced;
+    this.unsynced = undefined;
+    this.repair = options.repair;
     if (bad > 0)
       this.options.logger.warn("journal: skipped lines that do not parse", { path: this.path, lines: bad });
-    if (options.compact !== false) await this.compact();
+    if (options.compact !== false && (await this.repairNow())) await this.compact();
     await this.reopen();
     return [...this.open.values()];
+  }
+
+  /** Repairs what `openJournal` found unsynced; false (logged) while that cannot be done. */
+  private async repairNow(): Promise<boolean> {
+    if (this.unrepaired.length === 0) return true;
+    if (!this.repair) return false;
+    try {
+      await this.repair(this.unrepaired);
+    } catch (error) {
+      this.options.logger.error(
+        "could not check the transcripts behind the journal's replies; the journal keeps them and is not compacted",
+        { replies: this.unrepaired.length, error: describeError(error) },
+      );
+      return false;
+    }
+    this.unrepaired = [];
+    return true;
+  }
+
+  /**
+   * Durably records a turn's transcript entries (already appended to its transcript without fsync): the reply
+   * among them may be sent once this resolves. False, with nothing written, when the record would be over
+   * MAX_RECORD_BYTES: the caller then syncs the transcript itself.
+   */
+  async reply(
+    sessionId: string,
+    sessionKey: string,
+    entries: TranscriptEntry[],
+    now: number,
+  ): Promise<boolean> {
+    const record: JournalRecord = { op: "reply", id: randomUUID(), at: now, sessionId, sessionKey, entries };
+    const line = `${JSON.stringify(record)}\n`;
+    if (Buffer.byteLength(line) > MAX_RECORD_BYTES) return false;
+    await this.write(record, line);
+    return true;
+  }
+
+  /** The newest `reply` record in the file: sync the transcripts, then `markSynced` it. */
+  lastReplyWritten(): string | undefined {
+    return this.lastReply;
+  }
+
+  /**
+   * Notes that every transcript line behind the `reply` records up to `upTo` is on disk. Never throws (a mark
+   * that is not written only leaves more to check at the next open). Nothing is written while replies found at
+   * open are not repaired.
+   */
+  async markSynced(upTo: string, now: number): Promise<void> {
+    if (this.unrepaired.length > 0 || this.closed) return;
+    const record: JournalRecord = { op: "synced", at: now, upTo };
+    await this.write(record, `${JSON.stringify(record)}\n`).catch(() => {});
+  }
+
+  /** Resolves once every record queued so far is written and fsync'd (or failed). */
+  async settled(): Promise<void> {
+    while (this.flushing) await this.flushing;
   }
 
   /** Whether this message was already accepted (now, being written, or in an earlier run). */
@@ -257,6 +353,16 @@ export class Journal {
     this.closing = true;
     clearTimeout(this.endRetry);
     await this.writeUnwrittenEnds().catch(() => {});
+    const upTo = this.lastReply;
+    if (upTo && this.handle) {
+      try {
+        await this.options.syncTranscripts?.();
+        await this.markSynced(upTo, Date.now());
+      } catch (error) {
+        // The next open checks the transcripts behind these replies instead.
+        this.options.logger.warn("could not sync the transcripts at close", { error: describeError(error) });
+      }
+    }
     this.closed = true;
     await this.flushing;
     await this.handle?.close();
@@ -293,6 +399,20 @@ export class Journal {
       case "seen":
         for (const key of record.keys) this.remember(key);
         break;
+      case "reply":
+        this.unsynced?.push({
+          id: record.id,
+          sessionId: record.sessionId,
+          sessionKey: record.sessionKey,
+          entries: record.entries,
+        });
+        break;
+      case "synced": {
+        const at = this.unsynced?.findIndex((r) => r.id === record.upTo) ?? -1;
+        // Not found: it was compacted away with every reply before it; the ones left came after it.
+        if (at !== -1) this.unsynced?.splice(0, at + 1);
+        break;
+      }
     }
   }
 
@@ -323,6 +443,7 @@ export class Journal {
         // The write is a synchronous page-cache copy (an async one costs more CPU than the copy); the datasync
         // waits off the event loop.
         writeAll(handle.fd, Buffer.from(text, "utf8"));
+        for (const b of batch) if (b.record.op === "reply") this.lastReply = b.record.id;
         for (const b of batch) b.written?.();
         // The datasync starts once what this turn of the event loop set off has run: the turn that took the
         // message goes on to its model request first (`acceptWritten`), so on a machine with few cores the
@@ -371,12 +492,23 @@ export class Journal {
         "journal file was replaced or removed by something else; writing this process's records to a new one",
         { path: this.path },
       );
-      await this.compactInPlace();
+      await this.compactInPlace({ replaced: true });
     }
     return this.handle!;
   }
 
-  private async compactInPlace(): Promise<void> {
+  /**
+   * Rewrites the file in place. The `reply` records are dropped, so what they stand for must be in the transcripts
+   * on disk first; when the file was `replaced` by something else they are gone already, and this process's state
+   * is written out whatever the transcripts' state.
+   */
+  private async compactInPlace(options: { replaced?: boolean } = {}): Promise<void> {
+    if (!options.replaced) {
+      if (!(await this.repairNow())) throw new Error("replies found at open are not repaired yet");
+      await this.options.syncTranscripts?.();
+    } else {
+      await this.options.syncTranscripts?.().catch(() => {});
+    }
     const old = this.handle;
     this.handle = undefined;
     await old?.close().catch(() => {});
