@@ -34,6 +34,7 @@ import type { DrainMode } from "./runtime/drain-resume.js";
 import { EventBus } from "./runtime/event-bus.js";
 import { ModelProbe } from "./runtime/model-probe.js";
 import { Outbox } from "./runtime/outbox.js";
+import { repairReplies } from "./runtime/repair-replies.js";
 import {
   type RestartManifest,
   restartManifestPath,
@@ -43,6 +44,7 @@ import { SessionRegistry } from "./runtime/session-registry.js";
 import { SessionRunner, type WorkItem } from "./runtime/session-runner.js";
 import { stateLockPath } from "./runtime/state-lock.js";
 import { formatStatus } from "./runtime/status-report.js";
+import { TranscriptSync } from "./runtime/transcript-sync.js";
 import { warmSessions } from "./runtime/warm-sessions.js";
 import { removeAbandonedTempFiles } from "./sessions/abandoned-temp-files.js";
 import { Journal } from "./sessions/journal.js";
@@ -104,6 +106,8 @@ export class Gateway {
   readonly clock: Clock;
   readonly host: PluginHost;
   readonly journal: Journal;
+  /** Syncs behind the transcript lines written without fsync (the journal holds the replies meanwhile). */
+  readonly transcriptSync: TranscriptSync;
   /** The model endpoint (a new one when the agent's endpoint, key or model changes: `applyConfig`). */
   get modelProbe(): ModelProbe {
     return this.probe;
@@ -156,6 +160,12 @@ export class Gateway {
     this.journal = new Journal({
       dir: join(stateDirOf(options.env), "journal"),
       logger: logger.child("journal"),
+      syncTranscripts: () => this.transcriptSync.syncAll(),
+    });
+    this.transcriptSync = new TranscriptSync({
+      journal: this.journal,
+      logger: logger.child("session"),
+      now: () => this.clock.now(),
     });
     this.http = new HttpServer({ token: options.token, logger: logger.child("http") });
     this.current = options.config;
@@ -201,6 +211,7 @@ export class Gateway {
       retryLater: (item, delayMs) => this.retryLater(item, delayMs),
       sessions: this.sessions,
       waiting: (key) => this.queue.waiting(key),
+      transcriptSync: this.transcriptSync,
     });
     this.queue = new SessionQueue((key, item) => this.runner.process(key, item));
     this.admission = compose([
@@ -298,7 +309,16 @@ export class Gateway {
    */
   async start(): Promise<{ port: number; host: string } | undefined> {
     // A one-shot run leaves the journal file as it is (no compaction): the next gateway reads it whole.
-    const open = await this.journal.openJournal({ compact: !this.options.oneShot });
+    const open = await this.journal.openJournal({
+      compact: !this.options.oneShot,
+      // What a power cut may have taken from the transcripts behind the journal's replies is put back first.
+      repair: (replies) =>
+        repairReplies(replies, {
+          transcriptPath: (sessionId) => this.store.transcriptPath(sessionId),
+          logger: this.options.logger.child("journal"),
+          now: () => this.clock.now(),
+        }),
+    });
     // After an in-process restart: the sessions that were active are loaded back before any traffic comes in.
     if (!this.options.oneShot) await this.warmFromManifest();
     if (this.options.listen) this.options.registerApi?.(this, this.http);
@@ -456,6 +476,8 @@ export class Gateway {
       await this.host.stop();
       await this.http.close();
       await this.tempFilesSwept;
+      // The journal's close syncs every transcript written since the last pass, then marks its replies synced.
+      this.transcriptSync.stop();
       await this.journal.close();
     })();
     return this.stopped;
@@ -465,6 +487,8 @@ export class Gateway {
   async idle(): Promise<void> {
     await this.queue.drain();
     await this.runner.recordingsSettled();
+    // The ends of local records, which the API's answer does not wait for.
+    await this.journal.settled();
   }
 
   isStopping(): boolean {

@@ -33,6 +33,7 @@ import { restoreGuard } from "./restore-guard.js";
 import type { SessionRegistry, WarmSession } from "./session-registry.js";
 import { stageAttachments } from "./stage-attachments.js";
 import { noteWritten, readResumeCached, syncFile } from "./tail-cache.js";
+import type { TranscriptSync } from "./transcript-sync.js";
 import { isTransientError, retryDelayMs } from "./transient-error.js";
 import { formatTurnNotice } from "./turn-notice.js";
 import type { WorkItem } from "./work-item.js";
@@ -64,6 +65,11 @@ export interface SessionRunnerDeps {
   sessions?: SessionRegistry;
   /** How many messages wait for `key` behind its running turn (a drained turn's resume decision). */
   waiting?(key: string): number;
+  /**
+   * Syncs behind the transcript lines written without fsync. Present: a reply (any `final` write) is made durable
+   * by a journal `reply` record before it is sent; absent: by an fsync of its transcript.
+   */
+  transcriptSync?: TranscriptSync;
 }
 
 export const DEFAULT_SYSTEM_PROMPT =
@@ -98,6 +104,11 @@ interface TurnTrace {
   /** The entries the turn appended (responses, tool results, hook state). */
   entries: TranscriptEntry[];
   textStreamed: boolean;
+  /**
+   * The turn's transcript entries, in the order written, that no journal `reply` record (or fsync) made durable
+   * yet: the person's message, those that joined, what the turn appended.
+   */
+  unsynced: TranscriptEntry[];
 }
 
 /**
@@ -252,11 +263,35 @@ export class SessionRunner {
   ): Promise<void> {
     const warm = this.warm(key);
     const writer = warm ? this.deps.sessions?.writerFor(warm, path) : undefined;
-    if (!warm || !writer) {
-      await appendTranscript(path, entries, options);
+    if (!warm || !writer) await appendTranscript(path, entries, options);
+    else noteWritten(warm, path, await writer.append(entries, options));
+    // After the write: a sync pass that starts from here on has these lines to sync.
+    if (!options.fsync) this.deps.transcriptSync?.noteWritten(path);
+  }
+
+  /**
+   * Appends entries that must be on disk before what follows is sent (a reply, a notice given as the final
+   * answer, a compaction): written without fsync, then the turn's entries not yet made durable go into one journal
+   * `reply` record (the group commit shares its fsync with other turns' records); without a transcript sync, or
+   * when that record would be too large, the transcript is fsync'd instead.
+   */
+  private async appendDurably(
+    key: string,
+    run: { transcriptPath: string; header: TranscriptHeader },
+    entries: TranscriptEntry[],
+    trace: TurnTrace,
+  ): Promise<void> {
+    const sync = this.deps.transcriptSync;
+    await this.append(key, run.transcriptPath, entries, { header: run.header, fsync: sync === undefined });
+    trace.unsynced.push(...entries);
+    if (!sync) {
+      trace.unsynced = [];
       return;
     }
-    noteWritten(warm, path, await writer.append(entries, options));
+    const { id: sessionId, sessionKey } = run.header;
+    if (!(await this.deps.journal.reply(sessionId, sessionKey, trace.unsynced, this.deps.clock.now())))
+      await syncFile(run.transcriptPath);
+    trace.unsynced = [];
   }
 
   /**
@@ -392,6 +427,8 @@ export class SessionRunner {
     if (notice) await this.notify(item, notice);
 
     if (progress?.reply !== undefined) {
+      // Found in the transcript, maybe not on disk (its journal record may have failed): synced before it is sent.
+      await syncFile(transcriptPath);
       await this.finishReply(key, item, [], progress.reply, ids, undefined);
       return;
     }
@@ -488,7 +525,7 @@ export class SessionRunner {
     transcriptPath: string,
     header: TranscriptHeader,
     joinedTurnId?: string,
-  ): Promise<StoredChatMessage> {
+  ): Promise<MessageEntry> {
     const m = item.message;
     const message: StoredChatMessage = { role: "user", content: text };
     const entry: MessageEntry = {
@@ -520,7 +557,7 @@ export class SessionRunner {
       ...(joinedTurnId ? { turnId: joinedTurnId } : {}),
       ts: this.deps.clock.now(),
     });
-    return message;
+    return entry;
   }
 
   private async runModelTurn(
@@ -593,7 +630,14 @@ export class SessionRunner {
     const sender = `${item.message.channel}\u0000${item.message.senderId}`;
     const controller = new AbortController();
     const drain = this.drainController;
-    const trace: TurnTrace = { entries: [], textStreamed: false };
+    // The person's message as the transcript holds it (written by this run or the one before).
+    const said = resume.entries.findLast(
+      (e) =>
+        e.type === "message" &&
+        (e as MessageEntry).meta?.journalId === item.jid &&
+        (e as MessageEntry).message.role === "user",
+    );
+    const trace: TurnTrace = { entries: [], textStreamed: false, unsynced: said ? [said] : [] };
     const turnId = randomUUID();
     const startedAt = clock.now();
     const chat = { channel: item.message.channel, chatId: item.message.chatId };
@@ -630,10 +674,11 @@ export class SessionRunner {
         // The request goes out while the message's journal fsync runs; its answer is used only once that is done.
         llm: item.durable ? gatedLlm(run.llm, () => this.taken(item)) : run.llm,
         append: async (entries, options) => {
-          await this.append(key, run.transcriptPath, entries, {
-            header: run.header,
-            fsync: options?.final === true,
-          });
+          if (options?.final === true) await this.appendDurably(key, run, entries, trace);
+          else {
+            await this.append(key, run.transcriptPath, entries, { header: run.header });
+            trace.unsynced.push(...entries);
+          }
           trace.entries.push(...entries);
         },
         emit: (event) => {
@@ -660,9 +705,15 @@ export class SessionRunner {
               continue;
             }
             deferOutcome(other);
-            added.push(
-              await this.storeUserMessage(other, other.text, run.transcriptPath, run.header, turnId),
+            const stored = await this.storeUserMessage(
+              other,
+              other.text,
+              run.transcriptPath,
+              run.header,
+              turnId,
             );
+            trace.unsynced.push(stored);
+            added.push(stored.message);
             joined.push(other);
           }
           return added;
@@ -865,7 +916,7 @@ export class SessionRunner {
         drained: decision.why,
       },
     }));
-    await this.append(key, run.transcriptPath, entries, { header: run.header, fsync: true });
+    await this.appendDurably(key, run, entries, trace);
     this.publishReply(key, item, text);
     await this.deliver(item, text, "notice", { end: all.map((w) => w.jid) });
     for (const w of all) w.resolve(this.outcomeFor(w, "aborted", [text], `the gateway is ${mode}`, run.ids));
@@ -982,8 +1033,12 @@ export class SessionRunner {
     await this.taken(item);
     const end = options.end ?? [];
     if (item.local) {
+      // The reply goes out in the API's answer, which does not wait for the end's fsync (the record ends in the
+      // journal's next group commit; `Gateway.idle()` and a stop wait for it). A crash before it replays the
+      // record, and a replayed local record is ended without sending anything: its answer went to a request
+      // that is gone.
       for (const [index, jid] of end.entries()) {
-        await this.deps.journal.end(
+        void this.deps.journal.end(
           jid,
           "replied",
           this.deps.clock.now(),

@@ -1,0 +1,201 @@
+import { readFileSync, readlinkSync } from "node:fs";
+import { type FileHandle, mkdtemp, open, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { InboundMessage } from "../src/plugin-api/types.js";
+import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
+import { done, startTestGateway, type TestGateway } from "./helpers/gateway-harness.js";
+
+interface Line {
+  op: string;
+  id?: string;
+  upTo?: string;
+  jid?: string;
+  entries?: { id: string; message?: { role: string; content: string } }[];
+}
+
+function journalLines(stateDir: string): Line[] {
+  return readFileSync(join(stateDir, "journal", "inbound.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as Line);
+}
+
+/**
+ * A reply is on disk before it is sent, through the journal (docs/runtime.md, "A turn", step 5): its `reply` record
+ * shares the group commit with other turns' records, the transcript is synced behind, and a start puts back what a
+ * power cut took from a transcript. The fsyncs are the kernel's; these tests hold the journal's own datasync (found
+ * by its path in /proc/self/fd) while its newest line is of a given kind, nothing else.
+ */
+describe("gateway: a reply is durable in the journal before it is sent", () => {
+  let t: TestGateway | undefined;
+  let restore: (() => void) | undefined;
+  afterEach(async () => {
+    restore?.();
+    restore = undefined;
+    await t?.close();
+    t = undefined;
+  });
+
+  /** Holds the journal's datasync while its last line is an `op` record, until `release()`; `entered` resolves then. */
+  async function holdJournalSyncOf(journalPath: string, op: string) {
+    const probe = await open(journalPath, "r");
+    const proto = Object.getPrototypeOf(probe) as FileHandle;
+    await probe.close();
+    const original = proto.datasync;
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let entered: () => void = () => {};
+    const enteredP = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    proto.datasync = async function (this: FileHandle) {
+      let path = "";
+      try {
+        path = readlinkSync(`/proc/self/fd/${this.fd}`);
+      } catch {}
+      if (path === journalPath) {
+        const last = readFileSync(journalPath, "utf8").trim().split("\n").at(-1) ?? "{}";
+        if ((JSON.parse(last) as Line).op === op) {
+          entered();
+          await held;
+        }
+      }
+      return original.call(this);
+    };
+    restore = () => {
+      release();
+      proto.datasync = original;
+    };
+    return { entered: enteredP, release: () => release() };
+  }
+
+  it("the reply waits for its journal record's fsync; the transcript already holds it, written without one", async () => {
+    t = await startTestGateway();
+    const sync = await holdJournalSyncOf(t.gateway.journal.filePath, "reply");
+    const outcome = done(await t.chat.inject({ text: "hello" }));
+    await sync.entered;
+    for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(t.chat.sent).toEqual([]);
+    const reply = journalLines(t.stateDir).find((l) => l.op === "reply");
+    // The person's message and the answer, as the transcript holds them.
+    expect(reply?.entries?.map((e) => [e.message?.role, e.message?.content])).toEqual([
+      ["user", "hello"],
+      ["assistant", "echo: hello"],
+    ]);
+    expect((await t.transcript()).map((m) => m.message.content)).toEqual(["hello", "echo: hello"]);
+    sync.release();
+    expect((await outcome).payloads.map((p) => p.text)).toEqual(["echo: hello"]);
+    expect(t.chat.textsTo("c-alice")).toEqual(["echo: hello"]);
+  });
+
+  it("the local API's answer does not wait for its record's end to be fsync'd; idle() does", async () => {
+    t = await startTestGateway();
+    const sync = await holdJournalSyncOf(t.gateway.journal.filePath, "end");
+    const message: InboundMessage = {
+      channel: "api",
+      chatId: "api:1",
+      chatType: "direct",
+      senderId: "local",
+      messageId: "local-1",
+      text: "hi there",
+      receivedAt: Date.now(),
+    };
+    const outcome = await done(await t.gateway.receive(message, { local: true }));
+    expect(outcome.payloads.map((p) => p.text)).toEqual(["echo: hi there"]);
+    await sync.entered;
+    expect(t.gateway.journal.openCount()).toBe(1);
+    let idle = false;
+    const idled = t.gateway.idle().then(() => {
+      idle = true;
+    });
+    for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(idle).toBe(false);
+    sync.release();
+    await idled;
+    expect(t.gateway.journal.openCount()).toBe(0);
+  });
+
+  it("the transcripts written are synced behind, and the pass marks the replies it covers", async () => {
+    t = await startTestGateway();
+    await done(await t.chat.inject({ text: "one" }));
+    expect(t.gateway.transcriptSync.pendingCount()).toBe(1);
+    await t.gateway.transcriptSync.pass();
+    expect(t.gateway.transcriptSync.pendingCount()).toBe(0);
+    const lines = journalLines(t.stateDir);
+    const reply = lines.find((l) => l.op === "reply")!;
+    expect(lines.filter((l) => l.op === "synced").map((l) => l.upTo)).toEqual([reply.id]);
+  });
+});
+
+describe("gateway: a start puts back what a power cut took from a transcript", () => {
+  let stateDir: string;
+  let fake: FakeOpenAI;
+  beforeEach(async () => {
+    stateDir = await mkdtemp(join(tmpdir(), "clawdis-powercut-"));
+    fake = await startFakeOpenAI();
+  });
+  afterEach(async () => {
+    await fake.close();
+    await rm(stateDir, { recursive: true, force: true });
+  });
+
+  /**
+   * The state a power cut may leave after an answered message: the journal on disk up to its `end` (fsync'd) but
+   * not the `synced` mark after it, and the transcript without the lines written since its last fsync.
+   */
+  async function cutPower(keepTranscriptLines: number): Promise<void> {
+    const journalPath = join(stateDir, "journal", "inbound.jsonl");
+    const kept = journalLines(stateDir).filter((l) => l.op !== "synced");
+    await writeFile(journalPath, `${kept.map((l) => JSON.stringify(l)).join("\n")}\n`);
+    const entry = JSON.parse(await readFile(join(stateDir, "sessions", "sessions.json"), "utf8")).main as {
+      sessionId: string;
+    };
+    const transcriptPath = join(stateDir, "sessions", `${entry.sessionId}.jsonl`);
+    const lines = (await readFile(transcriptPath, "utf8")).split("\n").slice(0, keepTranscriptLines);
+    await writeFile(transcriptPath, lines.map((l) => `${l}\n`).join(""));
+  }
+
+  it("the exchange is written back from the journal: no model call, nothing sent again, a warning", async () => {
+    const first = await startTestGateway({ stateDir, fake });
+    await done(await first.chat.inject({ text: "what is 6x7?" }));
+    await first.close();
+    // Only the header survived.
+    await cutPower(1);
+
+    const second = await startTestGateway({ stateDir, fake });
+    expect((await second.transcript()).map((m) => [m.message.role, m.message.content])).toEqual([
+      ["user", "what is 6x7?"],
+      ["assistant", "echo: what is 6x7?"],
+    ]);
+    expect(second.logs.some((l) => l.message.includes("written again from the journal"))).toBe(true);
+    await done(await second.chat.inject({ text: "and 7x8?", messageId: "second-1" }));
+    await second.close();
+    expect(second.chat.textsTo("c-alice")).toEqual(["echo: and 7x8?"]);
+    expect(fake.requests).toHaveLength(2);
+    // The second turn's model saw the first exchange.
+    const history = fake.requests[1]!.body.messages.map((m) => m.content);
+    expect(history).toContain("echo: what is 6x7?");
+    const again = (await second.transcript()).map((m) => m.message.content);
+    expect(again.filter((c) => c === "what is 6x7?")).toHaveLength(1);
+  });
+
+  it("after a crash that left the lines in place, nothing is written twice", async () => {
+    const first = await startTestGateway({ stateDir, fake });
+    await done(await first.chat.inject({ text: "still here?" }));
+    await first.close();
+    await cutPower(3);
+
+    const second = await startTestGateway({ stateDir, fake });
+    expect((await second.transcript()).map((m) => m.message.content)).toEqual([
+      "still here?",
+      "echo: still here?",
+    ]);
+    expect(second.logs.some((l) => l.message.includes("written again from the journal"))).toBe(false);
+    await second.close();
+    expect(fake.requests).toHaveLength(1);
+  });
+});
