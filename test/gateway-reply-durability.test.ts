@@ -23,10 +23,11 @@ function journalLines(stateDir: string): Line[] {
 }
 
 /**
- * A reply is on disk before it is sent, through the journal (docs/runtime.md, "A turn", step 5): its `reply` record
- * shares the group commit with other turns' records, the transcript is synced behind, and a start puts back what a
- * power cut took from a transcript. The fsyncs are the kernel's; these tests hold the journal's own datasync (found
- * by its path in /proc/self/fd) while its newest line is of a given kind, nothing else.
+ * A reply is on disk before it is sent (docs/runtime.md, "A turn", step 5): in a session synced within the last
+ * second (by the gateway's clock, which these tests move by hand) through a journal `reply` record that shares the
+ * group commit with other turns' records, the transcript synced behind; otherwise by an fsync of the transcript. A
+ * start puts back what a power cut took from a transcript. The fsyncs are the kernel's; these tests hold the
+ * journal's own datasync (found by its path in /proc/self/fd) while its newest line is of a given kind.
  */
 describe("gateway: a reply is durable in the journal before it is sent", () => {
   let t: TestGateway | undefined;
@@ -73,55 +74,75 @@ describe("gateway: a reply is durable in the journal before it is sent", () => {
     return { entered: enteredP, release: () => release() };
   }
 
-  it("the reply waits for its journal record's fsync; the transcript already holds it, written without one", async () => {
+  it("in a hot session the reply waits for its journal record's fsync; the transcript holds it already", async () => {
     t = await startTestGateway();
+    await done(await t.chat.inject({ text: "first" }));
     const sync = await holdJournalSyncOf(t.gateway.journal.filePath, "reply");
     const outcome = done(await t.chat.inject({ text: "hello" }));
     await sync.entered;
     for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
-    expect(t.chat.sent).toEqual([]);
+    expect(t.chat.textsTo("c-alice")).toEqual(["echo: first"]);
     const reply = journalLines(t.stateDir).find((l) => l.op === "reply");
     // The person's message and the answer, as the transcript holds them.
     expect(reply?.entries?.map((e) => [e.message?.role, e.message?.content])).toEqual([
       ["user", "hello"],
       ["assistant", "echo: hello"],
     ]);
-    expect((await t.transcript()).map((m) => m.message.content)).toEqual(["hello", "echo: hello"]);
+    expect((await t.transcript()).map((m) => m.message.content)).toEqual([
+      "first",
+      "echo: first",
+      "hello",
+      "echo: hello",
+    ]);
     sync.release();
     expect((await outcome).payloads.map((p) => p.text)).toEqual(["echo: hello"]);
-    expect(t.chat.textsTo("c-alice")).toEqual(["echo: hello"]);
+    expect(t.chat.textsTo("c-alice")).toEqual(["echo: first", "echo: hello"]);
   });
 
-  it("the local API's answer does not wait for its record's end to be fsync'd; idle() does", async () => {
+  it("a session not synced within the last second pays its own fsync: no journal record", async () => {
     t = await startTestGateway();
-    const sync = await holdJournalSyncOf(t.gateway.journal.filePath, "end");
-    const message: InboundMessage = {
+    await done(await t.chat.inject({ text: "one" }));
+    expect(journalLines(t.stateDir).filter((l) => l.op === "reply")).toEqual([]);
+    t.clock.advance(1000);
+    await done(await t.chat.inject({ text: "two" }));
+    expect(journalLines(t.stateDir).filter((l) => l.op === "reply")).toEqual([]);
+    t.clock.advance(999);
+    await done(await t.chat.inject({ text: "three" }));
+    const replies = journalLines(t.stateDir).filter((l) => l.op === "reply");
+    expect(replies.map((r) => r.entries?.map((e) => e.message?.content))).toEqual([["three", "echo: three"]]);
+    expect(t.gateway.transcriptSync.pendingCount()).toBe(1);
+  });
+
+  it("a reply to the local API in a hot session ends its record in the same journal record", async () => {
+    t = await startTestGateway();
+    const local = (n: number): InboundMessage => ({
       channel: "api",
       chatId: "api:1",
       chatType: "direct",
       senderId: "local",
-      messageId: "local-1",
-      text: "hi there",
+      messageId: `local-${n}`,
+      text: `hi ${n}`,
       receivedAt: Date.now(),
-    };
-    const outcome = await done(await t.gateway.receive(message, { local: true }));
-    expect(outcome.payloads.map((p) => p.text)).toEqual(["echo: hi there"]);
-    await sync.entered;
-    expect(t.gateway.journal.openCount()).toBe(1);
-    let idle = false;
-    const idled = t.gateway.idle().then(() => {
-      idle = true;
     });
-    for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
-    expect(idle).toBe(false);
-    sync.release();
-    await idled;
+    await done(await t.gateway.receive(local(1), { local: true }));
+    const outcome = await done(await t.gateway.receive(local(2), { local: true }));
+    expect(outcome.payloads.map((p) => p.text)).toEqual(["echo: hi 2"]);
+    // Ended as soon as the answer is given, with no `end` of its own.
     expect(t.gateway.journal.openCount()).toBe(0);
+    const lines = journalLines(t.stateDir);
+    const second = lines.filter((l) => l.op === "accept")[1]!.jid;
+    expect(lines.filter((l) => l.op === "reply").map((l) => (l as { ends?: unknown }).ends)).toEqual([
+      [{ jid: second }],
+    ]);
+    expect(lines.filter((l) => l.op === "end" && l.jid === second)).toEqual([]);
+    expect(lines.filter((l) => l.op === "end")).toHaveLength(1);
   });
 
-  it("the transcripts written are synced behind, and the pass marks the replies it covers", async () => {
+  it("the transcripts behind journal replies are synced behind, and the pass marks the replies it covers", async () => {
     t = await startTestGateway();
     await done(await t.chat.inject({ text: "one" }));
+    expect(t.gateway.transcriptSync.pendingCount()).toBe(0);
+    await done(await t.chat.inject({ text: "two" }));
     expect(t.gateway.transcriptSync.pendingCount()).toBe(1);
     await t.gateway.transcriptSync.pass();
     expect(t.gateway.transcriptSync.pendingCount()).toBe(0);
@@ -161,13 +182,17 @@ describe("gateway: a start puts back what a power cut took from a transcript", (
 
   it("the exchange is written back from the journal: no model call, nothing sent again, a warning", async () => {
     const first = await startTestGateway({ stateDir, fake });
+    // The first reply is fsync'd with its transcript; the second, in a hot session, is held by the journal.
+    await done(await first.chat.inject({ text: "hello" }));
     await done(await first.chat.inject({ text: "what is 6x7?" }));
     await first.close();
-    // Only the header survived.
-    await cutPower(1);
+    // The header and the first exchange survived.
+    await cutPower(3);
 
     const second = await startTestGateway({ stateDir, fake });
     expect((await second.transcript()).map((m) => [m.message.role, m.message.content])).toEqual([
+      ["user", "hello"],
+      ["assistant", "echo: hello"],
       ["user", "what is 6x7?"],
       ["assistant", "echo: what is 6x7?"],
     ]);
@@ -175,9 +200,9 @@ describe("gateway: a start puts back what a power cut took from a transcript", (
     await done(await second.chat.inject({ text: "and 7x8?", messageId: "second-1" }));
     await second.close();
     expect(second.chat.textsTo("c-alice")).toEqual(["echo: and 7x8?"]);
-    expect(fake.requests).toHaveLength(2);
-    // The second turn's model saw the first exchange.
-    const history = fake.requests[1]!.body.messages.map((m) => m.content);
+    expect(fake.requests).toHaveLength(3);
+    // The next turn's model saw the exchange that was put back.
+    const history = fake.requests[2]!.body.messages.map((m) => m.content);
     expect(history).toContain("echo: what is 6x7?");
     const again = (await second.transcript()).map((m) => m.message.content);
     expect(again.filter((c) => c === "what is 6x7?")).toHaveLength(1);
@@ -185,17 +210,20 @@ describe("gateway: a start puts back what a power cut took from a transcript", (
 
   it("after a crash that left the lines in place, nothing is written twice", async () => {
     const first = await startTestGateway({ stateDir, fake });
+    await done(await first.chat.inject({ text: "hello" }));
     await done(await first.chat.inject({ text: "still here?" }));
     await first.close();
-    await cutPower(3);
+    await cutPower(5);
 
     const second = await startTestGateway({ stateDir, fake });
     expect((await second.transcript()).map((m) => m.message.content)).toEqual([
+      "hello",
+      "echo: hello",
       "still here?",
       "echo: still here?",
     ]);
     expect(second.logs.some((l) => l.message.includes("written again from the journal"))).toBe(false);
     await second.close();
-    expect(fake.requests).toHaveLength(1);
+    expect(fake.requests).toHaveLength(2);
   });
 });

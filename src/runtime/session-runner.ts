@@ -11,7 +11,7 @@ import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { InboundMessage, OutboundAttachment, ToolDefinition, TurnOutcome } from "../plugin-api/types.js";
 import { parseChatCommand } from "../routing/chat-command.js";
-import type { Journal } from "../sessions/journal.js";
+import type { Journal, ReplyEnd } from "../sessions/journal.js";
 import { matchResetTrigger, touchInteraction } from "../sessions/lifecycle.js";
 import type { SessionStore } from "../sessions/store.js";
 import { type AppendOptions, appendTranscript, makeHeader, newEntryId } from "../sessions/transcript.js";
@@ -265,31 +265,35 @@ export class SessionRunner {
     const writer = warm ? this.deps.sessions?.writerFor(warm, path) : undefined;
     if (!warm || !writer) await appendTranscript(path, entries, options);
     else noteWritten(warm, path, await writer.append(entries, options));
-    // After the write: a sync pass that starts from here on has these lines to sync.
-    if (!options.fsync) this.deps.transcriptSync?.noteWritten(path);
   }
 
   /**
    * Appends entries that must be on disk before what follows is sent (a reply, a notice given as the final
-   * answer, a compaction): written without fsync, then the turn's entries not yet made durable go into one journal
-   * `reply` record (the group commit shares its fsync with other turns' records); without a transcript sync, or
-   * when that record would be too large, the transcript is fsync'd instead.
+   * answer, a compaction). In a hot session (`TranscriptSync.viaJournal`): written without fsync, then the turn's
+   * entries not yet made durable go into one journal `reply` record (the group commit shares its fsync with other
+   * turns' records) and a pass syncs the transcript within a second. Otherwise, or when that record would be too
+   * large, the transcript is fsync'd.
    */
   private async appendDurably(
     key: string,
     run: { transcriptPath: string; header: TranscriptHeader },
     entries: TranscriptEntry[],
     trace: TurnTrace,
+    ends: ReplyEnd[] = [],
   ): Promise<void> {
     const sync = this.deps.transcriptSync;
-    await this.append(key, run.transcriptPath, entries, { header: run.header, fsync: sync === undefined });
+    const viaJournal = sync?.viaJournal(run.transcriptPath) === true;
+    await this.append(key, run.transcriptPath, entries, { header: run.header, fsync: !viaJournal });
     trace.unsynced.push(...entries);
-    if (!sync) {
+    if (!sync || !viaJournal) {
+      sync?.noteSynced(run.transcriptPath);
       trace.unsynced = [];
       return;
     }
+    // After the write, before the record: the pass that covers the record syncs these lines.
+    sync.noteWritten(run.transcriptPath);
     const { id: sessionId, sessionKey } = run.header;
-    if (!(await this.deps.journal.reply(sessionId, sessionKey, trace.unsynced, this.deps.clock.now())))
+    if (!(await this.deps.journal.reply(sessionId, sessionKey, trace.unsynced, this.deps.clock.now(), ends)))
       await syncFile(run.transcriptPath);
     trace.unsynced = [];
   }
@@ -638,6 +642,10 @@ export class SessionRunner {
         (e as MessageEntry).message.role === "user",
     );
     const trace: TurnTrace = { entries: [], textStreamed: false, unsynced: said ? [said] : [] };
+    // A reply to the local API ends its records with its journal record (the API's answer follows it at once,
+    // as it follows an `end`); a transport's are ended by the outbox once the chat has the reply.
+    const localEnds = (entries: TranscriptEntry[]): ReplyEnd[] =>
+      item.local && entries.some(isFinalAnswer) ? replyEnds(item, joined) : [];
     const turnId = randomUUID();
     const startedAt = clock.now();
     const chat = { channel: item.message.channel, chatId: item.message.chatId };
@@ -674,7 +682,7 @@ export class SessionRunner {
         // The request goes out while the message's journal fsync runs; its answer is used only once that is done.
         llm: item.durable ? gatedLlm(run.llm, () => this.taken(item)) : run.llm,
         append: async (entries, options) => {
-          if (options?.final === true) await this.appendDurably(key, run, entries, trace);
+          if (options?.final === true) await this.appendDurably(key, run, entries, trace, localEnds(entries));
           else {
             await this.append(key, run.transcriptPath, entries, { header: run.header });
             trace.unsynced.push(...entries);
@@ -916,7 +924,7 @@ export class SessionRunner {
         drained: decision.why,
       },
     }));
-    await this.appendDurably(key, run, entries, trace);
+    await this.appendDurably(key, run, entries, trace, item.local ? replyEnds(item, joined) : []);
     this.publishReply(key, item, text);
     await this.deliver(item, text, "notice", { end: all.map((w) => w.jid) });
     for (const w of all) w.resolve(this.outcomeFor(w, "aborted", [text], `the gateway is ${mode}`, run.ids));
@@ -1033,12 +1041,10 @@ export class SessionRunner {
     await this.taken(item);
     const end = options.end ?? [];
     if (item.local) {
-      // The reply goes out in the API's answer, which does not wait for the end's fsync (the record ends in the
-      // journal's next group commit; `Gateway.idle()` and a stop wait for it). A crash before it replays the
-      // record, and a replayed local record is ended without sending anything: its answer went to a request
-      // that is gone.
+      // The API's answer follows the end on disk. A reply the journal holds ended its records already.
       for (const [index, jid] of end.entries()) {
-        void this.deps.journal.end(
+        if (this.deps.journal.get(jid) === undefined) continue;
+        await this.deps.journal.end(
           jid,
           "replied",
           this.deps.clock.now(),
@@ -1167,4 +1173,14 @@ class NotTaken extends Error {
   constructor(cause: unknown) {
     super(`the message was not taken: ${describeError(cause)}`, { cause });
   }
+}
+
+/** A turn's final answer (not a compaction entry or another line that is synced the same way). */
+function isFinalAnswer(entry: TranscriptEntry): boolean {
+  return entry.type === "message" && (entry as MessageEntry).meta?.final === true;
+}
+
+/** The records a reply ends, with the reasons `deliver` gives them: the message's, then those that joined it. */
+function replyEnds(item: WorkItem, joined: WorkItem[]): ReplyEnd[] {
+  return [{ jid: item.jid }, ...joined.map((w) => ({ jid: w.jid, reason: `answered with ${item.jid}` }))];
 }

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMemoryLogger } from "../core/logger.js";
-import { TranscriptSync } from "./transcript-sync.js";
+import { HOT_MS, TranscriptSync } from "./transcript-sync.js";
 
 /**
  * TranscriptSync's contract (transcript-sync.ts): every noted path is fsync'd by a pass, a pass marks the reply
@@ -103,6 +103,29 @@ describe("TranscriptSync", () => {
     await syncer.pass();
     expect(sync.synced).toEqual([a]);
     expect(marks).toEqual(["r1"]);
+    syncer.stop();
+  });
+
+  it("a transcript synced less than HOT_MS ago, or noted for a pass, is hot: its next reply goes to the journal", async () => {
+    const a = join(dir, "a.jsonl");
+    await writeFile(a, "{}\n");
+    const { journal } = fakeJournal("r1");
+    const { logger } = createMemoryLogger();
+    let now = 10_000;
+    const syncer = new TranscriptSync({ journal, logger, now: () => now, everyMs: 60_000 });
+    expect(syncer.viaJournal(a)).toBe(false);
+    syncer.noteSynced(a);
+    now += HOT_MS - 1;
+    expect(syncer.viaJournal(a)).toBe(true);
+    now += 1;
+    expect(syncer.viaJournal(a)).toBe(false);
+    syncer.noteWritten(a);
+    expect(syncer.viaJournal(a)).toBe(true);
+    // A pass syncs it: hot for HOT_MS from then.
+    now += 5 * HOT_MS;
+    await syncer.pass();
+    now += HOT_MS - 1;
+    expect(syncer.viaJournal(a)).toBe(true);
     syncer.stop();
   });
 

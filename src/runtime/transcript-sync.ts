@@ -3,13 +3,30 @@ import type { Logger } from "../core/logger.js";
 import type { Journal } from "../sessions/journal.js";
 import { syncFile } from "./tail-cache.js";
 
-/** How soon a transcript line written without fsync is on disk (a pass syncs every transcript written since). */
+/** How soon a reply held by the journal is in its transcript on disk too (a pass syncs every one noted since). */
 export const TRANSCRIPT_SYNC_MS = 1000;
 
 /**
- * Syncs behind the transcripts this process appends to without fsync (docs/runtime.md, "A turn"). Contract:
+ * A transcript synced within this long is hot: its next reply is made durable by the journal and synced by a pass,
+ * instead of by an fsync of its own. A session answered less often than this pays one fsync per reply, as it
+ * would anyway (and no pass: no burst of fsyncs); one answered more often pays about one fsync a second.
+ */
+export const HOT_MS = 1000;
+
+/** Past this many synced paths remembered, those no longer hot are forgotten. */
+const PRUNE_AT = 4096;
+
+/** How many transcripts a pass syncs at a time. */
+const SYNCS_AT_ONCE = 2;
+
+/**
+ * Syncs behind the transcripts whose replies the journal holds (docs/runtime.md, "A turn", step 5). Contract:
+ * - `viaJournal(path)`: whether the next reply to `path` goes into a journal `reply` record (the transcript was
+ *   synced within HOT_MS by the clock given, or a pass has it already); else the caller fsyncs the transcript
+ *   and says so with `noteSynced`;
  * - `noteWritten(path)` is called after lines were written to `path` (never before: a pass that ran between would
- *   miss them); within `everyMs` a pass fsyncs every path noted since the last one;
+ *   miss them) and before their `reply` record is; within `everyMs` a pass fsyncs every path noted since the last
+ *   one;
  * - a pass first takes the journal's newest `reply` record, then syncs, then marks that record `synced`: every
  *   reply record up to it had its lines written, and its path noted, before the pass began;
  * - `syncAll` syncs every path noted so far, one run at a time in call order; a path whose fsync fails stays noted
@@ -18,6 +35,8 @@ export const TRANSCRIPT_SYNC_MS = 1000;
  */
 export class TranscriptSync {
   private dirty = new Set<string>();
+  /** When each path was last synced (by its writer or a pass), by `now`. */
+  private readonly synced = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -31,9 +50,26 @@ export class TranscriptSync {
     },
   ) {}
 
+  viaJournal(path: string): boolean {
+    if (this.dirty.has(path)) return true;
+    const at = this.synced.get(path);
+    return at !== undefined && this.deps.now() - at < HOT_MS;
+  }
+
   noteWritten(path: string): void {
     this.dirty.add(path);
     this.schedule();
+  }
+
+  /** `path` was fsync'd by its writer just now. */
+  noteSynced(path: string): void {
+    this.synced.set(path, this.deps.now());
+    if (this.synced.size > PRUNE_AT) this.prune();
+  }
+
+  private prune(): void {
+    const now = this.deps.now();
+    for (const [path, at] of this.synced) if (now - at >= HOT_MS) this.synced.delete(path);
   }
 
   /** How many transcripts wait for a pass. */
@@ -78,16 +114,28 @@ export class TranscriptSync {
     this.timer.unref();
   }
 
+  /**
+   * A few fsyncs at a time: a pass over hundreds of transcripts would otherwise take every threadpool thread (the
+   * journal's fdatasync waits behind them) and put all their kernel work on the cores at once.
+   */
   private async syncNoted(): Promise<void> {
     const paths = [...this.dirty];
     this.dirty.clear();
-    const results = await Promise.allSettled(paths.map((path) => syncFile(path)));
+    let next = 0;
     let failure: unknown;
-    results.forEach((result, i) => {
-      if (result.status === "fulfilled") return;
-      this.dirty.add(paths[i]!);
-      failure ??= result.reason;
-    });
+    const worker = async () => {
+      while (next < paths.length) {
+        const path = paths[next++]!;
+        try {
+          await syncFile(path);
+          this.noteSynced(path);
+        } catch (error) {
+          this.dirty.add(path);
+          failure ??= error;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(SYNCS_AT_ONCE, paths.length) }, worker));
     if (failure !== undefined) throw failure;
   }
 }

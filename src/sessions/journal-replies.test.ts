@@ -159,6 +159,26 @@ describe("Journal: reply records", () => {
     await journal.close();
   });
 
+  it("a reply record's ends end those records once it is on disk, and still after a restart", async () => {
+    const { journal } = journalWith();
+    await journal.openJournal();
+    const jid = await journal.accept(messageFor("m1"), 1);
+    const joined = await journal.accept(messageFor("m2"), 2);
+    const other = await journal.accept(messageFor("m3"), 3);
+    await journal.reply("s1", "main", [entry("a1")], 4, [
+      { jid },
+      { jid: joined, reason: `answered with ${jid}` },
+    ]);
+    expect(journal.get(jid)).toBeUndefined();
+    expect(journal.get(joined)).toBeUndefined();
+    expect(journal.openCount()).toBe(1);
+    await crash(journal);
+    const again = journalWith().journal;
+    const open = await again.openJournal({ repair: async () => {} });
+    expect(open.map((r) => r.jid)).toEqual([other]);
+    await again.close();
+  });
+
   it("settled waits for records queued without waiting (an end nobody awaits)", async () => {
     const { journal } = journalWith();
     await journal.openJournal();

@@ -61,10 +61,19 @@ export type JournalRecord =
   | { op: "delivered"; jid: string; at: number; part: number }
   | { op: "end"; jid: string; at: number; outcome: JournalOutcome; reason?: string }
   | { op: "seen"; keys: string[] }
-  /** A turn's transcript entries (see the contract above); `id` names the record for `synced`. */
-  | ({ op: "reply"; at: number } & UnsyncedReply)
+  /**
+   * A turn's transcript entries (see the contract above); `id` names the record for `synced`. `ends`: records
+   * this one ends `replied` as it reaches the disk (a reply to the local API, whose answer follows it at once).
+   */
+  | ({ op: "reply"; at: number; ends?: ReplyEnd[] } & UnsyncedReply)
   /** Every transcript line behind the `reply` records up to and including `upTo` is on disk. */
   | { op: "synced"; at: number; upTo: string };
+
+/** A record a `reply` record ends `replied` (with the reason an `end` would have). */
+export interface ReplyEnd {
+  jid: string;
+  reason?: string;
+}
 
 /** A `reply` record not known to be in its transcript on disk: what `repair` is given at open. */
 export interface UnsyncedReply {
@@ -186,16 +195,26 @@ export class Journal {
 
   /**
    * Durably records a turn's transcript entries (already appended to its transcript without fsync): the reply
-   * among them may be sent once this resolves. False, with nothing written, when the record would be over
-   * MAX_RECORD_BYTES: the caller then syncs the transcript itself.
+   * among them may be sent once this resolves; `ends` end `replied` with it, as one record. False, with nothing
+   * written, when the record would be over MAX_RECORD_BYTES: the caller then syncs the transcript itself (and
+   * ends the records itself).
    */
   async reply(
     sessionId: string,
     sessionKey: string,
     entries: TranscriptEntry[],
     now: number,
+    ends: ReplyEnd[] = [],
   ): Promise<boolean> {
-    const record: JournalRecord = { op: "reply", id: randomUUID(), at: now, sessionId, sessionKey, entries };
+    const record: JournalRecord = {
+      op: "reply",
+      id: randomUUID(),
+      at: now,
+      sessionId,
+      sessionKey,
+      entries,
+      ...(ends.length > 0 ? { ends } : {}),
+    };
     const line = `${JSON.stringify(record)}\n`;
     if (Buffer.byteLength(line) > MAX_RECORD_BYTES) return false;
     await this.write(record, line);
@@ -390,16 +409,14 @@ export class Journal {
         this.open.get(record.jid)?.delivered.push(record.part);
         break;
       }
-      case "end": {
-        const open = this.open.get(record.jid);
-        if (open) this.openBytes -= open.bytes;
-        this.open.delete(record.jid);
+      case "end":
+        this.ended(record.jid);
         break;
-      }
       case "seen":
         for (const key of record.keys) this.remember(key);
         break;
       case "reply":
+        for (const end of record.ends ?? []) this.ended(end.jid);
         this.unsynced?.push({
           id: record.id,
           sessionId: record.sessionId,
@@ -414,6 +431,12 @@ export class Journal {
         break;
       }
     }
+  }
+
+  private ended(jid: string): void {
+    const open = this.open.get(jid);
+    if (open) this.openBytes -= open.bytes;
+    this.open.delete(jid);
   }
 
   private remember(key: string): void {
