@@ -1,7 +1,6 @@
-import { readlinkSync } from "node:fs";
-import { type FileHandle, open } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { done, startTestGateway, type TestGateway } from "./helpers/gateway-harness.js";
+import { beforeJournalDatasync } from "./helpers/journal-datasync.js";
 
 /**
  * Journal before acknowledgement, with the fsync off the model's path (docs/runtime.md, step 1 of a turn): a
@@ -21,10 +20,6 @@ describe("gateway: the journal's fsync overlaps the model request", () => {
 
   /** Makes the datasyncs of the journal's file wait while `hold()` holds them, or fail once (`failNext`) with EIO. */
   async function interceptJournalSync(journalPath: string) {
-    const probe = await open(journalPath, "r");
-    const proto = Object.getPrototypeOf(probe) as FileHandle;
-    await probe.close();
-    const original = proto.datasync;
     const state: { held?: Promise<void>; failNext?: boolean; failHeld?: boolean; syncs: number } = {
       syncs: 0,
     };
@@ -35,28 +30,21 @@ describe("gateway: the journal's fsync overlaps the model request", () => {
       });
       return () => release();
     };
-    proto.datasync = async function (this: FileHandle) {
-      let path = "";
-      try {
-        path = readlinkSync(`/proc/self/fd/${this.fd}`);
-      } catch {}
-      if (path === journalPath) {
-        state.syncs += 1;
-        if (state.failNext) {
-          state.failNext = false;
-          throw Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO", errno: -5 });
-        }
-        if (state.held) await state.held;
-        if (state.failHeld) {
-          state.failHeld = false;
-          throw Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO", errno: -5 });
-        }
+    const unhook = await beforeJournalDatasync(journalPath, async () => {
+      state.syncs += 1;
+      if (state.failNext) {
+        state.failNext = false;
+        throw Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO", errno: -5 });
       }
-      return original.call(this);
-    };
+      if (state.held) await state.held;
+      if (state.failHeld) {
+        state.failHeld = false;
+        throw Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO", errno: -5 });
+      }
+    });
     restore = () => {
       release();
-      proto.datasync = original;
+      unhook();
     };
     return { state, hold };
   }

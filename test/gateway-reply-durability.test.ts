@@ -1,11 +1,12 @@
-import { readFileSync, readlinkSync } from "node:fs";
-import { type FileHandle, mkdtemp, open, readFile, rm, writeFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { InboundMessage } from "../src/plugin-api/types.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { done, startTestGateway, type TestGateway } from "./helpers/gateway-harness.js";
+import { beforeJournalDatasync } from "./helpers/journal-datasync.js";
 
 interface Line {
   op: string;
@@ -41,10 +42,6 @@ describe("gateway: a reply is durable in the journal before it is sent", () => {
 
   /** Holds the journal's datasync while its last line is an `op` record, until `release()`; `entered` resolves then. */
   async function holdJournalSyncOf(journalPath: string, op: string) {
-    const probe = await open(journalPath, "r");
-    const proto = Object.getPrototypeOf(probe) as FileHandle;
-    await probe.close();
-    const original = proto.datasync;
     let release: () => void = () => {};
     const held = new Promise<void>((resolve) => {
       release = resolve;
@@ -53,23 +50,15 @@ describe("gateway: a reply is durable in the journal before it is sent", () => {
     const enteredP = new Promise<void>((resolve) => {
       entered = resolve;
     });
-    proto.datasync = async function (this: FileHandle) {
-      let path = "";
-      try {
-        path = readlinkSync(`/proc/self/fd/${this.fd}`);
-      } catch {}
-      if (path === journalPath) {
-        const last = readFileSync(journalPath, "utf8").trim().split("\n").at(-1) ?? "{}";
-        if ((JSON.parse(last) as Line).op === op) {
-          entered();
-          await held;
-        }
-      }
-      return original.call(this);
-    };
+    const unhook = await beforeJournalDatasync(journalPath, async () => {
+      const last = readFileSync(journalPath, "utf8").trim().split("\n").at(-1) ?? "{}";
+      if ((JSON.parse(last) as Line).op !== op) return;
+      entered();
+      await held;
+    });
     restore = () => {
       release();
-      proto.datasync = original;
+      unhook();
     };
     return { entered: enteredP, release: () => release() };
   }
