@@ -1,9 +1,10 @@
-import { readFileSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { readFileSync, readlinkSync } from "node:fs";
+import { type FileHandle, mkdtemp, open, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { InboundMessage } from "../src/plugin-api/types.js";
+import { MAX_RECORD_BYTES } from "../src/sessions/journal.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { done, startTestGateway, type TestGateway } from "./helpers/gateway-harness.js";
 import { beforeJournalDatasync } from "./helpers/journal-datasync.js";
@@ -86,6 +87,36 @@ describe("gateway: a reply is durable in the journal before it is sent", () => {
     sync.release();
     expect((await outcome).payloads.map((p) => p.text)).toEqual(["echo: hello"]);
     expect(t.chat.textsTo("c-alice")).toEqual(["echo: first", "echo: hello"]);
+  });
+
+  it("a reply too large for one journal record is fsync'd with its transcript before it is sent", async () => {
+    t = await startTestGateway({
+      chat: (chat) => {
+        chat.maxTextLength = 10_000_000;
+      },
+    });
+    await done(await t.chat.inject({ text: "first" }));
+    const transcriptPath = t.gateway.store.transcriptPath((await t.gateway.store.get("main"))!.sessionId);
+    // Every FileHandle.sync of the transcript (how a reply's fallback syncs it), with how many sends came before.
+    const probe = await open(transcriptPath, "r");
+    const proto = Object.getPrototypeOf(probe) as FileHandle;
+    await probe.close();
+    const original = proto.sync;
+    const syncs: number[] = [];
+    const chat = t.chat;
+    proto.sync = async function (this: FileHandle) {
+      if (readlinkSync(`/proc/self/fd/${this.fd}`) === transcriptPath) syncs.push(chat.sent.length);
+      return original.call(this);
+    };
+    restore = () => {
+      proto.sync = original;
+    };
+    const big = "x".repeat(MAX_RECORD_BYTES);
+    t.fake.enqueue({ text: big });
+    const outcome = await done(await t.chat.inject({ text: "a long one" }));
+    expect(outcome.payloads.map((p) => p.text.length)).toEqual([big.length]);
+    expect(journalLines(t.stateDir).filter((l) => l.op === "reply")).toEqual([]);
+    expect(syncs[0]).toBe(1);
   });
 
   it("a session not synced within the last second pays its own fsync: no journal record", async () => {

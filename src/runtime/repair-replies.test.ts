@@ -1,7 +1,8 @@
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { readlinkSync } from "node:fs";
+import { type FileHandle, mkdtemp, open, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from "vitest";
 import { createMemoryLogger } from "../core/logger.js";
 import { appendTranscript, makeHeader } from "../sessions/transcript.js";
 import type { TranscriptEntry } from "../sessions/types.js";
@@ -60,10 +61,23 @@ describe("repairReplies", () => {
     expect(lines.filter((l) => l.level === "warn").map((l) => l.fields?.entries)).toEqual([2]);
   });
 
-  it("a transcript that holds every entry is not written; one that is gone is written again with its header", async () => {
+  it("a transcript that holds every entry is only synced; one that is gone is written again with its header", async () => {
     const header = makeHeader("s1", "main", new Date(0));
     await appendTranscript(pathOf("s1"), [entry("e1", "a"), entry("e2", "b")], { header });
     const before = await readFile(pathOf("s1"), "utf8");
+    // After a kill -9 the lines are there but maybe not on disk: the file is fsync'd (FileHandle.sync, noted here).
+    const probe = await open(pathOf("s1"), "r");
+    const proto = Object.getPrototypeOf(probe) as FileHandle;
+    await probe.close();
+    const original = proto.sync;
+    const synced: string[] = [];
+    proto.sync = async function (this: FileHandle) {
+      synced.push(readlinkSync(`/proc/self/fd/${this.fd}`));
+      return original.call(this);
+    };
+    onTestFinished(() => {
+      proto.sync = original;
+    });
     const { logger, lines } = createMemoryLogger();
     await repairReplies(
       [
@@ -73,6 +87,7 @@ describe("repairReplies", () => {
       { transcriptPath: pathOf, logger, now: () => 0 },
     );
     expect(await readFile(pathOf("s1"), "utf8")).toBe(before);
+    expect(synced).toContain(pathOf("s1"));
     expect(await ids(pathOf("s2"))).toEqual(["s2", "f1"]);
     expect(JSON.parse((await readFile(pathOf("s2"), "utf8")).split("\n")[0]!)).toMatchObject({
       type: "session",

@@ -86,9 +86,10 @@ describe("Journal: reply records", () => {
     const { journal, state } = journalWith();
     await journal.openJournal();
     await journal.reply("s1", "main", [entry("a1")], 1);
+    await journal.reply("s2", "main", [entry("b1")], 2);
     await journal.close();
     expect(state.syncs).toBe(1);
-    expect((await lines(dir)).map((l) => l.op)).toEqual(["seen", "reply", "synced"]);
+    expect((await lines(dir)).map((l) => l.op)).toEqual(["seen", "reply", "reply", "synced"]);
 
     const again = journalWith().journal;
     const given: UnsyncedReply[][] = [];
