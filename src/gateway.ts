@@ -106,7 +106,7 @@ export class Gateway {
   readonly clock: Clock;
   readonly host: PluginHost;
   readonly journal: Journal;
-  /** Syncs behind the transcript lines written without fsync (the journal holds the replies meanwhile). */
+  /** Syncs behind the transcripts whose replies the journal holds (docs/runtime.md, A turn, step 5). */
   readonly transcriptSync: TranscriptSync;
   /** The model endpoint (a new one when the agent's endpoint, key or model changes: `applyConfig`). */
   get modelProbe(): ModelProbe {
@@ -476,7 +476,7 @@ export class Gateway {
       await this.host.stop();
       await this.http.close();
       await this.tempFilesSwept;
-      // The journal's close syncs every transcript written since the last pass, then marks its replies synced.
+      // The journal's close syncs the transcripts behind its replies that no pass synced yet, then marks them.
       this.transcriptSync.stop();
       await this.journal.close();
     })();

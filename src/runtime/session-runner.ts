@@ -66,8 +66,9 @@ export interface SessionRunnerDeps {
   /** How many messages wait for `key` behind its running turn (a drained turn's resume decision). */
   waiting?(key: string): number;
   /**
-   * Syncs behind the transcript lines written without fsync. Present: a reply (any `final` write) is made durable
-   * by a journal `reply` record before it is sent; absent: by an fsync of its transcript.
+   * Decides how a `final` write (a reply, a compaction) is made durable, and syncs behind the transcripts whose
+   * replies the journal holds. Present: in a hot session by a journal `reply` record, else by an fsync of the
+   * transcript; absent: always by the fsync.
    */
   transcriptSync?: TranscriptSync;
 }

@@ -33,8 +33,8 @@ import type { TranscriptEntry } from "./types.js";
  * - A turn's reply is on disk before it is sent: `reply` holds the turn's transcript entries (the person's
  *   message, tool calls and results, the final answer), written to the transcript without fsync and made durable
  *   here, in the group commit with other turns' records, instead of by one fsync of each transcript. The caller
- *   keeps the transcripts it wrote synced behind (`syncTranscripts`, within about a second) and notes each pass
- *   with `markSynced`. A `reply` record with no `synced` after it that covers it is unsynced: at open, before the
+ *   syncs the transcripts behind its `reply` records (`syncTranscripts`, within about a second) and notes each
+ *   pass with `markSynced`. A `reply` record with no `synced` after it that covers it is unsynced: at open, before the
  *   file is compacted, `repair` is given those records (the transcript lines a power cut may have taken are put
  *   back from them); compaction, which drops them, first calls `syncTranscripts`; `close` does too, then marks.
  *   A process that could not repair what it found claims nothing: it writes no `synced` and does not compact.
@@ -105,8 +105,8 @@ export interface JournalOptions {
   compactBytes?: number;
   maxOpenBytes?: number;
   /**
-   * Makes every transcript line this process wrote so far durable (fsync); called before a compaction drops
-   * `reply` records and at `close`. Absent: nothing to sync (the caller writes no `reply` records).
+   * Makes the transcript lines behind every `reply` record written so far durable (fsync); called before a
+   * compaction drops `reply` records and at `close`. Absent: nothing to sync (the caller writes no `reply` records).
    */
   syncTranscripts?: () => Promise<void>;
 }
