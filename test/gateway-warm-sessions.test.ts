@@ -144,6 +144,35 @@ describe("gateway: warm sessions", () => {
     expect((await t.gateway.store.get("main"))!.lastInteractionAt).toBeGreaterThan(before!);
   });
 
+  it("the session's next message does not wait for that update either, and decides on it", async () => {
+    t = await startTestGateway({ config: { inbound: { reply: { session: { idleMinutes: 1 } } } } });
+    await done(await t.chat.inject({ text: "first" }));
+    await t.idle();
+    const first = (await t.gateway.store.get("main"))!;
+    const lockDir = `${t.gateway.store.path}.lock`;
+    await mkdir(lockDir);
+    // 59.99 s later: the session goes on, and this turn is the last exchange, its update held by the lock.
+    t.clock.advance(59_990);
+    await done(await t.chat.inject({ text: "second" }));
+    // 15 ms later (the clock stands still from here): the file says more than 60 s since the last exchange, the
+    // turn that just ended says 15 ms. The third message is answered while the lock is still held, in the same
+    // session; a turn that waited for the update's write would never end here.
+    t.clock.advance(15);
+    const third = await done(await t.chat.inject({ text: "third" }));
+    expect(third.payloads.at(-1)?.text).toBe("echo: third");
+    const texts = t.chat.textsTo("c-alice");
+    expect(texts.at(-1)).toBe("echo: third");
+    expect(texts.some((text) => text.includes("A new session began"))).toBe(false);
+    // Both turns' updates still wait to share a write: the third turn did not set it off.
+    expect(t.gateway.store.waitingUpdates).toBe(2);
+    expect((await t.gateway.store.get("main"))!.lastInteractionAt).toBe(first.lastInteractionAt);
+    await rmdir(lockDir);
+    await t.idle();
+    const after = (await t.gateway.store.get("main"))!;
+    expect(after.sessionId).toBe(first.sessionId);
+    expect(after.lastInteractionAt).toBeGreaterThan(first.lastInteractionAt!);
+  });
+
   it("GET /api/sessions right after a reply lists the turn that ended (it waits for that store update)", async () => {
     t = await startTestGateway({ listen: true });
     await done(await t.chat.inject({ text: "first" }));

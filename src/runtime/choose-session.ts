@@ -64,7 +64,9 @@ export async function chooseSession(
 ): Promise<{ sessionId: string; notice?: string; entry?: SessionEntry }> {
   const { store, logger, idleMinutes } = deps;
   for (let round = 1; ; round++) {
-    const entry = await store.get(key);
+    // With this process's updates not written yet (the last turn's bookkeeping is written behind): the decision
+    // counts idle time from the last turn, and the turn reads its settings and context size from it.
+    const entry = await store.getWithUpdates(key);
     // Synchronous: one lookup of a path the kernel has cached, cheaper than a trip through the threadpool (which
     // the fsyncs of other turns may keep busy); every message makes it.
     const transcriptExists = entry ? existsSync(store.transcriptPath(entry.sessionId)) : false;

@@ -121,7 +121,7 @@ interface TurnTrace {
  */
 export class SessionRunner {
   private readonly running = new Map<string, RunningTurn>();
-  /** Every store update after a turn not written yet (the session's next turn waits for its own: `recorded`). */
+  /** Every store update after a turn not written yet (`/status` waits for its session's: `recorded`). */
   private readonly recordings = new Set<Promise<void>>();
   /** The same, by session key. */
   private readonly recordingsOf = new Map<string, Set<Promise<void>>>();
@@ -221,8 +221,9 @@ export class SessionRunner {
   /**
    * Resolves once the store updates of `key`'s finished turns (no key: of every session's) are written, waiting at
    * most RECORD_WAIT_MS (on the injected clock): a reply goes out before its turn's update, which waits to share a
-   * write (RECORD_DEFER_MS), and what the next turn, `/status` and `GET /api/sessions` read must include it. Any
-   * waiting update is written at once.
+   * write (RECORD_DEFER_MS), and what `/status` and `GET /api/sessions` read must include it. Any waiting update
+   * is written at once. (The session's next turn does not wait: it reads the entry with the update applied,
+   * `SessionStore.getWithUpdates`.)
    */
   async recorded(key?: string): Promise<void> {
     const pending = key === undefined ? this.recordings : this.recordingsOf.get(key);
@@ -391,8 +392,6 @@ export class SessionRunner {
 
   private async handle(key: string, item: WorkItem): Promise<void> {
     const { clock, store, journal, config } = this.deps;
-    // The session's entry as its last turn left it (that turn's store update may still wait to be written).
-    await this.recorded(key);
     const now = clock.now();
     const reset = matchResetTrigger(item.text, config.inbound.reply.session.resetTriggers);
     const progress = item.restored ? await restoredProgress(store, key, item.jid) : undefined;
@@ -626,7 +625,7 @@ export class SessionRunner {
       groupHistoryLimit: groupHistoryLimit(config),
     });
     // One stat of the store per message, not two: the entry the session was chosen on a moment ago.
-    const entry = run.entry ?? (await this.deps.store.get(key));
+    const entry = run.entry ?? (await this.deps.store.getWithUpdates(key));
     const cwd = this.cwdFor(key);
     // A turn that runs again (restart, retry) goes on with its loop guard; a new message starts a new one.
     const guard = item.restored ? restoreGuard(resume.compaction, resume.entries, item.jid) : undefined;
@@ -781,8 +780,9 @@ export class SessionRunner {
       });
       // The store's bookkeeping (usage, the last exchange) is written behind: the reply, the turn's end, its outcome
       // and the lane do not wait for the store's fsync'd rewrite, which waits to share one write with other turns'
-      // (RECORD_DEFER_MS). The session's next turn waits for it (`recorded`), so it decides on an up-to-date entry;
-      // `Gateway.idle()` and a stop write it at once.
+      // (RECORD_DEFER_MS). The session's next turn decides on the entry with it applied, without waiting for the
+      // write (`getWithUpdates`: idle expiry counts from this turn); `/status`, `Gateway.idle()` and a stop write
+      // it at once.
       this.recordTurnLater(key, item, result);
       // Exactly one turn-end per turn-start, however the turn ended, and after its final message: watchers
       // (typing indicators, the web chat's bubble) stop on it.

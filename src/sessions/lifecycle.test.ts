@@ -251,8 +251,8 @@ describe("chooseSession against a real store", () => {
   /** A store whose reads see the file missing once (say, another program replaced it by delete + create). */
   class StoreThatMissedTheFile extends SessionStore {
     putBack: (() => Promise<void>) | undefined;
-    override async get(key: string): Promise<SessionEntry | undefined> {
-      const entry = await super.get(key);
+    override async getWithUpdates(key: string): Promise<SessionEntry | undefined> {
+      const entry = await super.getWithUpdates(key);
       const putBack = this.putBack;
       this.putBack = undefined;
       await putBack?.();

@@ -1,13 +1,15 @@
 import { spawn } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { fillDisk, mountTmpfs, unmount } from "../../test/fault/tmpfs.js";
 import { ManualClock } from "../core/clock.js";
 import { isClawdisError } from "../core/errors.js";
 import { createMemoryLogger } from "../core/logger.js";
 import { SessionStore } from "./store.js";
+import type { SessionEntry } from "./types.js";
 
 let dir: string;
 let path: string;
@@ -327,6 +329,123 @@ describe("SessionStore write-behind (deferMs)", () => {
     const onDisk = JSON.parse(await readFile(path, "utf8"));
     expect(onDisk.a.inputTokens).toBe(42);
     expect(onDisk.hand.sessionId).toBe("s-hand");
+  });
+});
+
+describe("SessionStore getWithUpdates (this process's updates not written yet)", () => {
+  const tokens = (n: number) => (e: SessionEntry | undefined) =>
+    e ? { ...e, inputTokens: (e.inputTokens ?? 0) + n } : undefined;
+
+  it("applies the waiting updates in order, without writing them; get and the file stay as they are", async () => {
+    const { store } = makeStore();
+    await store.update("a", () => entry("s-a", { inputTokens: 10 }));
+    const before = await readFile(path, "utf8");
+    const waiting = [
+      store.update("a", tokens(1), { deferMs: 1000 }),
+      store.update("a", (e) => (e ? { ...e, inputTokens: (e.inputTokens ?? 0) * 2 } : e), { deferMs: 1000 }),
+      store.update("b", () => entry("s-b"), { deferMs: 1000 }),
+    ];
+    // (10 + 1) * 2: in the order they were made.
+    expect((await store.getWithUpdates("a"))?.inputTokens).toBe(22);
+    expect((await store.getWithUpdates("b"))?.sessionId).toBe("s-b");
+    expect((await store.get("a"))?.inputTokens).toBe(10);
+    expect(await store.get("b")).toBeUndefined();
+    expect(await readFile(path, "utf8")).toBe(before);
+    expect(store.waitingUpdates).toBe(3);
+    // One more made since the last read joins what was applied.
+    waiting.push(store.update("a", tokens(100), { deferMs: 1000 }));
+    expect((await store.getWithUpdates("a"))?.inputTokens).toBe(122);
+    expect((await store.getWithUpdates("a"))?.inputTokens).toBe(122);
+    await store.flush();
+    await Promise.all(waiting);
+    expect(JSON.parse(await readFile(path, "utf8")).a.inputTokens).toBe(122);
+  });
+
+  it("never applies an update twice: at no point of its write, nor after it", async () => {
+    const { store } = makeStore();
+    await store.update("a", () => entry("s-a", { inputTokens: 0 }));
+    const update = store.update("a", tokens(1), { deferMs: 1000 });
+    const seen = new Set<number | undefined>();
+    let written = false;
+    const writing = store.flush().then(() => {
+      written = true;
+    });
+    // Read at every turn of the event loop while the batch takes the lock, writes, renames, syncs and releases.
+    while (!written) {
+      seen.add((await store.getWithUpdates("a"))?.inputTokens);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await writing;
+    await update;
+    seen.add((await store.getWithUpdates("a"))?.inputTokens);
+    expect([...seen]).toEqual([1]);
+    expect((await store.get("a"))?.inputTokens).toBe(1);
+  });
+
+  it("applies the updates to the entry another writer left, as their write will", async () => {
+    const { store } = makeStore();
+    await store.update("a", () => entry("s-a", { inputTokens: 1 }));
+    const update = store.update("a", tokens(1), { deferMs: 1000 });
+    expect((await store.getWithUpdates("a"))?.inputTokens).toBe(2);
+    const edited = JSON.parse(await readFile(path, "utf8"));
+    edited.a.inputTokens = 41;
+    await writeFile(path, `${JSON.stringify(edited, null, 2)}\n`);
+    expect((await store.getWithUpdates("a"))?.inputTokens).toBe(42);
+    await store.flush();
+    expect((await update)?.inputTokens).toBe(42);
+  });
+
+  it("leaves out an update whose function throws, as its write does", async () => {
+    const { store } = makeStore();
+    await store.update("a", () => entry("s-a", { inputTokens: 1 }));
+    const bad = store.update(
+      "a",
+      () => {
+        throw new Error("no");
+      },
+      { deferMs: 1000 },
+    );
+    const good = store.update("a", tokens(1), { deferMs: 1000 });
+    expect((await store.getWithUpdates("a"))?.inputTokens).toBe(2);
+    await store.flush();
+    await expect(bad).rejects.toThrow("no");
+    expect((await good)?.inputTokens).toBe(2);
+    expect((await store.getWithUpdates("a"))?.inputTokens).toBe(2);
+  });
+
+  it("forgets an update that changed nothing once its batch ran", async () => {
+    const { store } = makeStore();
+    await store.update("a", () => entry("s-a"));
+    // No entry to change: the update leaves the file as it is.
+    const none = store.update("gone", (e) => e, { deferMs: 1000 });
+    await store.flush();
+    expect(await none).toBeUndefined();
+    // Another process then makes the key: it is shown as that process wrote it.
+    const other = makeStore().store;
+    await other.update("gone", () => entry("s-gone", { updatedAt: 7 }));
+    expect((await store.getWithUpdates("gone"))?.updatedAt).toBe(7);
+  });
+
+  it("shows the updates of a batch that cannot be written until it fails, then the file as it is", async () => {
+    const mount = join(dir, "full");
+    await mkdir(mount);
+    await mountTmpfs(mount, 64 * 1024);
+    try {
+      const store = new SessionStore({
+        path: join(mount, "sessions.json"),
+        logger: createMemoryLogger().logger,
+        clock,
+      });
+      await store.update("a", () => entry("s-a", { inputTokens: 1 }));
+      await fillDisk(join(mount, "filler"));
+      const lost = store.update("a", tokens(1), { deferMs: 1000 });
+      expect((await store.getWithUpdates("a"))?.inputTokens).toBe(2);
+      await store.flush();
+      await expect(lost).rejects.toThrow();
+      expect((await store.getWithUpdates("a"))?.inputTokens).toBe(1);
+    } finally {
+      await unmount(mount);
+    }
   });
 });
 

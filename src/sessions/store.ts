@@ -63,6 +63,16 @@ interface PendingUpdate {
   reject: (error: unknown) => void;
 }
 
+/** What `getWithUpdates` applied of a key's unwritten updates, on which entry of the file (kept while both stay). */
+interface UpdatesView {
+  base: unknown;
+  applied: number;
+  changes: Changes;
+}
+
+/** `currentIfKnown`: the file must be read first. */
+const UNREAD: unique symbol = Symbol("unread");
+
 /** How often one update is re-read and re-applied because the file changed between its read and its rename. */
 const MAX_WRITE_ATTEMPTS = 5;
 
@@ -118,6 +128,15 @@ export class SessionStore {
   private reading: Promise<StoreImage | undefined> | undefined;
   /** The batches that new updates join (group commit and write-behind, see update). */
   private readonly batches: UpdateBatches<PendingUpdate>;
+  /**
+   * This process's updates of each key that the image does not hold yet (waiting in a batch, or in one whose
+   * rename has not happened), in the order they were made. An update leaves it when its batch's file is renamed
+   * in place (at the same moment as the image that holds it is installed), or when its batch fails or changes
+   * nothing: the image and this list never both hold one update.
+   */
+  private readonly unwritten = new Map<string, PendingUpdate[]>();
+  /** The last `getWithUpdates` of each key with updates unwritten: on which entry, how many of them it applied. */
+  private readonly views = new Map<string, UpdatesView>();
   private readonly warned = new Set<string>();
 
   constructor(options: SessionStoreOptions) {
@@ -159,6 +178,44 @@ export class SessionStore {
   }
 
   /**
+   * The entry of `key` as this process's updates of it that are not written yet leave it: `get`'s entry with
+   * their functions applied in order, as their write will apply them if nobody else writes the key first (an
+   * update whose function throws is left out, as its write leaves it out). Read-only, like `get`'s. This is
+   * what a reader in this process that must see its own updates uses instead of waiting for their write (the
+   * session's next turn after a turn's write-behind update). Each function may so be called once more than
+   * its write calls it, which `update` allows.
+   */
+  async getWithUpdates(key: string): Promise<SessionEntry | undefined> {
+    // The image and the list read in one synchronous step: an update that lands in between (its rename) would
+    // be in neither. A read of the file comes first when one is needed, then the image is found again.
+    let image = this.currentIfKnown();
+    for (let n = 0; image === UNREAD && n < 3; n++) {
+      await this.current();
+      image = this.currentIfKnown();
+    }
+    if (image === UNREAD) image = await this.current();
+    const mine = this.unwritten.get(key);
+    if (mine === undefined) return image?.map[key];
+    // The updates apply to the file's entry of the key alone: while that is the same object, so is their result.
+    const base = image?.entry(key);
+    let view = this.views.get(key);
+    if (view === undefined || view.base !== base || view.applied > mine.length) {
+      view = { base, applied: 0, changes: noChanges() };
+      this.views.set(key, view);
+    }
+    const now = this.clock.now();
+    for (; view.applied < mine.length; view.applied++) {
+      try {
+        applyUpdate(image, view.changes, key, (mine[view.applied] as PendingUpdate).fn, now, this.path);
+      } catch {
+        // Left out, as the write leaves it out (and fails that update alone).
+      }
+    }
+    const { entries } = view.changes;
+    return entries.has(key) ? entries.get(key) : image?.map[key];
+  }
+
+  /**
    * Changes one key: under the lock, on the file as it is on disk (read again unless it provably is the version
    * held), applies `fn` to a copy of the current entry of `key` (undefined when absent or unusable; see
    * UpdateFn), and writes the file back atomically with every other key exactly as it is on disk. `fn`
@@ -172,8 +229,24 @@ export class SessionStore {
    */
   async update(key: string, fn: UpdateFn, options: UpdateOptions = {}): Promise<SessionEntry | undefined> {
     return new Promise((resolve, reject) => {
-      this.batches.add({ key, fn, resolve, reject }, options.deferMs);
+      const pending: PendingUpdate = { key, fn, resolve, reject };
+      const mine = this.unwritten.get(key);
+      if (mine) mine.push(pending);
+      else this.unwritten.set(key, [pending]);
+      this.batches.add(pending, options.deferMs);
     });
+  }
+
+  /** `batch` is in the image (or failed, or changed nothing): it leaves `unwritten`, and its keys' views go. */
+  private landed(batch: readonly PendingUpdate[]): void {
+    for (const u of batch) {
+      const mine = this.unwritten.get(u.key);
+      if (mine === undefined) continue;
+      this.views.delete(u.key);
+      const at = mine.indexOf(u);
+      if (at >= 0) mine.splice(at, 1);
+      if (mine.length === 0) this.unwritten.delete(u.key);
+    }
   }
 
   /** Writes every deferred update now; resolves once every update made so far is written (or failed). */
@@ -209,6 +282,7 @@ export class SessionStore {
       for (const done of settle) done();
     } catch (error) {
       close();
+      this.landed(batch);
       for (const u of batch) u.reject(error);
       this.logger.error("session store update failed", { path: this.path, error: describeError(error) });
     }
@@ -230,12 +304,14 @@ export class SessionStore {
       }
       if (changes.entries.size > 0) {
         try {
-          await this.write(image, changes, lock);
+          await this.write(image, changes, lock, () => this.landed(batch));
         } catch (error) {
           if (!(error instanceof StoreChanged)) throw error;
           if (attempt < MAX_WRITE_ATTEMPTS) continue;
           throw this.keptChanging();
         }
+      } else {
+        this.landed(batch);
       }
       return settle;
     }
@@ -247,18 +323,29 @@ export class SessionStore {
    * that tick is over); a file that does not parse is set aside under the lock.
    */
   private async current(): Promise<StoreImage | undefined> {
-    // Synchronous: every message's `get` comes here, and a stat of a local file costs microseconds, less than a
-    // round trip through the thread pool.
-    const version = statStoreFileSync(this.path);
-    if (version === undefined) return this.noteMissing();
-    const held = this.image;
-    if (held && sameVersion(held.version, version) && (held.trusted || this.recent(version))) return held;
+    const known = this.currentIfKnown();
+    if (known !== UNREAD) return known;
     // One read at a time: callers that find the file unread meanwhile (the first messages after a start, all at
     // once) share it, instead of each reading (and holding) the whole file.
     this.reading ??= this.readCurrent().finally(() => {
       this.reading = undefined;
     });
     return this.reading;
+  }
+
+  /**
+   * `current` when it needs no read: the image held (or undefined: no file), found synchronously, so that
+   * whatever the caller does with it in the same synchronous step sees the image and `unwritten` as one state.
+   * UNREAD when the file must be read.
+   */
+  private currentIfKnown(): StoreImage | undefined | typeof UNREAD {
+    // Synchronous: every message's `get` comes here, and a stat of a local file costs microseconds, less than a
+    // round trip through the thread pool.
+    const version = statStoreFileSync(this.path);
+    if (version === undefined) return this.noteMissing();
+    const held = this.image;
+    if (held && sameVersion(held.version, version) && (held.trusted || this.recent(version))) return held;
+    return UNREAD;
   }
 
   /** The rest of `current`: the file read, and adopted (or set aside under the lock). */
@@ -387,8 +474,14 @@ export class SessionStore {
    * and the rename is so never written over; only one saved in the microseconds between this check and the
    * rename could be. A file in the layout is written as pieces of the old one around the changed entries, and
    * the image is patched in place right after the rename; any other is written whole, in the layout.
+   * `landed` runs right after the rename, with the image's install (whether or not that succeeds).
    */
-  private async write(image: StoreImage | undefined, changes: Changes, lock: HeldLock): Promise<void> {
+  private async write(
+    image: StoreImage | undefined,
+    changes: Changes,
+    lock: HeldLock,
+    landed: () => void,
+  ): Promise<void> {
     const expected = image?.version;
     const layout = image?.knownLayout();
     const { entries, moved } = changes;
@@ -407,13 +500,18 @@ export class SessionStore {
       if (image && patch) {
         await writePiecesAtomic(this.path, piecesOf(image.buffer, patch.segments), {
           ...checks,
-          renamed: (version, stamped) =>
-            this.afterRename(version, stamped, () => {
-              image.buffer = applySegments(image.buffer, patch.segments, patch.size);
-              image.size = patch.size;
-              patch.relayout(image.layout as Layout);
-              return { image, problems: image.change(entries) };
-            }),
+          renamed: (version, stamped) => {
+            try {
+              this.afterRename(version, stamped, () => {
+                image.buffer = applySegments(image.buffer, patch.segments, patch.size);
+                image.size = patch.size;
+                patch.relayout(image.layout as Layout);
+                return { image, problems: image.change(entries) };
+              });
+            } finally {
+              landed();
+            }
+          },
         });
       } else {
         const raw = image ? nullPrototypeCopy(image.raw) : (Object.create(null) as RawStore);
@@ -421,19 +519,25 @@ export class SessionStore {
           if (value === undefined || moved.has(key)) delete raw[key];
           if (value !== undefined) setOwn<Record<string, unknown>>(raw, key, value);
         }
-        await this.writeWhole(raw, checks);
+        await this.writeWhole(raw, checks, landed);
       }
     } finally {
       if (this.writing === image) this.writing = undefined;
     }
   }
 
-  /** Writes `raw` whole, in the layout; the new image is installed right after the rename. */
-  private async writeWhole(raw: RawStore, checks: PiecesWrite): Promise<void> {
+  /** Writes `raw` whole, in the layout; the new image is installed right after the rename, then `landed` runs. */
+  private async writeWhole(raw: RawStore, checks: PiecesWrite, landed?: () => void): Promise<void> {
     const whole = wholeFile(raw);
     await writePiecesAtomic(this.path, [whole.buffer.subarray(0, whole.size)], {
       ...checks,
-      renamed: (version, stamped) => this.afterRename(version, stamped, () => StoreImage.written(whole, raw)),
+      renamed: (version, stamped) => {
+        try {
+          this.afterRename(version, stamped, () => StoreImage.written(whole, raw));
+        } finally {
+          landed?.();
+        }
+      },
     });
   }
 
