@@ -382,6 +382,32 @@ describe("SessionStore getWithUpdates (this process's updates not written yet)",
     expect((await store.get("a"))?.inputTokens).toBe(1);
   });
 
+  it("reads right around the rename see the update once: in the list before it, in the image after", async () => {
+    // Saved by hand on one line: not the store's layout, so the write is whole and installs a new image.
+    await mkdir(join(dir, "sessions"), { recursive: true });
+    await writeFile(path, JSON.stringify({ a: entry("s-a", { inputTokens: 0 }) }));
+    const { store } = makeStore();
+    expect((await store.get("a"))?.inputTokens).toBe(0);
+    const update = store.update("a", tokens(1), { deferMs: 1000 });
+    // The last await of the write before its rename: reads start at each of the microtasks that follow it, so
+    // that some of them span the rename (a read that found the image and the list apart would see 0 or 2).
+    const internals = store as unknown as { beforeRename: (...args: unknown[]) => Promise<void> };
+    const beforeRename = internals.beforeRename.bind(store);
+    const reads: Promise<number | undefined>[] = [];
+    internals.beforeRename = async (...args: unknown[]) => {
+      await beforeRename(...args);
+      const next = () => {
+        reads.push(store.getWithUpdates("a").then((e) => e?.inputTokens));
+        if (reads.length < 8) queueMicrotask(next);
+      };
+      queueMicrotask(next);
+    };
+    await store.flush();
+    await update;
+    expect(reads).toHaveLength(8);
+    expect(await Promise.all(reads)).toEqual(Array(8).fill(1));
+  });
+
   it("applies the updates to the entry another writer left, as their write will", async () => {
     const { store } = makeStore();
     await store.update("a", () => entry("s-a", { inputTokens: 1 }));
