@@ -42,6 +42,22 @@ export function applyUpdate(
   now: number,
   path: string,
 ): SessionEntry | undefined {
+  const json = recordUpdate(image, changes, key, fn, now, path);
+  return json === undefined ? undefined : (JSON.parse(json) as SessionEntry);
+}
+
+/**
+ * `applyUpdate` without the copy for the caller: records the update in `changes` and returns the stored entry's
+ * JSON text (undefined when it deleted the key or left it absent). Throws as `applyUpdate` does.
+ */
+export function recordUpdate(
+  image: StoreImage | undefined,
+  changes: Changes,
+  key: string,
+  fn: UpdateFn,
+  now: number,
+  path: string,
+): string | undefined {
   const { entries } = changes;
   const existing = entries.has(key) ? entries.get(key) : image?.entry(key);
   const current = existing ? usableEntry(existing).entry : undefined;
@@ -61,20 +77,28 @@ export function applyUpdate(
     typeof next.updatedAt === "number" &&
     Number.isFinite(next.updatedAt) &&
     next.updatedAt !== current?.updatedAt;
-  // Stored as its JSON form, shared with no caller: exactly what a re-read of the file would give.
-  // One JSON text for both copies (stored, returned).
+  // Stored as its JSON form, shared with no caller: exactly what a re-read of the file would give. Its text is
+  // kept with it: the next update's copy of it, and the caller's copy, are each one parse.
   const json = JSON.stringify({ ...next, updatedAt: keep ? next.updatedAt : now });
   const stored = JSON.parse(json) as SessionEntry;
+  textOf.set(stored, json);
   if (entries.has(key) && entries.get(key) === undefined) {
     // Deleted earlier in this batch: stored again, it is a new key (at the end).
     entries.delete(key);
     if (image?.entry(key) !== undefined) changes.moved.add(key);
   }
   entries.set(key, stored);
-  return JSON.parse(json) as SessionEntry;
+  return json;
 }
 
+/**
+ * The JSON text each entry stored by an update was parsed from. Such an entry is never changed afterwards (it
+ * goes into `changes` and then into the store's image, both read-only to everyone), so the text stays its form.
+ */
+const textOf = new WeakMap<object, string>();
+
 /** A deep copy through JSON: what the file holds for this value. */
-function jsonCopy<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value)) as T;
+function jsonCopy<T extends object>(value: T): T {
+  const text = textOf.get(value);
+  return JSON.parse(text ?? JSON.stringify(value)) as T;
 }

@@ -5,7 +5,7 @@ import { ClawdisError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import { quoteId, transcriptPathFor } from "./session-id.js";
 import { UpdateBatches } from "./store-batches.js";
-import { applyUpdate, type Changes, noChanges, type UpdateFn } from "./store-changes.js";
+import { applyUpdate, type Changes, noChanges, recordUpdate, type UpdateFn } from "./store-changes.js";
 import { diffStore } from "./store-diff.js";
 import { changeTimesAreFine } from "./store-fine-times.js";
 import { type RawStore, StoreImage } from "./store-image.js";
@@ -206,7 +206,7 @@ export class SessionStore {
     const now = this.clock.now();
     for (; view.applied < mine.length; view.applied++) {
       try {
-        applyUpdate(image, view.changes, key, (mine[view.applied] as PendingUpdate).fn, now, this.path);
+        recordUpdate(image, view.changes, key, (mine[view.applied] as PendingUpdate).fn, now, this.path);
       } catch {
         // Left out, as the write leaves it out (and fails that update alone).
       }
