@@ -77,11 +77,10 @@ export function recordUpdate(
     typeof next.updatedAt === "number" &&
     Number.isFinite(next.updatedAt) &&
     next.updatedAt !== current?.updatedAt;
-  // Stored as its JSON form, shared with no caller: exactly what a re-read of the file would give. Its text is
-  // kept with it: the next update's copy of it, and the caller's copy, are each one parse.
+  // Stored as its JSON form, shared with no caller: exactly what a re-read of the file would give.
+  // One JSON text for both copies (stored, returned).
   const json = JSON.stringify({ ...next, updatedAt: keep ? next.updatedAt : now });
   const stored = JSON.parse(json) as SessionEntry;
-  textOf.set(stored, json);
   if (entries.has(key) && entries.get(key) === undefined) {
     // Deleted earlier in this batch: stored again, it is a new key (at the end).
     entries.delete(key);
@@ -91,14 +90,7 @@ export function recordUpdate(
   return json;
 }
 
-/**
- * The JSON text each entry stored by an update was parsed from. Such an entry is never changed afterwards (it
- * goes into `changes` and then into the store's image, both read-only to everyone), so the text stays its form.
- */
-const textOf = new WeakMap<object, string>();
-
 /** A deep copy through JSON: what the file holds for this value. */
-function jsonCopy<T extends object>(value: T): T {
-  const text = textOf.get(value);
-  return JSON.parse(text ?? JSON.stringify(value)) as T;
+function jsonCopy<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
 }
