@@ -29,20 +29,13 @@ export function noChanges(): Changes {
 }
 
 /**
- * One update, recorded in `changes` on top of `image` (undefined: no file) and the earlier updates of the
- * batch; returns a copy of what it stores. `fn` returning undefined deletes a usable entry (an absent or
+ * One update (`image, changes, key, fn, now, path`, as `recordUpdate` takes them), recorded in `changes` on top of
+ * `image` (undefined: no file) and the earlier updates of the batch; returns a copy of what it stores. `fn` returning undefined deletes a usable entry (an absent or
  * unusable one stays as it is). The stored entry must have a valid `sessionId` (SESSION_ID_INVALID otherwise,
  * naming `path`); `updatedAt` is `now` unless `fn` set it to a new number. Throws whatever `fn` throws.
  */
-export function applyUpdate(
-  image: StoreImage | undefined,
-  changes: Changes,
-  key: string,
-  fn: UpdateFn,
-  now: number,
-  path: string,
-): SessionEntry | undefined {
-  const json = recordUpdate(image, changes, key, fn, now, path);
+export function applyUpdate(...update: Parameters<typeof recordUpdate>): SessionEntry | undefined {
+  const json = recordUpdate(...update);
   return json === undefined ? undefined : (JSON.parse(json) as SessionEntry);
 }
 
