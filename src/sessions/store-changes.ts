@@ -31,8 +31,9 @@ export function noChanges(): Changes {
 /**
  * One update (`image, changes, key, fn, now, path`, as `recordUpdate` takes them), recorded in `changes` on
  * top of `image` (undefined: no file) and the earlier updates of the batch; returns a copy of what it stores.
- * `fn` returning undefined deletes a usable entry (an absent or unusable one stays as it is). The stored entry must have a valid `sessionId` (SESSION_ID_INVALID otherwise,
- * naming `path`); `updatedAt` is `now` unless `fn` set it to a new number. Throws whatever `fn` throws.
+ * `fn` returning undefined deletes a usable entry (an absent or unusable one stays as it is). The stored entry
+ * must have a valid `sessionId` (SESSION_ID_INVALID otherwise, naming `path`); `updatedAt` is `now` unless `fn`
+ * set it to a new number. Throws whatever `fn` throws.
  */
 export function applyUpdate(...update: Parameters<typeof recordUpdate>): SessionEntry | undefined {
   const json = recordUpdate(...update);
