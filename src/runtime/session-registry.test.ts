@@ -74,6 +74,51 @@ describe("SessionRegistry: the idle time of all sessions on one timer", () => {
     await registry.settled();
   }
 
+  it("holds each loaded session's phase: ready, recovering for a replay, passivating, ready again on new work", async () => {
+    registry.touch("a");
+    registry.touch("r", true);
+    expect(registry.phaseOf("a")).toBe("ready");
+    expect(registry.phaseOf("r")).toBe("recovering");
+    expect(registry.phaseOf("none")).toBeUndefined();
+    registry.enter("r", "processing");
+    registry.enter("r", "compacting");
+    registry.enter("r", "processing");
+    registry.enter("r", "ready");
+    expect(registry.phaseOf("r")).toBe("ready");
+    await advance(60_000); // a and r idle for the limit: final save, then the grace period
+    expect(registry.phaseOf("a")).toBe("passivating");
+    registry.touch("a"); // a message during passivating aborts it
+    expect(registry.phaseOf("a")).toBe("ready");
+    await advance(5_000);
+    expect(registry.phaseOf("r")).toBeUndefined(); // unloaded
+    expect(registry.phaseOf("a")).toBe("ready");
+  });
+
+  it("an illegal phase transition throws and is logged with the session key", () => {
+    const memory = createMemoryLogger();
+    const strict = new SessionRegistry({
+      clock,
+      passivateAfterMinutes: 0,
+      busy: () => false,
+      save: async () => {},
+      logger: memory.logger,
+    });
+    strict.touch("k");
+    expect(() => strict.enter("k", "compacting")).toThrow(
+      "illegal session phase transition ready -> compacting",
+    );
+    expect(strict.phaseOf("k")).toBe("ready");
+    expect(memory.lines).toContainEqual(
+      expect.objectContaining({
+        level: "error",
+        message: "illegal session phase transition",
+        fields: expect.objectContaining({ sessionKey: "k", from: "ready", to: "compacting" }),
+      }),
+    );
+    expect(() => strict.enter("gone", "processing")).toThrow("not loaded");
+    strict.stop();
+  });
+
   it("a thousand idle sessions arm one timer, not one each", () => {
     for (let i = 0; i < 1000; i++) {
       registry.touch(`s${i}`);

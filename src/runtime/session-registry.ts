@@ -7,6 +7,7 @@ import { TranscriptWriter } from "../sessions/transcript-writer.js";
 import { type CollectOptions, collectGarbage } from "./collect-garbage.js";
 import { decideIdle, decideRelease, idleLimitMs, PASSIVATION_GRACE_MS } from "./passivation.js";
 import { PendingWork } from "./pending-work.js";
+import { IllegalPhaseTransition, nextPhase, type SessionPhase } from "./session/phase.js";
 import { type TailCache, tailBytes } from "./tail-cache.js";
 import { type Holding, pickReleases, type WarmLimits, warmLimitsFor } from "./warm-limits.js";
 
@@ -47,7 +48,7 @@ export interface SessionRegistryDeps {
   busy(key: string): boolean;
   /** The final save before release: flushes what the session holds (the transcript to disk, pending writes). */
   save(session: WarmSession): Promise<void>;
-  logger: Pick<Logger, "info" | "warn">;
+  logger: Pick<Logger, "info" | "warn" | "error">;
   graceMs?: number;
   /** What all sessions together may hold warm (warm-limits.ts); default from this process's open-file limit. */
   limits?: WarmLimits;
@@ -78,11 +79,12 @@ export const COLLECT_QUIET_MS = 2000;
 export const COMPACT_AFTER_MS = 500;
 export const COLLECT_MAX_WAIT_MS = 10_000;
 
-type Phase = "warm" | "saving" | "grace";
-
 interface Slot {
   session: WarmSession;
-  phase: Phase;
+  /** The session's phase (session/phase.ts); moved only through `enter`. */
+  phase: SessionPhase;
+  /** While passivating: the final save runs (`saving`), or the grace period after it (`grace`). */
+  step: "saving" | "grace" | undefined;
   /** The grace period's timer (the idle time has one timer for all sessions). */
   timer: unknown;
   /** `activity` when the passivation began. */
@@ -240,8 +242,12 @@ export class SessionRegistry {
     return idleLimitMs(this.deps.passivateAfterMinutes);
   }
 
-  /** Work for `key`: its warm state (loaded afresh when it was released), kept warm from now on for the idle time. */
-  touch(key: string): WarmSession {
+  /**
+   * Work for `key`: its warm state (loaded afresh when it was released), kept warm from now on for the idle time.
+   * A session loaded by this touch starts `recovering` when the work is a replay of what the journal held
+   * (`recovering`), else `ready`; a passivating one goes back to `ready`.
+   */
+  touch(key: string, recovering = false): WarmSession {
     let slot = this.slots.get(key);
     const load = slot === undefined;
     if (!slot) {
@@ -256,17 +262,59 @@ export class SessionRegistry {
         resumes: 0,
         pending: new PendingWork(),
       };
-      slot = { session, phase: "warm", timer: undefined, activityAtStart: 0, dueAt: 0 };
+      slot = {
+        session,
+        phase: recovering ? "recovering" : "ready",
+        step: undefined,
+        timer: undefined,
+        activityAtStart: 0,
+        dueAt: 0,
+      };
       this.slots.set(key, slot);
     }
     slot.session.activity++;
     slot.session.lastActiveAt = this.deps.clock.now();
-    slot.phase = "warm";
+    // New work aborts a passivation under way.
+    if (slot.phase === "passivating") this.move(key, slot, "ready");
     this.clear(slot);
     this.watch(key, slot, slot.session.lastActiveAt);
     this.account(slot.session);
     this.noteActivity(load);
     return slot.session;
+  }
+
+  /** The phase of `key` while it is loaded (session/phase.ts); undefined when it is not. */
+  phaseOf(key: string): SessionPhase | undefined {
+    return this.slots.get(key)?.phase;
+  }
+
+  /**
+   * Moves the loaded session `key` to phase `to` (processing when its turn begins, compacting, ready when it ends).
+   * An illegal transition is a bug: it is logged with the session key and thrown (IllegalPhaseTransition). A
+   * session that is not loaded is a bug too (work is always touched in first).
+   */
+  enter(key: string, to: SessionPhase): void {
+    const slot = this.slots.get(key);
+    if (!slot) {
+      this.deps.logger.error("a session phase change for a session that is not loaded", {
+        sessionKey: key,
+        to,
+      });
+      throw new Error(`session ${key} is not loaded (phase change to ${to})`);
+    }
+    this.move(key, slot, to);
+  }
+
+  private move(key: string, slot: Slot, to: SessionPhase): void {
+    try {
+      slot.phase = nextPhase(slot.phase, to);
+    } catch (error) {
+      if (error instanceof IllegalPhaseTransition) {
+        this.deps.logger.error("illegal session phase transition", { sessionKey: key, from: error.from, to });
+      }
+      throw error;
+    }
+    if (to !== "passivating") slot.step = undefined;
   }
 
   /** The warm state of `key`, if it is held (does not count as work). */
@@ -382,7 +430,8 @@ export class SessionRegistry {
   }
 
   private async passivate(key: string, slot: Slot): Promise<void> {
-    slot.phase = "saving";
+    this.move(key, slot, "passivating");
+    slot.step = "saving";
     slot.activityAtStart = slot.session.activity;
     try {
       await this.deps.save(slot.session);
@@ -395,22 +444,22 @@ export class SessionRegistry {
       });
     }
     // A touch during the save made it warm again (and re-armed its timer).
-    if (this.slots.get(key) !== slot || slot.phase !== "saving" || this.stopped) return;
-    slot.phase = "grace";
+    if (this.slots.get(key) !== slot || slot.step !== "saving" || this.stopped) return;
+    slot.step = "grace";
     slot.timer = this.deps.clock.setTimeout(() => this.endGrace(key, slot), this.graceMs);
   }
 
   private endGrace(key: string, slot: Slot): void {
     slot.timer = undefined;
-    if (this.slots.get(key) !== slot || slot.phase !== "grace") return;
+    if (this.slots.get(key) !== slot || slot.step !== "grace") return;
     const decision = decideRelease({
       busy: this.deps.busy(key),
       activity: slot.session.activity,
       activityAtStart: slot.activityAtStart,
     });
     if (decision === "stay") {
-      // Busy (a touch during the grace period made it warm already): watched again from now.
-      slot.phase = "warm";
+      // Busy (a touch during the grace period made it ready already): watched again from now.
+      if (slot.phase === "passivating") this.move(key, slot, "ready");
       this.watch(key, slot, this.deps.clock.now());
       return;
     }
