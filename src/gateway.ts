@@ -564,8 +564,8 @@ export class Gateway {
   }
 
   private enqueue(item: WorkItem): void {
-    // New work keeps the session warm (or loads it again), and cancels an unloading under way.
-    this.sessions.touch(item.sessionKey);
+    // New work keeps the session warm (or loads it again, `recovering` for a replay), and cancels an unloading.
+    this.sessions.touch(item.sessionKey, item.restored !== undefined);
     this.touched.add(item.sessionKey);
     if (this.queue.isBusy(item.sessionKey) && !item.contextOnly) {
       this.events.emit({

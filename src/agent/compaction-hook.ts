@@ -34,7 +34,10 @@ export function compactionLine(before: number, after: number): string {
  * the loop guard's state), tell the person one line, and send the compacted messages.
  */
 export function compactionHook(
-  input: Pick<TurnInput, "llm" | "clock" | "signal" | "append" | "notify" | "log" | "sessionKey" | "meta">,
+  input: Pick<
+    TurnInput,
+    "llm" | "clock" | "signal" | "append" | "notify" | "log" | "sessionKey" | "meta" | "onPhase"
+  >,
   settings: CompactionSettings,
   on: { guardState(): LoopGuardState; compacted(tokensAfter: number): void },
 ): TurnHooks {
@@ -43,44 +46,53 @@ export function compactionHook(
       if (!needsCompaction(inputTokens, settings.budget)) return undefined;
       const plan = planCompaction(messages, settings.budget);
       if (plan.dropped.length === 0 && plan.clearedToolResults === 0) return undefined;
-      const written =
-        plan.dropped.length > 0
-          ? await writeCompactionNotes({
-              dropped: plan.dropped,
-              models: settings.notesModels,
-              llm: input.llm,
-              clock: input.clock,
-              signal: input.signal,
-              sidecarSeconds: settings.sidecarSeconds,
-            })
-          : { notes: undefined, errors: [] };
-      if (written.notes === undefined && written.errors.length > 0) {
-        input.log?.warn("compaction notes could not be written; the extractive reduction stands", {
-          session: input.sessionKey,
-          errors: written.errors.join("; "),
-        });
+      input.onPhase?.("compacting");
+      try {
+        return await compact(plan, inputTokens);
+      } finally {
+        input.onPhase?.("processing");
       }
-      const notes = written.notes ?? extractiveNotes(plan.dropped);
-      const next = [...plan.head, ...(notes ? [notesMessage(notes)] : []), ...plan.kept];
-      const tokensAfter = estimateTokens(next);
-      const entry: CompactionEntry & Record<string, unknown> = {
-        type: "compaction",
-        id: newEntryId(),
-        ts: new Date(input.clock.now()).toISOString(),
-        notes,
-        kept: plan.kept,
-        replacedEntries: plan.dropped.length,
-        tokensBefore: inputTokens,
-        tokensAfter,
-        clearedToolResults: plan.clearedToolResults,
-        notesBy: written.notes !== undefined ? written.model : "extractive",
-        loopGuard: on.guardState(),
-        ...(typeof input.meta?.journalId === "string" ? { journalId: input.meta.journalId } : {}),
-      };
-      await input.append([entry], { final: true });
-      on.compacted(tokensAfter);
-      await input.notify?.(compactionLine(inputTokens, tokensAfter));
-      return next;
     },
   };
+
+  async function compact(plan: ReturnType<typeof planCompaction>, inputTokens: number) {
+    const written =
+      plan.dropped.length > 0
+        ? await writeCompactionNotes({
+            dropped: plan.dropped,
+            models: settings.notesModels,
+            llm: input.llm,
+            clock: input.clock,
+            signal: input.signal,
+            sidecarSeconds: settings.sidecarSeconds,
+          })
+        : { notes: undefined, errors: [] };
+    if (written.notes === undefined && written.errors.length > 0) {
+      input.log?.warn("compaction notes could not be written; the extractive reduction stands", {
+        session: input.sessionKey,
+        errors: written.errors.join("; "),
+      });
+    }
+    const notes = written.notes ?? extractiveNotes(plan.dropped);
+    const next = [...plan.head, ...(notes ? [notesMessage(notes)] : []), ...plan.kept];
+    const tokensAfter = estimateTokens(next);
+    const entry: CompactionEntry & Record<string, unknown> = {
+      type: "compaction",
+      id: newEntryId(),
+      ts: new Date(input.clock.now()).toISOString(),
+      notes,
+      kept: plan.kept,
+      replacedEntries: plan.dropped.length,
+      tokensBefore: inputTokens,
+      tokensAfter,
+      clearedToolResults: plan.clearedToolResults,
+      notesBy: written.notes !== undefined ? written.model : "extractive",
+      loopGuard: on.guardState(),
+      ...(typeof input.meta?.journalId === "string" ? { journalId: input.meta.journalId } : {}),
+    };
+    await input.append([entry], { final: true });
+    on.compacted(tokensAfter);
+    await input.notify?.(compactionLine(inputTokens, tokensAfter));
+    return next;
+  }
 }

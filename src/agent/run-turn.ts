@@ -29,6 +29,8 @@ export interface TurnInput {
   emit(event: GatewayEvent): void;
   /** Tells the person one line (compaction); resolves once it is handed on. */
   notify?(text: string): Promise<void>;
+  /** The session's phase during the turn: `compacting` while a compaction writes its notes, then `processing`. */
+  onPhase?(phase: "compacting" | "processing"): void;
   /**
    * Called at each tool-batch boundary: messages from the same person that arrived meanwhile, already written to
    * the transcript by the caller, join the turn here (new person input: the loop guard starts over).

@@ -193,6 +193,8 @@ export class SessionRunner {
       item.resolve(this.outcomeFor(item, "aborted", [], "the gateway is stopping", { sessionKey: key }));
       return;
     }
+    // The session's phase (session/phase.ts): processing while its work runs, ready after. The queue touched it in.
+    this.deps.sessions?.enter(key, "processing");
     try {
       await this.handle(key, item);
     } catch (error) {
@@ -200,6 +202,7 @@ export class SessionRunner {
       else if (isTransientError(error)) this.keepForRetry(item, error);
       else await this.fail(item, error);
     } finally {
+      this.deps.sessions?.enter(key, "ready");
       // The idle time before passivation counts from the end of the work.
       this.deps.sessions?.touch(key);
     }
@@ -727,6 +730,7 @@ export class SessionRunner {
           return added;
         },
         notify: (line) => this.notify(item, line),
+        onPhase: (phase) => this.deps.sessions?.enter(key, phase),
         ...(guard ? { guard } : {}),
         compaction: {
           budget: { window: agent.contextTokens, ...config.inbound.reply.session.compaction },
