@@ -128,9 +128,10 @@ describe("gateway rules: replies go to the chat the message came from", () => {
     release.open();
     const [a, b] = await Promise.all([done(alice), done(bob)]);
     expect(a).toMatchObject({ sessionKey: "main", payloads: [{ text: "for alice" }] });
-    expect(b).toMatchObject({ sessionKey: "main", payloads: [{ text: "echo: bob asks" }] });
+    // Two people share main: the model is told who wrote each direct message (the fake echoes the last).
+    expect(b).toMatchObject({ sessionKey: "main", payloads: [{ text: "echo: Bob: bob asks" }] });
     expect(t.chat.textsTo("c-alice")).toEqual(["for alice"]);
-    expect(t.chat.textsTo("c-bob")).toEqual(["echo: bob asks"]);
+    expect(t.chat.textsTo("c-bob")).toEqual(["echo: Bob: bob asks"]);
     expect(t.chat.sent.map((m) => [m.chatId, m.replyToMessageId])).toEqual([
       ["c-alice", "m1"],
       ["c-bob", "m2"],
@@ -144,7 +145,7 @@ describe("gateway rules: replies go to the chat the message came from", () => {
 
     // And the other way round: alice again after bob, while bob's chat was the last one main heard from.
     await done(await t.chat.inject({ text: "alice again", chatId: "c-alice", senderId: "alice" }));
-    expect(t.chat.textsTo("c-alice")).toEqual(["for alice", "echo: alice again"]);
-    expect(t.chat.textsTo("c-bob")).toEqual(["echo: bob asks"]);
+    expect(t.chat.textsTo("c-alice")).toEqual(["for alice", "echo: Alice: alice again"]);
+    expect(t.chat.textsTo("c-bob")).toEqual(["echo: Bob: bob asks"]);
   });
 });

@@ -87,10 +87,15 @@ describe("gateway: turns with tools", () => {
     const [a, b, c] = await Promise.all([done(first), done(joining), done(other)]);
     expect(a.payloads).toEqual([{ text: "saw: start the job | and also this" }]);
     expect(b.payloads).toEqual(a.payloads);
-    expect(c.payloads).toEqual([{ text: "saw: start the job | and also this | bob here" }]);
+    // Bob's turn: main has heard two people, so each message carries its sender's name.
+    expect(c.payloads).toEqual([
+      { text: "saw: Alice: start the job | Alice: and also this | Bob: bob here" },
+    ]);
     expect(t.fake.requests).toHaveLength(3);
     expect(t.chat.textsTo("c-alice")).toEqual(["saw: start the job | and also this"]);
-    expect(t.chat.textsTo("c-bob")).toEqual(["saw: start the job | and also this | bob here"]);
+    expect(t.chat.textsTo("c-bob")).toEqual([
+      "saw: Alice: start the job | Alice: and also this | Bob: bob here",
+    ]);
     const roles = (await t.transcript()).map((m) => `${m.message.role}:${m.message.content ?? ""}`);
     expect(roles).toEqual([
       "user:start the job",
@@ -99,7 +104,7 @@ describe("gateway: turns with tools", () => {
       "user:and also this",
       "assistant:saw: start the job | and also this",
       "user:bob here",
-      "assistant:saw: start the job | and also this | bob here",
+      "assistant:saw: Alice: start the job | Alice: and also this | Bob: bob here",
     ]);
   });
 

@@ -63,14 +63,19 @@ describe("gateway: sessions at work", () => {
       }),
     );
     expect(t.chat.textsTo("c-alice")).toEqual(["echo: from alice"]);
-    expect(t.chat.textsTo("c-bob")).toEqual(["echo: from bob"]);
+    // Two people in main's direct chats: the model is told who wrote each message (the fake echoes the last).
+    expect(t.chat.textsTo("c-bob")).toEqual(["echo: Bob: from bob"]);
     // In a group the model is told who said what (the fake echoes what it was sent).
     expect(t.chat.textsTo("-1001234")).toEqual(["echo: Bob: in the group"]);
     expect((await t.transcript("main")).map((m) => m.message.content)).toEqual([
       "from alice",
       "echo: from alice",
       "from bob",
-      "echo: from bob",
+      "echo: Bob: from bob",
+    ]);
+    expect(t.fake.requests[1]!.body.messages.filter((m) => m.role === "user").map((m) => m.content)).toEqual([
+      "Alice: from alice",
+      "Bob: from bob",
     ]);
     expect((await t.transcript("group:-1001234")).map((m) => m.message.content)).toEqual([
       "in the group",

@@ -100,3 +100,64 @@ describe("pairToolCalls", () => {
     ]);
   });
 });
+
+describe("buildContext in direct chats shared by more than one person", () => {
+  const dm = (id: string, content: string, meta: MessageEntry["meta"]): MessageEntry => ({
+    type: "message",
+    id,
+    ts,
+    message: { role: "user", content },
+    meta: { channel: "telegram", chatType: "direct", ...meta },
+  });
+  const reply = (id: string): TranscriptEntry => ({
+    type: "message",
+    id,
+    ts,
+    message: { role: "assistant", content: "ok" },
+  });
+  const sent = (entries: TranscriptEntry[]) =>
+    buildContext({ systemPrompt: "s", entries })
+      .filter((m) => m.role === "user")
+      .map((m) => m.content);
+
+  it("one person alone, on one app: no names", () => {
+    const ann = { senderId: "111", senderName: "Ann" };
+    expect(sent([dm("1", "hi", ann), reply("2"), dm("3", "again", ann)])).toEqual(["hi", "again"]);
+  });
+
+  it("two senders of one app: every direct message carries its sender's name, the earlier ones too", () => {
+    const entries = [
+      dm("1", "hi", { senderId: "111", senderName: "Ann" }),
+      reply("2"),
+      dm("3", "me too", { senderId: "222" }),
+    ];
+    expect(sent(entries)).toEqual(["Ann: hi", "222: me too"]);
+    // The same objects in every context built from the same entries (request-body.ts reuses their bytes).
+    const again = buildContext({ systemPrompt: "s", entries });
+    expect(again[1]).toBe(buildContext({ systemPrompt: "s", entries })[1]);
+  });
+
+  it("the same id on two apps is two identities; every local client is one (the owner)", () => {
+    const local = (id: string, channel: string) =>
+      dm(id, `from ${channel}`, { channel, senderId: "local", senderName: "owner" });
+    expect(sent([local("1", "webchat"), local("2", "cli")])).toEqual(["from webchat", "from cli"]);
+    expect(
+      sent([local("1", "webchat"), dm("2", "from telegram", { senderId: "111", senderName: "Ann" })]),
+    ).toEqual(["owner: from webchat", "Ann: from telegram"]);
+    expect(
+      sent([
+        dm("1", "a", { channel: "telegram", senderId: "7" }),
+        dm("2", "b", { channel: "whatsapp", senderId: "7" }),
+      ]),
+    ).toEqual(["7: a", "7: b"]);
+  });
+
+  it("automated input and group messages neither count nor change", () => {
+    const entries = [
+      dm("1", "hi", { senderId: "111", senderName: "Ann" }),
+      dm("2", "build failed", { channel: "webhook", senderId: "ci", automated: true }),
+      dm("3", "in the group", { senderId: "222", senderName: "Bob", chatType: "group" }),
+    ];
+    expect(sent(entries)).toEqual(["hi", "build failed", "Bob: in the group"]);
+  });
+});

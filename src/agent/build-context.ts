@@ -6,6 +6,7 @@ import type {
   TranscriptEntry,
 } from "../sessions/types.js";
 import { notesMessage } from "./plan-compaction.js";
+import { directSender, labelsDirectMessages, senderLabel } from "./sender-label.js";
 
 /** How many unaddressed group messages in a row are shown to the model, by default (the newest ones). */
 export const DEFAULT_GROUP_HISTORY_LIMIT = 50;
@@ -17,6 +18,8 @@ export const DEFAULT_GROUP_HISTORY_LIMIT = 50;
  * - In group chats the model is told who said what: a person's message reads `Name: text`, and a run of group
  *   messages that did not address the agent (`group-context` entries) becomes one user message listing the
  *   newest `groupHistoryLimit` of them.
+ * - Direct messages read `Name: text` too when they come from more than one person among the entries sent
+ *   (`labelsDirectMessages`, sender-label.ts: two allowed senders sharing the primary session).
  * - A person's message whose turn failed (a `turn-failed` entry names it: no model, endpoint down, a timeout) is
  *   history, not a question: it is marked so, and the model is not asked to answer a pile of stale messages.
  * Invariant: every assistant tool call is followed by a result for it before the next non-tool message; a call
@@ -40,6 +43,7 @@ export function buildContext(input: {
     const jid = (entry as { journalId?: unknown }).journalId;
     if (typeof jid === "string") failed.add(jid);
   }
+  const seen: Seen = { failed, labelDirect: labelsDirectMessages(input.entries) };
   const limit = input.groupHistoryLimit ?? DEFAULT_GROUP_HISTORY_LIMIT;
   let context: GroupContextEntry[] = [];
   const flushContext = () => {
@@ -64,7 +68,7 @@ export function buildContext(input: {
     if (!message || typeof message.role !== "string") continue;
     if (message.role === "system") continue;
     flushContext();
-    messages.push(asSeen(entry as MessageEntry, failed));
+    messages.push(asSeen(entry as MessageEntry, seen));
   }
   flushContext();
   // Without a tool call or result there is nothing to pair (most contexts of a chat): no second array.
@@ -87,7 +91,8 @@ function notesOf(compaction: CompactionEntry & { notes: string }): StoredChatMes
 }
 
 /**
- * The group form (`Name: text`) of each person's message entry, made once per entry: every turn's context then
+ * The labelled form (`Name: text`, groups and shared direct chats) of each person's message entry, made once per
+ * entry: every turn's context then
  * holds the same object for it, as it does for every other message (request-body.ts reuses the bytes of a
  * message it sent before when it is the same object), instead of a new object and string per message per turn.
  * Kept while the entry lives (the session's tail), collected with it. Transcript entries are not changed once
@@ -95,17 +100,26 @@ function notesOf(compaction: CompactionEntry & { notes: string }): StoredChatMes
  */
 const groupForms = new WeakMap<MessageEntry, StoredChatMessage>();
 
-/** A person's message as the model sees it: who said it (groups), and whether it went unanswered. */
-function asSeen(entry: MessageEntry, failed: ReadonlySet<string>): StoredChatMessage {
+/** What decides how a person's message is shown, for one context. */
+interface Seen {
+  /** The journal ids of messages whose turn failed. */
+  failed: ReadonlySet<string>;
+  /** Direct messages carry their sender's name (more than one person among them). */
+  labelDirect: boolean;
+}
+
+/** A person's message as the model sees it: who said it (groups, shared direct chats), and whether it went unanswered. */
+function asSeen(entry: MessageEntry, how: Seen): StoredChatMessage {
   const { message, meta } = entry;
   if (message.role !== "user" || typeof message.content !== "string") return message;
-  const jid = failed.size > 0 ? meta?.journalId : undefined;
-  const unanswered = typeof jid === "string" && failed.has(jid);
-  if (meta?.chatType !== "group" && !unanswered) return message;
+  const jid = how.failed.size > 0 ? meta?.journalId : undefined;
+  const unanswered = typeof jid === "string" && how.failed.has(jid);
+  const labelled = meta?.chatType === "group" || (how.labelDirect && directSender(entry) !== undefined);
+  if (!labelled && !unanswered) return message;
   const cached = unanswered ? undefined : groupForms.get(entry);
   if (cached) return cached;
   let content = message.content;
-  if (meta?.chatType === "group") content = `${meta.senderName ?? meta.senderId ?? "someone"}: ${content}`;
+  if (labelled) content = `${senderLabel(meta)}: ${content}`;
   if (unanswered) {
     content = `[Earlier message that was not answered at the time (the turn failed); history, not a question to answer now]\n${content}`;
   }

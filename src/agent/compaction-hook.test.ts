@@ -82,7 +82,7 @@ describe("compactionHook", () => {
     const next = await hook.prepareCall?.({ messages, inputTokens: 900, round: 3 });
     expect(next).toBeDefined();
     expect(appended).toHaveLength(1);
-    const entry = appended[0]!.entries[0] as CompactionEntry & { loopGuard?: unknown; journalId?: unknown };
+    const entry = appended[0]!.entries[0] as CompactionEntry & Record<string, unknown>;
     expect(entry.type).toBe("compaction");
     // The resumed turn (restore-guard.ts) goes on from exactly this state.
     expect(entry.loopGuard).toEqual(guard);

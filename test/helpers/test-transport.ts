@@ -80,7 +80,10 @@ export class TestTransport {
       chatId: "c-alice",
       chatType: "direct",
       senderId: "alice",
-      senderName: "Alice",
+      // The name follows the id unless given: "bob" is "Bob" (the model is shown names in groups and shared chats).
+      senderName: partial.senderId
+        ? partial.senderId.charAt(0).toUpperCase() + partial.senderId.slice(1)
+        : "Alice",
       messageId: `m${this.nextId++}`,
       receivedAt: Date.now(),
       ...partial,
