@@ -6,7 +6,7 @@ import { diffConfig } from "./core/config-diff.js";
 import type { ClawdisConfig } from "./core/config-schema.js";
 import { formatAge } from "./core/format.js";
 import { type Logger, setLogLevel } from "./core/logger.js";
-import { type Env, stateDir as stateDirOf } from "./core/paths.js";
+import { type Env, resolveConfigPath, stateDir as stateDirOf } from "./core/paths.js";
 import { type BasePluginContext, PluginHost } from "./host/plugin-host.js";
 import { HttpServer } from "./http/http-server.js";
 import type {
@@ -212,6 +212,7 @@ export class Gateway {
       sessions: this.sessions,
       waiting: (key) => this.queue.waiting(key),
       transcriptSync: this.transcriptSync,
+      configPath: () => options.configPath ?? resolveConfigPath(options.env).path,
     });
     this.queue = new SessionQueue((key, item) => this.runner.process(key, item));
     this.admission = compose([

@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { definePlugin, PLUGIN_API_VERSION } from "../src/plugin-api/index.js";
 import { startFakeOpenAI } from "./fakes/openai-server.js";
@@ -244,6 +247,20 @@ describe("gateway: sessions at work", () => {
     expect(t.fake.requests).toHaveLength(0);
     expect(await t.gateway.statusText("main")).toContain("Model: not configured");
     await fake.close();
+  });
+
+  it("with no model configured, the notice names the config file the gateway reads, by its full path (.json5)", async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), "clawdis-gw-json5-"));
+    await writeFile(join(stateDir, "clawdis.json5"), "{}\n");
+    const fake = await startFakeOpenAI();
+    fake.models.splice(0, fake.models.length, "model-a", "model-b");
+    t = await startTestGateway({ model: null, fake, stateDir });
+    const outcome = await done(await t.chat.inject({ text: "hello?" }));
+    expect(outcome.payloads[0]!.text).toContain(` in ${join(stateDir, "clawdis.json5")} (a running gateway`);
+    expect(t.chat.textsTo("c-alice")).toEqual([outcome.payloads[0]!.text]);
+    await t.close();
+    await fake.close();
+    await rm(stateDir, { recursive: true, force: true });
   });
 
   it("with no model configured, uses the endpoint's only model and says so in /status", async () => {

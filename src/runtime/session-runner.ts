@@ -9,6 +9,7 @@ import type { Clock } from "../core/clock.js";
 import type { ClawdisConfig } from "../core/config-schema.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
+import { noModelReply } from "../core/no-model-hint.js";
 import type { InboundMessage, OutboundAttachment, ToolDefinition, TurnOutcome } from "../plugin-api/types.js";
 import { parseChatCommand } from "../routing/chat-command.js";
 import type { Journal, ReplyEnd } from "../sessions/journal.js";
@@ -71,15 +72,14 @@ export interface SessionRunnerDeps {
    * transcript; absent: always by the fsync.
    */
   transcriptSync?: TranscriptSync;
+  /** The config file the gateway reads (full path): the no-model notice names it. */
+  configPath(): string;
 }
 
 export const DEFAULT_SYSTEM_PROMPT =
   "You are clawdis, the owner's personal assistant. They reach you from several chat apps (WhatsApp, Telegram, " +
   "a web chat, a terminal); it is one conversation. Answer briefly and plainly, as in a chat. Use the tools " +
   "when they help.";
-
-export const NO_MODEL_REPLY =
-  "No model is configured: set inbound.reply.agent.model (and baseUrl/apiKey, or OPENAI_BASE_URL/OPENAI_API_KEY) in clawdis.json (a running gateway takes it when the file is saved; environment variables need a restart).";
 
 /** How long a reader of a session's entry (its next turn, `/status`) waits for the store update of its last turn. */
 const RECORD_WAIT_MS = 1000;
@@ -446,11 +446,12 @@ export class SessionRunner {
     const llm = this.deps.llm();
     const model = this.deps.modelName();
     if (!llm || !model) {
-      await this.deliver(item, NO_MODEL_REPLY, "notice");
+      const told = noModelReply(this.deps.configPath());
+      await this.deliver(item, told, "notice");
       await this.markUnanswered(transcriptPath, header, [item], "no model configured");
       await journal.end(item.jid, "failed-told", clock.now(), "no model configured");
       this.recordTurnLater(key, item, undefined);
-      item.resolve(this.outcomeFor(item, "error", [NO_MODEL_REPLY], "no model configured", ids));
+      item.resolve(this.outcomeFor(item, "error", [told], "no model configured", ids));
       return;
     }
     await this.runModelTurn(key, item, {
