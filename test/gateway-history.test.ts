@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { appendTranscript, makeHeader, newEntryId, readTranscript } from "../src/sessions/transcript.js";
 import type { MessageEntry, StoredChatMessage } from "../src/sessions/types.js";
+import { startFakeOpenAI } from "./fakes/openai-server.js";
 import { done, startTestGateway, type TestGateway } from "./helpers/gateway-harness.js";
 
 let t: TestGateway | undefined;
@@ -132,5 +133,38 @@ describe("GET /api/history", () => {
       status: 200,
       body: { sessionKey: "group:nobody", sessionId: null, messages: [], badLines: 0, before: null },
     });
+  });
+});
+
+describe("GET /api/history: messages that were never answered", () => {
+  it("marks a person's message whose turn failed with the reason; answered ones carry no mark", async () => {
+    t = await startTestGateway({ listen: true });
+    await done(await t.chat.inject({ text: "answered" }));
+    t.fake.enqueue({ status: 500 });
+    const failed = await done(await t.chat.inject({ text: "this one failed" }));
+    expect(failed.stopReason).toBe("error");
+    await done(await t.chat.inject({ text: "answered again" }));
+    const { status, body } = await history("");
+    expect(status).toBe(200);
+    const users = body.messages.filter((m) => m.role === "user");
+    expect(users.map((m) => [m.text, (m as { unanswered?: string }).unanswered])).toEqual([
+      ["answered", undefined],
+      ["this one failed", failed.error],
+      ["answered again", undefined],
+    ]);
+    expect(failed.error).toBeTruthy();
+  });
+
+  it("with no model configured: unanswered, 'no model configured'", async () => {
+    // An endpoint that lists several models: none is picked for the gateway.
+    const fake = await startFakeOpenAI();
+    fake.models.splice(0, fake.models.length, "model-a", "model-b");
+    t = await startTestGateway({ listen: true, model: null, fake });
+    await done(await t.chat.inject({ text: "anyone there?" }));
+    const { body } = await history("");
+    expect(body.messages.map((m) => [m.text, (m as { unanswered?: string }).unanswered])).toEqual([
+      ["anyone there?", "no model configured"],
+    ]);
+    await fake.close();
   });
 });

@@ -164,6 +164,34 @@ describe("gateway: sessions at work", () => {
     expect(lastRequest.map((m) => m.content)).toEqual([" Keep This  Text"]);
   });
 
+  it("tells watchers of the key each time it holds a new session, before anything of that session", async () => {
+    t = await startTestGateway({ config: { inbound: { reply: { session: { idleMinutes: 60 } } } } });
+    const seen: string[] = [];
+    t.gateway.onEvent((e) => {
+      if (e.type === "session") seen.push(`session ${e.reason} ${e.sessionId}`);
+      if (e.type === "message") seen.push(`message ${e.role}`);
+    });
+    const id = async () => (await t.gateway.store.get("main"))!.sessionId;
+    await done(await t.chat.inject({ text: "first" }));
+    const first = await id();
+    await done(await t.chat.inject({ text: "second" }));
+    await done(await t.chat.inject({ text: "/new" }));
+    const reset = await id();
+    t.clock.advance(61 * 60_000);
+    await done(await t.chat.inject({ text: "later" }));
+    expect(seen).toEqual([
+      `session new-key ${first}`,
+      "message user",
+      "message assistant",
+      "message user",
+      "message assistant",
+      `session reset ${reset}`,
+      `session idle ${await id()}`,
+      "message user",
+      "message assistant",
+    ]);
+  });
+
   it("starts a new session after idleMinutes without a real exchange, with a one-line note", async () => {
     t = await startTestGateway({ config: { inbound: { reply: { session: { idleMinutes: 60 } } } } });
     await done(await t.chat.inject({ text: "morning" }));

@@ -130,6 +130,13 @@ function isHistoryMessage(entry: TranscriptEntry): boolean {
   return m !== undefined && m.role !== "system";
 }
 
+/** Notes a `turn-failed` entry's message (its `journalId`) and why (`reason`, "the turn failed" without one). */
+function noteFailed(failed: Map<string, string>, entry: TranscriptEntry): void {
+  const { journalId, reason } = entry as { journalId?: unknown; reason?: unknown };
+  if (typeof journalId !== "string" || failed.has(journalId)) return;
+  failed.set(journalId, typeof reason === "string" && reason.length > 0 ? reason : "the turn failed");
+}
+
 /**
  * One page of a session's current transcript, newest last, read backwards from the end (or from `before`) so a
  * call costs what the page holds, never the whole file. `before` in the body continues with the older page.
@@ -150,9 +157,15 @@ async function historyBody(
     const message = `the cursor is for session id ${query.before.sessionId}; ${key} is now ${entry.sessionId}: load the history again without before`;
     return { status: 409, body: { error: "stale-cursor", message } };
   }
+  // The `turn-failed` entries met on the way (each written after the message it names): a person's message whose
+  // turn failed is `unanswered`, with the reason.
+  const failed = new Map<string, string>();
   const page = await readTranscriptPage(gateway.store.transcriptPath(entry.sessionId), {
     limit: query.limit,
-    keep: isHistoryMessage,
+    keep: (e) => {
+      if (e.type === "turn-failed") noteFailed(failed, e);
+      return isHistoryMessage(e);
+    },
     ...(query.before ? { before: query.before.offset } : {}),
   });
   if (page.beforeProblem !== undefined) {
@@ -178,6 +191,9 @@ async function historyBody(
       ...(m.tool_call_id ? { toolCallId: m.tool_call_id } : {}),
       ...(typeof meta.channel === "string" ? { channel: meta.channel } : {}),
       ...(typeof meta.chatId === "string" ? { chatId: meta.chatId } : {}),
+      ...(m.role === "user" && typeof meta.journalId === "string" && failed.has(meta.journalId)
+        ? { unanswered: failed.get(meta.journalId) }
+        : {}),
     };
   });
   return {

@@ -12,7 +12,7 @@ export const OUTPUT_FILTERS = [
 ] as const;
 export type OutputFilter = (typeof OUTPUT_FILTERS)[number];
 
-/** The filter each event type belongs to; lifecycle events (turn start and end, notices) belong to none. */
+/** The filter each event type belongs to; lifecycle events (turn start and end, notices, a new session) belong to none. */
 const FILTER_OF: Record<GatewayEvent["type"], OutputFilter | undefined> = {
   message: "text",
   delta: "textStreaming",
@@ -25,6 +25,7 @@ const FILTER_OF: Record<GatewayEvent["type"], OutputFilter | undefined> = {
   "turn-start": undefined,
   "turn-end": undefined,
   notice: undefined,
+  session: undefined,
 };
 
 /**

@@ -267,7 +267,18 @@ export type GatewayEvent =
       chatId: string;
       ts: number;
     }
-  | { type: "notice"; sessionKey: string; text: string; ts: number };
+  | { type: "notice"; sessionKey: string; text: string; ts: number }
+  /**
+   * The key now holds a new session (`/new`, idle expiry, its first message, a deleted transcript): a chat view
+   * shows the new, empty conversation. Sent before anything of the new session.
+   */
+  | {
+      type: "session";
+      sessionKey: string;
+      sessionId: string;
+      reason: "new-key" | "reset" | "idle" | "transcript-missing";
+      ts: number;
+    };
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
 

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import type { Logger } from "../core/logger.js";
-import { decideSession, freshEntry } from "../sessions/lifecycle.js";
+import { decideSession, type FreshReason, freshEntry } from "../sessions/lifecycle.js";
 import { isValidSessionId, newSessionId } from "../sessions/session-id.js";
 import type { SessionStore } from "../sessions/store.js";
 import { readTranscriptForResume } from "../sessions/transcript.js";
@@ -54,14 +54,14 @@ const MAX_DECISIONS = 3;
  * changed meanwhile by another process or a hand edit is not replaced by mistake. An entry whose sessionId the
  * store refused is replaced by one with a new id that keeps all its other fields. `entry` is the key's entry as
  * the decision left it (read-only: the store's own object when the session continues), so the turn need not read
- * the store again for its settings.
+ * the store again for its settings. `started`: why a new sessionId was started (absent when the session goes on).
  */
 export async function chooseSession(
   deps: { store: SessionStore; logger: Logger; idleMinutes: number },
   key: string,
   reset: boolean,
   now: number,
-): Promise<{ sessionId: string; notice?: string; entry?: SessionEntry }> {
+): Promise<{ sessionId: string; notice?: string; entry?: SessionEntry; started?: FreshReason }> {
   const { store, logger, idleMinutes } = deps;
   for (let round = 1; ; round++) {
     // With this process's updates not written yet (the last turn's bookkeeping is written behind): the decision
@@ -93,7 +93,7 @@ export async function chooseSession(
       });
     }
     logger.info("new session", { sessionKey: key, sessionId, reason: decision.reason });
-    const chosen = stored ? { sessionId, entry: stored } : { sessionId };
+    const chosen = { sessionId, started: decision.reason, ...(stored ? { entry: stored } : {}) };
     if (decision.reason === "idle") {
       return {
         ...chosen,

@@ -398,14 +398,17 @@ export class SessionRunner {
     const now = clock.now();
     const reset = matchResetTrigger(item.text, config.inbound.reply.session.resetTriggers);
     const progress = item.restored ? await restoredProgress(store, key, item.jid) : undefined;
-    const { sessionId, notice, entry } = progress
-      ? { sessionId: progress.sessionId, notice: undefined, entry: undefined }
+    const { sessionId, notice, entry, started } = progress
+      ? { sessionId: progress.sessionId, notice: undefined, entry: undefined, started: undefined }
       : await chooseSession(
           { store, logger: this.deps.logger, idleMinutes: config.inbound.reply.session.idleMinutes },
           key,
           reset.matched,
           now,
         );
+    // Watchers (the web chat) replace the old conversation with the new one before anything of it arrives.
+    if (started)
+      this.deps.events.emit({ type: "session", sessionKey: key, sessionId, reason: started, ts: now });
     const ids = { sessionKey: key, sessionId };
     if (item.contextOnly) {
       await this.keepAsContext(item, sessionId, key, now);
