@@ -18,9 +18,13 @@ export const CLIENT_HEADER = String.raw`
     parent.appendChild(p);
     return p;
   }
-  /** Shown while the conversation is empty: the session, the model, and how to set one up when there is none. */
+  /**
+   * Shown while the conversation is empty: the session, the model, and how to set one up when there is none.
+   * Notices and this tab's chat commands (data-command) are not conversation: "New session started." after /new
+   * sits under it.
+   */
   function updateWelcome() {
-    const empty = !messagesEl.querySelector(".msg");
+    const empty = !messagesEl.querySelector(".msg.assistant, .msg.tool, .msg.user:not([data-command])");
     welcomeEl.hidden = !empty || !st.sessionKey;
     if (welcomeEl.hidden) return;
     welcomeEl.textContent = "";

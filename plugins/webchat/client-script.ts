@@ -1,4 +1,5 @@
 import { CLIENT_HEADER } from "./client-header.js";
+import { CLIENT_HISTORY } from "./client-history.js";
 import { CLIENT_RENDER } from "./client-render.js";
 import { CLIENT_VIEW } from "./client-view.js";
 
@@ -8,7 +9,7 @@ import { CLIENT_VIEW } from "./client-view.js";
  * interpolations are its fragments: CLIENT_RENDER, CLIENT_VIEW, CLIENT_HEADER).
  *
  * Contract with the gateway (docs/http-api.md): `GET /api/status` gives `mainKey` and the model;
- * `GET /webchat/info` the context window and the config path; `GET /api/history` fills the view;
+ * `GET /webchat/info` the context window and the config path; `GET /api/history` fills the view (client-history.ts);
  * `GET /api/events` (EventSource, token in the query) streams the session; `POST /api/agent` sends;
  * `GET /api/sessions` gives the context in use for the gauge.
  *
@@ -30,7 +31,7 @@ export const CLIENT_SCRIPT = String.raw`
   "use strict";
 ${CLIENT_RENDER}
   const TOKEN_KEY = "clawdis.token";
-  const EVENT_TYPES = ["message", "turn-start", "turn-end", "delta", "tool-call", "tool-result", "notice"];
+  const EVENT_TYPES = ["message", "turn-start", "turn-end", "delta", "tool-call", "tool-result", "notice", "session"];
   /** Stop reasons whose payload is the agent's own reply; any other payload is a gateway notice. */
   const REPLY_REASONS = ["end", "tool-loop"];
   const byId = (id) => document.getElementById(id);
@@ -75,6 +76,8 @@ ${CLIENT_RENDER}
     token: embedded || readStored(),
     chatId: "webchat-" + uuid(),
     sessionKey: "",
+    /** The session the view shows (from the history; a session event or a POST answer may replace it). */
+    sessionId: "",
     model: null,
     configPath: "",
     contextWindow: 0,
@@ -95,6 +98,7 @@ ${CLIENT_RENDER}
 
 ${CLIENT_VIEW}
 ${CLIENT_HEADER}
+${CLIENT_HISTORY}
   // ---- events ----
   function closeOpen() {
     if (!st.open) return;
@@ -174,6 +178,7 @@ ${CLIENT_HEADER}
     }
     if (type === "tool-result") return toolResult(d.callId, d.name, d.ok, d.output);
     if (type === "notice") return onNotice(d);
+    if (type === "session") return showSession(d.sessionId);
     if (type === "turn-start") st.turns.add(d.turnId);
     if (type === "turn-end") onTurnEnd(d);
     updateBusy();
@@ -277,56 +282,6 @@ ${CLIENT_HEADER}
       else setConn("reconnecting…");
     };
   }
-  async function loadHistory() {
-    st.loading = true;
-    st.queue = [];
-    let tail = [];
-    try {
-      const res = await api("/api/history?session=" + encodeURIComponent(st.sessionKey));
-      if (res.status === 401) {
-        st.loading = false;
-        return askToken("The gateway refused this token.");
-      }
-      const history = await res.json().catch(() => null);
-      if (!res.ok || !history) throw new Error(errorText(history, res.status));
-      renderHistory(history);
-      tail = (history.messages || []).slice(-10);
-    } catch (e) {
-      bubble("notice", "Could not load the history: " + (e && e.message ? e.message : String(e)), "");
-    }
-    const held = st.queue;
-    st.queue = [];
-    st.loading = false;
-    for (const [type, d] of held) {
-      if (type === "message" && tail.some((m) => m.role === d.role && m.text === d.text)) continue;
-      handle(type, d);
-    }
-    updateWelcome();
-    refreshGauge();
-    setComposer(true);
-    setState("ready");
-    if (document.activeElement === document.body) inputEl.focus();
-  }
-  function renderHistory(history) {
-    const unsent = Array.from(messagesEl.querySelectorAll('[data-role="user"][data-status="sending"]'));
-    messagesEl.textContent = "";
-    st.tools.clear();
-    st.turns.clear();
-    st.open = null;
-    st.last = null;
-    for (const m of history.messages || []) {
-      if (m.role === "user") bubble("user", m.text || "", userLabel(m));
-      else if (m.role === "assistant") {
-        if (m.text) bubble("assistant", m.text, assistantLabel(m)).dataset.final = "true";
-        for (const c of m.toolCalls || []) toolEl(c.id, c.name, c.arguments, "no result").dataset.state = "unknown";
-      } else if (m.role === "tool") toolResult(m.toolCallId, "", true, m.text);
-    }
-    for (const el of unsent) messagesEl.appendChild(el);
-    scrollToEnd();
-    updateWelcome();
-    updateBusy();
-  }
-
   // ---- sending ----
   async function send() {
     const text = inputEl.value;
@@ -334,6 +289,8 @@ ${CLIENT_HEADER}
     inputEl.value = "";
     const el = bubble("user", text, "You");
     el.dataset.status = "sending";
+    // A chat command (/new, /status): not part of the conversation, so the empty view stays up beside it.
+    if (text.trim().startsWith("/")) el.dataset.command = "true";
     st.pendingSends += 1;
     updateBusy();
     scrollToEnd();
@@ -345,6 +302,8 @@ ${CLIENT_HEADER}
       });
       const body = await res.json().catch(() => null);
       if (res.ok) {
+        // Answered in another session (/new): its view first, before this message stops counting as unsent.
+        if (body && body.meta && typeof body.meta.sessionId === "string") showSession(body.meta.sessionId);
         el.dataset.status = "answered";
         showReply(body);
       } else if (res.status === 409) {

@@ -47,7 +47,7 @@ h1 { font-size: 16px; margin: 0; }
 .rich th, .rich td { border: 1px solid var(--border); padding: 3px 8px; text-align: left; }
 .rich blockquote { border-left: 3px solid var(--border); padding-left: 10px; color: var(--muted); }
 .rich a { color: var(--link); }
-.msg .cut { margin-top: 6px; font-size: 12px; color: var(--warn); }
+.msg .cut, .msg .unanswered { margin-top: 6px; font-size: 12px; color: var(--warn); }
 .msg.assistant[data-stop-reason] { border-style: dashed; }
 #welcome { padding: 24px 16px 0; color: var(--muted); }
 #welcome p { margin: 0 0 8px; }

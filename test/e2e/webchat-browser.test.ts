@@ -1,3 +1,4 @@
+import { rename } from "node:fs/promises";
 import { join } from "node:path";
 import JSON5 from "json5";
 import type { Browser, Page } from "playwright-core";
@@ -316,6 +317,93 @@ describe("e2e: the web chat page in Chromium", () => {
       model: "qwen2.5:14b",
     });
     await page.screenshot({ path: join(bare.dir, "webchat-no-model.png") });
+    expect(problemsOf()).toEqual([]);
+  });
+
+  it("replaces the conversation with the new session's empty view on /new, in every tab", async () => {
+    const a = await freshChat();
+    const b = await open();
+    await send(a.page, "something to forget");
+    for (const chat of [a, b])
+      await chat.page.waitForSelector(
+        '[data-role="assistant"][data-final="true"] >> text="echo: something to forget"',
+      );
+    await expect(a.page.locator("#welcome").isHidden()).resolves.toBe(true);
+
+    await send(a.page, "/new");
+    await a.page.waitForSelector('[data-role="notice"] >> text="New session started."');
+    for (const chat of [a, b]) {
+      // The old exchange is gone; the empty view of the new session shows.
+      await chat.page.waitForSelector("#welcome", { state: "visible" });
+      await expect(texts(chat.page, '[data-role="assistant"] .text')).resolves.toEqual([]);
+      await expect(texts(chat.page, '[data-role="user"] .text')).resolves.not.toContain(
+        "something to forget",
+      );
+      await expect(chat.page.locator("#welcome .welcome-session").textContent()).resolves.toBe(
+        `Session main · model fake-model at ${state.fake.url}`,
+      );
+    }
+    await a.page.screenshot({ path: join(state.dir, "webchat-after-new.png") });
+
+    // The new session goes on as usual, in both tabs.
+    await send(b.page, "a fresh start");
+    for (const chat of [a, b]) {
+      await chat.page.waitForSelector(
+        '[data-role="assistant"][data-final="true"] >> text="echo: a fresh start"',
+      );
+      await chat.page.waitForSelector("#welcome", { state: "hidden" });
+    }
+    expect(problemsOf()).toEqual([]);
+  });
+
+  it("marks an old message whose turn failed as not answered, with the reason, in the history", async () => {
+    const { page } = await freshChat();
+    // A 400 is not retried: the turn fails.
+    state.fake.enqueue({ status: 400 });
+    await send(page, "this one will fail");
+    await page.waitForSelector('[data-role="user"][data-status="answered"]');
+    await send(page, "and this one works");
+    await page.waitForSelector(
+      '[data-role="assistant"][data-final="true"] >> text="echo: and this one works"',
+    );
+    await page.reload();
+    await page.waitForSelector('body[data-state="ready"]');
+    const failed = page.locator('[data-role="user"][data-unanswered]');
+    await expect(failed.count()).resolves.toBe(1);
+    await expect(failed.locator(".text").textContent()).resolves.toBe("this one will fail");
+    await expect(failed.locator(".unanswered").textContent()).resolves.toMatch(
+      /^Not answered: the turn failed \(.+\)\.$/,
+    );
+    await expect(page.locator('[data-role="user"]:not([data-unanswered])').count()).resolves.toBe(1);
+    expect(problemsOf()).toEqual([]);
+  });
+
+  it("without a model: the notice after a message names the .json5 file by its full path, and the message is marked unanswered", async () => {
+    const bare = await E2eState.create({ config: { inbound: { reply: { agent: { model: undefined } } } } });
+    bare.fake.models.splice(0, bare.fake.models.length, "model-a", "model-b");
+    // The config is a .json5 file, the only one there: the gateway reads it.
+    const json5Path = join(bare.dir, "clawdis.json5");
+    await rename(bare.configPath, json5Path);
+    const bgw = await bare.startGateway();
+    const { page } = await open(bgw.url);
+    await expect(page.locator("#setup-path").textContent()).resolves.toBe(json5Path);
+    await send(page, "hello, anyone?");
+    const notice = page.locator('[data-role="notice"]');
+    await notice.waitFor();
+    const told = (await notice.textContent()) ?? "";
+    expect(told).toMatch(/^No model is configured: set inbound\.reply\.agent\.model/);
+    expect(told).toContain(` in ${json5Path} (a running gateway takes it when the file is saved`);
+    await page.screenshot({ path: join(bare.dir, "webchat-no-model-notice.png") });
+
+    await page.reload();
+    await page.waitForSelector('body[data-state="ready"]');
+    const mine = page.locator('[data-role="user"]');
+    await expect(mine.locator(".text").textContent()).resolves.toBe("hello, anyone?");
+    await expect(mine.getAttribute("data-unanswered")).resolves.toBe("no model configured");
+    await expect(mine.locator(".unanswered").textContent()).resolves.toBe(
+      "Not answered: no model was configured.",
+    );
+    await page.screenshot({ path: join(bare.dir, "webchat-unanswered.png") });
     expect(problemsOf()).toEqual([]);
   });
 });
