@@ -333,8 +333,8 @@ describe("e2e: the web chat page in Chromium", () => {
     await send(a.page, "/new");
     await a.page.waitForSelector('[data-role="notice"] >> text="New session started."');
     for (const chat of [a, b]) {
-      // The old exchange is gone; the empty view of the new session shows.
-      await chat.page.waitForSelector("#welcome", { state: "visible" });
+      // The old exchange is gone; the empty view of the new session shows (the deadline names what never came).
+      await chat.page.waitForSelector("#welcome", { state: "visible", timeout: 10_000 });
       await expect(texts(chat.page, '[data-role="assistant"] .text')).resolves.toEqual([]);
       await expect(texts(chat.page, '[data-role="user"] .text')).resolves.not.toContain(
         "something to forget",
