@@ -23,7 +23,10 @@ describe("e2e: Telegram through the real gateway", () => {
     tg.pushMessage({ chat: privateChat(BOB), from: BOB, text: "hello from bob" });
     await tg.waitFor(() => tg.textsTo(BOB.id).length === 1, "bob's reply");
     expect(tg.textsTo(ALICE.id)).toEqual(["echo: hello from alice"]);
-    expect(tg.textsTo(BOB.id)).toEqual(["echo: hello from bob"]);
+    // Two people in main: the model is told who wrote each message (the fake echoes the last one it was sent).
+    expect(tg.textsTo(BOB.id)).toEqual(["echo: Bob: hello from bob"]);
+    const seen = state.fake.requests[1]?.body.messages.filter((m) => m.role === "user").map((m) => m.content);
+    expect(seen).toEqual(["Alice: hello from alice", "Bob: hello from bob"]);
     // Private replies are not quoted; a typing indicator ran for each turn.
     expect(tg.sent.every((m) => m.replyToMessageId === undefined)).toBe(true);
     expect(tg.chatActions).toEqual(
@@ -39,7 +42,7 @@ describe("e2e: Telegram through the real gateway", () => {
       "hello from alice",
       "echo: hello from alice",
       "hello from bob",
-      "echo: hello from bob",
+      "echo: Bob: hello from bob",
     ]);
   });
 

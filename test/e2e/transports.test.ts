@@ -57,7 +57,8 @@ describe("e2e: a transport plugin from plugins.load", () => {
       outbox.map((o) => ({ chatId: o.chatId, text: o.text, kind: o.kind, replyTo: o.replyToMessageId })),
     ).toEqual([
       { chatId: "chat-A", text: "echo: hi from alice", kind: "reply", replyTo: "a-1" },
-      { chatId: "chat-B", text: "echo: hi from bob", kind: "reply", replyTo: "b-1" },
+      // Two senders in main: the model is told who wrote each message (the echo shows what it was sent).
+      { chatId: "chat-B", text: "echo: bob: hi from bob", kind: "reply", replyTo: "b-1" },
     ]);
 
     const store = await state.readStore();
@@ -67,7 +68,7 @@ describe("e2e: a transport plugin from plugins.load", () => {
       ["user", "hi from alice", "chat-A"],
       ["assistant", "echo: hi from alice", "chat-A"],
       ["user", "hi from bob", "chat-B"],
-      ["assistant", "echo: hi from bob", "chat-B"],
+      ["assistant", "echo: bob: hi from bob", "chat-B"],
     ]);
     expect(messages[2]?.meta).toMatchObject({ channel: "echo-transport", senderId: "bob", messageId: "b-1" });
   });
