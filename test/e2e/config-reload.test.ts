@@ -89,7 +89,8 @@ describe("e2e: changing clawdis.json while the gateway runs", () => {
     expect(after.webchat).toMatchObject({ state: "ok", restarts: 0 });
     // Telegram kept polling through it.
     tg.pushMessage({ chat: privateChat(ALICE), from: ALICE, text: "still here" });
-    await tg.waitFor(() => tg.textsTo(ALICE.id).includes("echo: still here"), "alice's reply");
+    // The stranger, carol and alice all wrote in main: the model sees who wrote each message.
+    await tg.waitFor(() => tg.textsTo(ALICE.id).includes("echo: Alice: still here"), "alice's reply");
     expect((await gw.call("GET", "/api/status")).body.pid).toBe(gw.pid);
     expect(gw.running).toBe(true);
   });
@@ -161,7 +162,10 @@ describe("e2e: changing clawdis.json while the gateway runs", () => {
       `config file ${state.configPath} was deleted: the gateway keeps running on the last good config`,
       { from },
     );
-    expect((await gw.agent("after the delete")).body.payloads).toEqual([{ text: "echo: after the delete" }]);
+    // Carol (echo) and the owner (the local API) both wrote in main: the model sees who wrote each message.
+    expect((await gw.agent("after the delete")).body.payloads).toEqual([
+      { text: "echo: owner: after the delete" },
+    ]);
     expect(
       (await gw.echo({ chatId: "c-carol", senderId: "carol", text: "still allowed?" }, { wait: true }))
         .status,
