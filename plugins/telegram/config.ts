@@ -26,8 +26,13 @@ export const telegramSchema = z
     apiRoot: z
       .url({ protocol: /^https?$/, error: 'an http:// or https:// URL like "https://api.telegram.org"' })
       .default(DEFAULT_API_ROOT),
+    // Telegram posts webhooks only to https:// URLs: an http:// one would fail at setWebhook, or worse, be
+    // answered by whatever listens there in the clear.
     webhookUrl: z
-      .url({ protocol: /^https?$/, error: "the public https:// URL Telegram posts updates to" })
+      .url({
+        protocol: /^https$/,
+        error: "the public https:// URL Telegram posts updates to (http:// is refused)",
+      })
       .optional(),
     webhookSecret: z
       .string()

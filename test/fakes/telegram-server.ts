@@ -302,10 +302,16 @@ export class FakeTelegram {
     });
   }
 
+  /**
+   * The reverse proxy in front of the gateway: where `postToWebhook` posts instead of the registered https:// URL
+   * (which the tests cannot serve). Unset: the registered URL itself.
+   */
+  webhookProxy: string | undefined;
+
   /** Posts an update to the webhook that setWebhook registered, with `secret` as the secret header. */
   async postToWebhook(update: Record<string, unknown>, secret: string | undefined): Promise<number> {
     if (!this.webhook) throw new Error("no webhook is set");
-    const res = await fetch(this.webhook.url, {
+    const res = await fetch(this.webhookProxy ?? this.webhook.url, {
       method: "POST",
       headers: {
         "content-type": "application/json",
