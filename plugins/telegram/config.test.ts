@@ -9,6 +9,7 @@ describe("the telegram section", () => {
       apiRoot: "https://api.telegram.org",
       webhookPath: "/telegram/webhook",
       mediaMaxMb: 20,
+      mediaTimeoutSeconds: 120,
     });
   });
 
