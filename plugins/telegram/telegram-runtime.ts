@@ -1,4 +1,3 @@
-import { timingSafeEqual } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Api } from "grammy";
@@ -14,6 +13,7 @@ import { grammySignal } from "./grammy-signal.js";
 import { healthLine, PRIVACY_NOTE, type TelegramSnapshot } from "./health-line.js";
 import { OffsetStore } from "./offset-store.js";
 import { pollRetryMs } from "./poll-retry.js";
+import { sameSecret } from "./same-secret.js";
 import { sendTelegram } from "./send.js";
 import { splitMessage, TELEGRAM_TEXT_LIMIT } from "./split-message.js";
 import { CHANNEL, type TelegramInbound, toInbound } from "./to-inbound.js";
@@ -244,9 +244,14 @@ export class TelegramRuntime {
   /** Resolves when an update settles, after `ms`, or at the stop, whichever is first. */
   private async nextSettleOr(ms: number, signal: AbortSignal): Promise<void> {
     const timer = new AbortController();
-    const settled = new Promise<void>((resolve) => this.settled.push(resolve));
+    let wake = () => {};
+    const settled = new Promise<void>((resolve) => {
+      wake = resolve;
+      this.settled.push(resolve);
+    });
     await Promise.race([settled, sleepUnlessStopped(ms, AbortSignal.any([signal, timer.signal]))]);
     timer.abort();
+    this.settled = this.settled.filter((waiter) => waiter !== wake);
   }
 
   /**
@@ -256,7 +261,13 @@ export class TelegramRuntime {
   private dispatch(update: Update, signal: AbortSignal): boolean {
     const id = update.update_id;
     if (!this.ledger.take(id)) return false;
-    const inbound = this.inboundOf(update);
+    let inbound: TelegramInbound | undefined;
+    try {
+      inbound = this.inboundOf(update);
+    } catch (error) {
+      this.settle(id, false);
+      throw error;
+    }
     if (!inbound) {
       this.settle(id, true);
       return true;
@@ -382,10 +393,4 @@ export class TelegramRuntime {
       res.end("not taken; send it again\n");
     }
   }
-}
-
-function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
 }
