@@ -18,6 +18,9 @@ describe("authorizeSender", () => {
     [[7], "7", undefined, true],
     [["7"], "7", undefined, true],
     [["@Alice"], "7", "alice", true],
+    // The username as Telegram sends it may have capitals the config does not.
+    [["@alice"], "7", "Alice", true],
+    [["@alice"], "7", "ALICE", true],
     [["@alice"], "7", undefined, false],
     [["*"], "7", undefined, true],
     [[8], "7", "alice", false],

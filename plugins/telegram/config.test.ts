@@ -9,6 +9,7 @@ describe("the telegram section", () => {
       apiRoot: "https://api.telegram.org",
       webhookPath: "/telegram/webhook",
       mediaMaxMb: 20,
+      mediaTimeoutSeconds: 120,
     });
   });
 
@@ -25,6 +26,19 @@ describe("the telegram section", () => {
     expect(
       telegramSchema.safeParse({ webhookUrl: "https://x.org/tg", webhookSecret: "abc_DEF-1" }).success,
     ).toBe(true);
+  });
+
+  it("a webhook URL must be https:// (Telegram posts nowhere else); the issue names the key", () => {
+    for (const webhookUrl of [
+      "http://bot.example.org/tg",
+      "ftp://bot.example.org/tg",
+      "bot.example.org/tg",
+    ]) {
+      const result = telegramSchema.safeParse({ webhookUrl, webhookSecret: "abc" });
+      expect(result.success, webhookUrl).toBe(false);
+      expect(result.error?.issues.map((issue) => issue.path)).toEqual([["webhookUrl"]]);
+      expect(result.error?.issues[0]?.message).toContain("https://");
+    }
   });
 
   it("asks for the transport when a token is set, in the file or the environment it was given", () => {

@@ -10,6 +10,7 @@ const ALLOW_ENTRY = /^(\*|-?[0-9]+|@[A-Za-z0-9_]{1,32})$/;
 const DEFAULT_API_ROOT = "https://api.telegram.org";
 const DEFAULT_WEBHOOK_PATH = "/telegram/webhook";
 const DEFAULT_MEDIA_MAX_MB = 20;
+const DEFAULT_MEDIA_TIMEOUT_SECONDS = 120;
 
 export const telegramSchema = z
   .strictObject({
@@ -26,8 +27,13 @@ export const telegramSchema = z
     apiRoot: z
       .url({ protocol: /^https?$/, error: 'an http:// or https:// URL like "https://api.telegram.org"' })
       .default(DEFAULT_API_ROOT),
+    // Telegram posts webhooks only to https:// URLs: an http:// one would fail at setWebhook, or worse, be
+    // answered by whatever listens there in the clear.
     webhookUrl: z
-      .url({ protocol: /^https?$/, error: "the public https:// URL Telegram posts updates to" })
+      .url({
+        protocol: /^https$/,
+        error: "the public https:// URL Telegram posts updates to (http:// is refused)",
+      })
       .optional(),
     webhookSecret: z
       .string()
@@ -38,6 +44,7 @@ export const telegramSchema = z
       .regex(/^\/[A-Za-z0-9/_-]*$/, 'a path on the gateway, like "/telegram/webhook"')
       .default(DEFAULT_WEBHOOK_PATH),
     mediaMaxMb: z.number().positive().max(2000).default(DEFAULT_MEDIA_MAX_MB),
+    mediaTimeoutSeconds: z.number().positive().max(3600).default(DEFAULT_MEDIA_TIMEOUT_SECONDS),
   })
   .refine((c) => c.webhookUrl === undefined || c.webhookSecret !== undefined, {
     path: ["webhookSecret"],
@@ -50,6 +57,7 @@ export const telegramSchema = z
     apiRoot: DEFAULT_API_ROOT,
     webhookPath: DEFAULT_WEBHOOK_PATH,
     mediaMaxMb: DEFAULT_MEDIA_MAX_MB,
+    mediaTimeoutSeconds: DEFAULT_MEDIA_TIMEOUT_SECONDS,
   }));
 
 export type TelegramConfig = z.infer<typeof telegramSchema>;
@@ -98,6 +106,8 @@ export const TELEGRAM_SECTION: PluginConfigSection<TelegramConfig> = {
     webhookSecret: "the secret Telegram sends with every webhook update; required with webhookUrl",
     webhookPath: "the gateway's path that receives the webhook (behind your reverse proxy)",
     mediaMaxMb: "photos, documents, voice and audio larger than this are not downloaded",
+    mediaTimeoutSeconds:
+      "a download is given up after this many seconds, or when slower than 4 KB/s for 10 s (the agent is told it timed out)",
   },
 };
 

@@ -1,28 +1,47 @@
-import { timingSafeEqual } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Api } from "grammy";
 import type { Update, UserFromGetMe } from "grammy/types";
+import { type DownloadTimers, downloadLimits } from "../../src/plugin-api/download-deadline.js";
 import type { HttpRequest, PluginContext, PluginInstance, Transport } from "../../src/plugin-api/types.js";
 import { allowFromWarnings, authorizeSender } from "./allow-list.js";
+import { ChatLanes } from "./chat-lanes.js";
 import { classifyError, pollBackoffMs } from "./classify-error.js";
 import type { TelegramConfig } from "./config.js";
 import { fetchMedia } from "./fetch-media.js";
 import { grammySignal } from "./grammy-signal.js";
 import { healthLine, PRIVACY_NOTE, type TelegramSnapshot } from "./health-line.js";
 import { OffsetStore } from "./offset-store.js";
+import { pollRetryMs } from "./poll-retry.js";
+import { sameSecret } from "./same-secret.js";
 import { sendTelegram } from "./send.js";
 import { splitMessage, TELEGRAM_TEXT_LIMIT } from "./split-message.js";
-import { CHANNEL, toInbound } from "./to-inbound.js";
+import { CHANNEL, type TelegramInbound, toInbound } from "./to-inbound.js";
 import { TypingIndicator } from "./typing-indicator.js";
+import { UpdateLedger } from "./update-ledger.js";
 
 /** Seconds one getUpdates waits for news (Telegram's long poll). */
 const POLL_TIMEOUT_SECONDS = 25;
+/**
+ * While an update is open (its files downloading), Telegram answers every getUpdates at once with it (the offset
+ * cannot pass it before it is received), so the poller asks again this often for news, or sooner when an update
+ * settles.
+ */
+const BUSY_POLL_MS = 1000;
 
 export interface RuntimeOptions {
   token: string;
   now?: () => number;
   random?: () => number;
+  /** The download deadlines' timers (a manual clock in tests). */
+  timers?: DownloadTimers;
+  /** How the poller waits between failed polls (tests record the waits instead of sleeping them). */
+  wait?: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+/** `setTimeout` from timers/promises; resolves (never rejects) when `signal` aborts. */
+async function sleepUnlessStopped(ms: number, signal: AbortSignal): Promise<void> {
+  await sleep(ms, undefined, { signal }).catch(() => {});
 }
 
 /**
@@ -39,8 +58,14 @@ export class TelegramRuntime {
   private readonly typing: TypingIndicator;
   private readonly now: () => number;
   private readonly random: () => number;
+  private readonly lanes = new ChatLanes();
+  private readonly wait: (ms: number, signal: AbortSignal) => Promise<void>;
   private me: UserFromGetMe | undefined;
-  private offset: number | undefined;
+  private ledger = new UpdateLedger(undefined);
+  private savedOffset: number | undefined;
+  private offsetWrite: Promise<void> = Promise.resolve();
+  private settled: (() => void)[] = [];
+  private receiveFailures = 0;
   private loop: Promise<void> | undefined;
   private conflictReported = false;
   private unsubscribe: () => void = () => {};
@@ -53,6 +78,7 @@ export class TelegramRuntime {
     this.api = new Api(options.token, { apiRoot: config.apiRoot });
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
+    this.wait = options.wait ?? sleepUnlessStopped;
     this.offsets = new OffsetStore(context.pluginStateDir);
     this.snapshot = { phase: "starting", mode: config.webhookUrl ? "webhook" : "polling" };
     this.typing = new TypingIndicator(
@@ -123,9 +149,10 @@ export class TelegramRuntime {
     } catch (error) {
       throw this.startError(error);
     }
-    this.offset = await this.offsets.read();
+    this.savedOffset = await this.offsets.read();
+    this.ledger = new UpdateLedger(this.savedOffset);
     this.snapshot.phase = "running";
-    logger.info(`Telegram bot @${this.me.username} ready: long polling`, { offset: this.offset });
+    logger.info(`Telegram bot @${this.me.username} ready: long polling`, { offset: this.savedOffset });
     this.loop = this.pollLoop();
   }
 
@@ -134,6 +161,8 @@ export class TelegramRuntime {
     this.unsubscribe();
     this.typing.stopAll();
     await this.loop;
+    await this.lanes.idle();
+    await this.offsetWrite;
     this.snapshot.phase = "stopped";
   }
 
@@ -148,16 +177,28 @@ export class TelegramRuntime {
     this.snapshot.lastError = { message, at: this.now() };
   }
 
-  /** getUpdates until stopped; each batch handed in, in order, before the next poll confirms it to Telegram. */
+  /**
+   * getUpdates until stopped. Each new update goes to its chat's lane (files downloaded, then `receive`), so a
+   * slow download holds only its own chat; the offset asked with (which confirms to Telegram) and saved is the
+   * ledger's: past an update only once it and every update below it were received.
+   */
   private async pollLoop(): Promise<void> {
     const signal = this.stopping.signal;
     let failures = 0;
     while (!signal.aborted) {
+      // A receive threw: back off before Telegram sends that update again.
+      if (this.ledger.hasFailed)
+        await this.wait(pollBackoffMs(Math.max(1, this.receiveFailures), this.random), signal);
+      if (signal.aborted) return;
       let wait = 0;
+      let fresh = 0;
       try {
+        // The offset is on disk before Telegram is told it: its write was queued when the ledger reached it.
+        const offset = this.ledger.offset();
+        await this.offsetWrite;
         const updates = await this.api.getUpdates(
           {
-            ...(this.offset !== undefined ? { offset: this.offset } : {}),
+            ...(offset !== undefined ? { offset } : {}),
             timeout: POLL_TIMEOUT_SECONDS,
             allowed_updates: ["message"],
           },
@@ -169,7 +210,7 @@ export class TelegramRuntime {
           this.context.logger.info("Telegram polling works again (the conflict is over)");
         this.conflictReported = false;
         failures = 0;
-        for (const update of updates) await this.handleUpdate(update, signal);
+        for (const update of updates) if (this.dispatch(update, signal)) fresh += 1;
       } catch (error) {
         if (signal.aborted) return;
         failures += 1;
@@ -184,49 +225,118 @@ export class TelegramRuntime {
           this.snapshot.phase = "conflict";
           if (!this.conflictReported) this.context.logger.warn(failure.message);
           this.conflictReported = true;
-          wait = pollBackoffMs(failures, this.random);
+          wait = pollRetryMs("conflict", failures, this.random);
         } else if (failure.kind === "rate-limit") {
           this.snapshot.phase = "rate-limited";
           this.context.logger.warn(failure.message);
           wait = failure.retryAfterMs;
         } else {
           this.snapshot.phase = "offline";
-          wait = pollBackoffMs(failures, this.random);
+          wait = pollRetryMs("outage", failures, this.random);
           this.context.logger.warn(`${failure.message}; polling again in ${Math.round(wait / 1000)}s`);
         }
       }
-      if (wait > 0) {
-        try {
-          await sleep(wait, undefined, { signal });
-        } catch {
-          return;
-        }
-      }
+      if (wait > 0) await this.wait(wait, signal);
+      else if (fresh === 0 && this.ledger.openCount > 0) await this.nextSettleOr(BUSY_POLL_MS, signal);
     }
   }
 
-  /**
-   * Hands one update to the gateway, then saves the offset past it. Throws when `receive` throws: the offset
-   * stays, and the update is asked for again.
-   */
-  private async handleUpdate(update: Update, signal: AbortSignal): Promise<void> {
-    if (this.offset !== undefined && update.update_id < this.offset) return;
-    await this.deliver(update, signal);
-    this.offset = update.update_id + 1;
-    await this.offsets.write(this.offset);
+  /** Resolves when an update settles, after `ms`, or at the stop, whichever is first. */
+  private async nextSettleOr(ms: number, signal: AbortSignal): Promise<void> {
+    const timer = new AbortController();
+    let wake = () => {};
+    const settled = new Promise<void>((resolve) => {
+      wake = resolve;
+      this.settled.push(resolve);
+    });
+    await Promise.race([settled, sleepUnlessStopped(ms, AbortSignal.any([signal, timer.signal]))]);
+    timer.abort();
+    this.settled = this.settled.filter((waiter) => waiter !== wake);
   }
 
-  private async deliver(update: Update, signal: AbortSignal): Promise<void> {
+  /**
+   * Puts a polled update on its chat's lane, unless it was taken before (Telegram sends the open ones again with
+   * every poll). Returns whether it was new.
+   */
+  private dispatch(update: Update, signal: AbortSignal): boolean {
+    const id = update.update_id;
+    if (!this.ledger.take(id)) return false;
+    let inbound: TelegramInbound | undefined;
+    try {
+      inbound = this.inboundOf(update);
+    } catch (error) {
+      this.settle(id, false);
+      throw error;
+    }
+    if (!inbound) {
+      this.settle(id, true);
+      return true;
+    }
+    this.lanes.add(
+      inbound.message.chatId,
+      async () => {
+        await this.receiveInbound(inbound, update, signal);
+        this.settle(id, true);
+      },
+      {
+        onError: (error) => {
+          this.settle(id, false);
+          if (signal.aborted) return;
+          this.receiveFailures += 1;
+          const message = error instanceof Error ? error.message : String(error);
+          this.noteError(message);
+          this.context.logger.error("an update was not taken; Telegram sends it again", {
+            updateId: id,
+            error: message,
+          });
+        },
+        skipped: () => this.settle(id, false),
+      },
+    );
+    return true;
+  }
+
+  /** An update's handling ended: the ledger learns it, a better offset is saved, the waiting poller wakes. */
+  private settle(id: number, ok: boolean): void {
+    this.ledger.settle(id, ok);
+    if (ok) this.receiveFailures = 0;
+    const offset = this.ledger.offset();
+    if (offset !== undefined && offset !== this.savedOffset) {
+      this.savedOffset = offset;
+      // Writes in order; a failed write is reported, and the next settle writes the newer offset.
+      this.offsetWrite = this.offsetWrite.then(() =>
+        this.offsets.write(offset).catch((error: unknown) => {
+          const message = `the Telegram offset was not saved: ${error instanceof Error ? error.message : String(error)}`;
+          this.noteError(message);
+          this.context.logger.warn(message);
+        }),
+      );
+    }
+    for (const wake of this.settled.splice(0)) wake();
+  }
+
+  /** The update as the gateway's message, or undefined for one clawdis does not answer. Pure but for `usernames`. */
+  private inboundOf(update: Update): TelegramInbound | undefined {
     const me = this.me;
     if (!me) throw new Error("an update arrived before getMe");
-    const { config } = this.context;
     const inbound = toInbound(
       update,
       { id: me.id, username: me.username },
-      { requireMention: config.requireMention, receivedAt: this.now() },
+      { requireMention: this.context.config.requireMention, receivedAt: this.now() },
     );
-    if (!inbound) return;
-    if (inbound.username) this.usernames.set(inbound.message.senderId, inbound.username);
+    if (inbound?.username) this.usernames.set(inbound.message.senderId, inbound.username);
+    return inbound;
+  }
+
+  /** Webhook mode: one update, its files, then `receive`. Throws when `receive` throws. */
+  private async deliver(update: Update, signal: AbortSignal): Promise<void> {
+    const inbound = this.inboundOf(update);
+    if (inbound) await this.receiveInbound(inbound, update, signal);
+  }
+
+  /** Downloads the message's files (an allowed sender's only; each within its deadline), then hands it in. */
+  private async receiveInbound(inbound: TelegramInbound, update: Update, signal: AbortSignal): Promise<void> {
+    const { config } = this.context;
     // A stranger's files are not downloaded: the gateway denies the message, and it must cost no write.
     const allowed = authorizeSender(config.allowFrom, inbound.message, inbound.username).allowed;
     if (allowed && inbound.files.length > 0) {
@@ -237,6 +347,8 @@ export class TelegramRuntime {
         stagingDir: this.context.stagingDir,
         maxBytes: config.mediaMaxMb * 1024 * 1024,
         signal,
+        limits: downloadLimits(config.mediaTimeoutSeconds),
+        ...(this.options.timers ? { timers: this.options.timers } : {}),
       };
       inbound.message.attachments = [];
       for (const file of inbound.files) inbound.message.attachments.push(await fetchMedia(file, media));
@@ -281,10 +393,4 @@ export class TelegramRuntime {
       res.end("not taken; send it again\n");
     }
   }
-}
-
-function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
 }

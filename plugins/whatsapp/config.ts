@@ -14,8 +14,9 @@ export const whatsappSchema = z
       .url({ protocol: /^wss?$/, error: 'a ws:// or wss:// URL like "ws://127.0.0.1:8080/ws/chat"' })
       .optional(),
     mediaMaxMb: z.number().positive().max(2048).default(20),
+    mediaTimeoutSeconds: z.number().positive().max(3600).default(120),
   })
-  .default(() => ({ enabled: false, mediaMaxMb: 20 }));
+  .default(() => ({ enabled: false, mediaMaxMb: 20, mediaTimeoutSeconds: 120 }));
 
 export type WhatsappConfig = z.infer<typeof whatsappSchema>;
 
@@ -29,5 +30,7 @@ export const whatsappConfigSection: PluginConfigSection<WhatsappConfig> = {
       "where the WhatsApp socket connects instead of WhatsApp's own server; for tests against a loopback server",
     mediaMaxMb:
       "inbound media larger than this many MB is not downloaded (the model is told it was too large)",
+    mediaTimeoutSeconds:
+      "a download is given up after this many seconds, or when slower than 4 KB/s for 10 s (the model is told)",
   },
 };

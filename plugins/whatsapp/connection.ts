@@ -2,7 +2,6 @@ import { join } from "node:path";
 import makeWASocket, {
   type BaileysEventMap,
   type ConnectionState,
-  downloadMediaMessage,
   generateMessageIDV2,
   isLidUser,
   jidNormalizedUser,
@@ -13,6 +12,8 @@ import makeWASocket, {
 import {
   type Attachment,
   type AuthorizeResult,
+  type DownloadTimers,
+  downloadLimits,
   type GatewayEvent,
   type InboundMessage,
   type OutboundMessage,
@@ -25,6 +26,7 @@ import { credentialsDir, openAuthState, removeAuthState, type WhatsappAuth } fro
 import { baileysLogger } from "./baileys-logger.js";
 import { classifyClose } from "./classify-close.js";
 import type { WhatsappConfig } from "./config.js";
+import { downloadMedia } from "./download-media.js";
 import { endSocket } from "./end-socket.js";
 import { formatAge } from "./format-age.js";
 import { sendWhatsapp } from "./send.js";
@@ -54,6 +56,8 @@ export interface ConnectionDeps {
   /** The jitter source of the reconnect backoff. */
   random?: () => number;
   now?: () => number;
+  /** The media download deadline's timers (a manual clock in tests). */
+  timers?: DownloadTimers;
 }
 
 /** "composing" lasts about 25 s on the other side; renew it well before. */
@@ -90,6 +94,7 @@ export class WhatsappConnection {
   private readonly makeSocket: MakeSocket;
   private readonly random: () => number;
   private readonly now: () => number;
+  private readonly timers: DownloadTimers | undefined;
   private readonly mentionPatterns: RegExp[];
 
   constructor(
@@ -99,6 +104,7 @@ export class WhatsappConnection {
     this.makeSocket = deps.makeSocket ?? makeWASocket;
     this.random = deps.random ?? Math.random;
     this.now = deps.now ?? Date.now;
+    this.timers = deps.timers;
     this.mentionPatterns = context.gatewayConfig.inbound.groupChat.mentionPatterns.map((pattern, i) => {
       try {
         return new RegExp(pattern, "i");
@@ -411,28 +417,28 @@ export class WhatsappConnection {
     }
   }
 
-  /** Downloads a message's media into the staging area, within `whatsapp.mediaMaxMb`; a failure is a note. */
+  /**
+   * Downloads a message's media into the staging area, within `whatsapp.mediaMaxMb` and its deadline
+   * (`whatsapp.mediaTimeoutSeconds`, and at least 4 KB/s); a failure is a note.
+   */
   private async download(msg: WAMessage, media: MediaInfo, sock: WASocket): Promise<Attachment> {
-    const maxBytes = this.context.config.mediaMaxMb * 1024 * 1024;
-    if (media.sizeBytes !== undefined && media.sizeBytes > maxBytes) {
-      return {
-        ...media,
-        note: `larger than whatsapp.mediaMaxMb (${this.context.config.mediaMaxMb} MB)`,
-      };
-    }
+    const { config } = this.context;
+    const maxBytes = config.mediaMaxMb * 1024 * 1024;
+    const tooLarge = `larger than whatsapp.mediaMaxMb (${config.mediaMaxMb} MB)`;
+    if (media.sizeBytes !== undefined && media.sizeBytes > maxBytes) return { ...media, note: tooLarge };
     try {
-      const data = await downloadMediaMessage(
-        msg,
-        "buffer",
-        {},
-        { reuploadRequest: sock.updateMediaMessage, logger: baileysLogger(this.context.logger) },
-      );
-      if (data.length > maxBytes) {
-        return {
-          ...media,
-          note: `larger than whatsapp.mediaMaxMb (${this.context.config.mediaMaxMb} MB)`,
-        };
+      const result = await downloadMedia(msg, {
+        maxBytes,
+        limits: downloadLimits(config.mediaTimeoutSeconds),
+        ...(this.timers ? { timers: this.timers } : {}),
+        context: { reuploadRequest: sock.updateMediaMessage, logger: baileysLogger(this.context.logger) },
+      });
+      if (!result.ok) {
+        if (result.why === "timed-out")
+          this.context.logger.warn("WhatsApp media download gave up", { reason: result.note });
+        return { ...media, note: result.why === "too-large" ? tooLarge : result.note };
       }
+      const data = result.data;
       const name = safeFileName(media.fileName ?? `${media.kind}${extensionOf(media.mimeType)}`);
       const path = join(this.context.stagingDir, `${msg.key?.id ?? "media"}-${name}`);
       await writePrivateFile(path, data);

@@ -3,6 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { proto, WASocket } from "@whiskeysockets/baileys";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ManualClock } from "../../src/core/clock.js";
+import type { DownloadTimers } from "../../src/plugin-api/index.js";
 import { type FakeOpenAI, startFakeOpenAI } from "../../test/fakes/openai-server.js";
 import {
   failSocket,
@@ -59,13 +61,20 @@ async function start(
     random?: () => number;
     requireMention?: boolean;
     mediaMaxMb?: number;
+    timers?: DownloadTimers;
   } = {},
 ) {
   const before = recorder.sockets.items.length;
   gw = await startTestGateway({
     stateDir,
     fake,
-    plugins: [createWhatsappPlugin({ makeSocket: recorder.makeSocket, random: options.random ?? (() => 0) })],
+    plugins: [
+      createWhatsappPlugin({
+        makeSocket: recorder.makeSocket,
+        random: options.random ?? (() => 0),
+        ...(options.timers ? { timers: options.timers } : {}),
+      }),
+    ],
     config: {
       whatsapp: { enabled: true, socketUrl: server.url, mediaMaxMb: options.mediaMaxMb ?? 20 },
       inbound: {
@@ -90,6 +99,15 @@ async function deliver(peer: FakePeer, message: Omit<PeerMessage, "id"> & { id?:
 }
 
 const text = (conversation: string): proto.IMessage => ({ conversation });
+
+/** `promise`, or a rejection naming `what` after `ms`. */
+function within<T>(promise: Promise<T>, what: string, ms = 10_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`not within ${ms} ms: ${what}`)), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
 const sentTexts = () =>
   recorder.sent.items.map((s) => ({ jid: s.jid, text: (s.content as { text?: string }).text }));
 
@@ -310,6 +328,32 @@ describe("the WhatsApp transport, through Baileys' real receive path", () => {
       expect(prompts[1]).toContain("not downloaded (larger than whatsapp.mediaMaxMb (0.01 MB))");
       const saved = /saved at (inbox\/[^\]]+)\]/.exec(prompts[0] ?? "")?.[1] ?? "";
       expect(await readFile(join(stateDir, "workspace", saved))).toEqual(picture);
+    } finally {
+      await media.close();
+    }
+  });
+
+  it("a media download that trickles gives up at its deadline; the message is answered with the note", async () => {
+    const media = await startFakeMediaHost();
+    const clock = new ManualClock();
+    try {
+      await start({ timers: clock });
+      await deliver(ALICE, {
+        message: await media.imageMessage(Buffer.alloc(5_000, 3), { caption: "slow cat", trickleMs: 50 }),
+      });
+      const download = await within(media.waitForTrickle(1), "the download begun");
+      // 10 s (on the manual clock) without 40 KB: too slow.
+      clock.advance(10_000);
+      expect(await within(download.ended, "the download closed")).toBe("aborted");
+      await within(recorder.sent.waitFor(1), "the reply");
+      await deliver(ALICE, { message: text("and now?") });
+      await within(recorder.sent.waitFor(2), "the next reply");
+      await gw?.idle();
+      const prompts = fake.requests.map((r) => JSON.stringify(r.body));
+      expect(prompts[0]).toContain(
+        'caption: \\"slow cat\\"; not downloaded (timed out (slower than 4 KB/s for 10 s))',
+      );
+      expect(sentTexts().map((s) => s.text)).toEqual([expect.stringContaining("echo:"), "echo: and now?"]);
     } finally {
       await media.close();
     }

@@ -12,5 +12,14 @@ export function definePlugin<C>(definition: PluginDefinition<C>): PluginDefiniti
   return definition;
 }
 
+export {
+  DEFAULT_DOWNLOAD_LIMITS,
+  type DownloadLimits,
+  type DownloadTimers,
+  type DownloadWatch,
+  downloadLimits,
+  downloadVerdict,
+  watchDownload,
+} from "./download-deadline.js";
 export { readSse, type SseEvent, SseParser } from "./sse-parse.js";
 export { writePrivateFile } from "./write-private-file.js";

@@ -87,19 +87,24 @@ describe("e2e: Telegram across restarts, bad tokens and webhooks", () => {
     await state.writeConfig(
       setup.config({
         telegram: {
-          webhookUrl: `http://127.0.0.1:${state.port}/telegram/webhook`,
+          webhookUrl: "https://bot.example.org/telegram/webhook",
           webhookSecret: "s3cret-value",
         },
       }),
     );
+    // The https:// URL is the reverse proxy's; it forwards to the gateway's webhookPath.
+    tg.webhookProxy = `http://127.0.0.1:${state.port}/telegram/webhook`;
     const gw = await state.startGateway();
     await tg.waitFor(() => tg.webhook, "setWebhook");
     expect(tg.webhook).toEqual({
-      url: `http://127.0.0.1:${state.port}/telegram/webhook`,
+      url: "https://bot.example.org/telegram/webhook",
       secretToken: "s3cret-value",
     });
     const forged = tg.messageUpdate(privateChat(ALICE), ALICE, "forged");
     expect(await tg.postToWebhook(forged, "wrong")).toBe(401);
+    // Same length as the real secret, one character off: refused by the full comparison, not by the length.
+    expect("s3cret-valuf").toHaveLength("s3cret-value".length);
+    expect(await tg.postToWebhook(forged, "s3cret-valuf")).toBe(401);
     expect(await tg.postToWebhook(forged, undefined)).toBe(401);
     expect(state.fake.requests).toHaveLength(0);
     const real = tg.messageUpdate(privateChat(ALICE), ALICE, "via webhook");

@@ -142,7 +142,7 @@ export class FakeTelegram {
   /** The lowest update id Telegram still keeps (everything below was confirmed by an offset). */
   confirmedBelow = 0;
   private readonly updates: Record<string, unknown>[] = [];
-  private readonly files = new Map<string, { path: string; bytes: Buffer }>();
+  private readonly files = new Map<string, { path: string; bytes: Buffer; trickleMs?: number }>();
   private readonly errors = new Map<string, InjectedError[]>();
   private readonly listeners = new Set<Listener>();
   private waiter: Waiter | undefined;
@@ -263,6 +263,40 @@ export class FakeTelegram {
     this.files.set(fileId, { path, bytes });
   }
 
+  /**
+   * Downloads of trickling files (`addTricklingFile`), in the order they began: bytes sent so far, and how the
+   * download ended (`aborted`: the client went away first).
+   */
+  readonly trickles: { path: string; sent: number; ended?: "done" | "aborted" }[] = [];
+
+  /** A file served one byte every `everyMs` (a stalled server: bytes keep coming, far too slowly). */
+  addTricklingFile(fileId: string, path: string, bytes: Buffer, everyMs: number): void {
+    this.files.set(fileId, { path, bytes, trickleMs: everyMs });
+  }
+
+  private trickle(path: string, bytes: Buffer, everyMs: number, res: ServerResponse): void {
+    const download: { path: string; sent: number; ended?: "done" | "aborted" } = { path, sent: 0 };
+    this.trickles.push(download);
+    res.statusCode = 200;
+    res.setHeader("content-length", bytes.length);
+    res.flushHeaders();
+    const timer = setInterval(() => {
+      res.write(bytes.subarray(download.sent, download.sent + 1));
+      download.sent += 1;
+      if (download.sent < bytes.length) return;
+      clearInterval(timer);
+      download.ended = "done";
+      res.end();
+      this.notify();
+    }, everyMs);
+    res.on("close", () => {
+      clearInterval(timer);
+      download.ended ??= "aborted";
+      this.notify();
+    });
+    this.notify();
+  }
+
   /** The next `times` calls of `method` fail with this error (429 carries `retry_after`). */
   failNext(method: string, error: InjectedError, times = 1): void {
     const queue = this.errors.get(method) ?? [];
@@ -302,10 +336,16 @@ export class FakeTelegram {
     });
   }
 
+  /**
+   * The reverse proxy in front of the gateway: where `postToWebhook` posts instead of the registered https:// URL
+   * (which the tests cannot serve). Unset: the registered URL itself.
+   */
+  webhookProxy: string | undefined;
+
   /** Posts an update to the webhook that setWebhook registered, with `secret` as the secret header. */
   async postToWebhook(update: Record<string, unknown>, secret: string | undefined): Promise<number> {
     if (!this.webhook) throw new Error("no webhook is set");
-    const res = await fetch(this.webhook.url, {
+    const res = await fetch(this.webhookProxy ?? this.webhook.url, {
       method: "POST",
       headers: {
         "content-type": "application/json",
@@ -353,6 +393,7 @@ export class FakeTelegram {
         return this.answer(res, 401, { ok: false, error_code: 401, description: "Unauthorized" });
       const found = [...this.files.values()].find((f) => f.path === decodeURIComponent(file[2]!));
       if (!found) return this.answer(res, 404, { ok: false, error_code: 404, description: "Not Found" });
+      if (found.trickleMs !== undefined) return this.trickle(found.path, found.bytes, found.trickleMs, res);
       res.statusCode = 200;
       res.end(found.bytes);
       return;

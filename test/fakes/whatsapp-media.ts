@@ -10,7 +10,15 @@ import { encryptedStream, type proto } from "@whiskeysockets/baileys";
  * `proto.Message` that points at it (`url` without a `directPath`, which Baileys downloads as it is).
  */
 export interface FakeMediaHost {
-  imageMessage(data: Buffer, fields?: { caption?: string; mimetype?: string }): Promise<proto.IMessage>;
+  /** `trickleMs`: the file is served one byte every `trickleMs` (a stalled media server). */
+  imageMessage(
+    data: Buffer,
+    fields?: { caption?: string; mimetype?: string; trickleMs?: number },
+  ): Promise<proto.IMessage>;
+  /** Trickled downloads, in the order they began: `ended` resolves with how (`aborted`: the client went first). */
+  readonly trickles: { ended: Promise<"done" | "aborted"> }[];
+  /** Resolves when the `n`th trickled download (1-based) has begun. */
+  waitForTrickle(n: number): Promise<{ ended: Promise<"done" | "aborted"> }>;
   /** How many downloads were asked for. */
   readonly downloads: number;
   close(): Promise<void>;
@@ -18,6 +26,9 @@ export interface FakeMediaHost {
 
 export async function startFakeMediaHost(): Promise<FakeMediaHost> {
   const files = new Map<string, Buffer>();
+  const trickled = new Map<string, number>();
+  const trickles: { ended: Promise<"done" | "aborted"> }[] = [];
+  const trickleWaiters: (() => void)[] = [];
   let downloads = 0;
   const server = createServer((req, res) => {
     downloads += 1;
@@ -28,7 +39,28 @@ export async function startFakeMediaHost(): Promise<FakeMediaHost> {
       return;
     }
     res.setHeader("content-length", body.length);
-    res.end(body);
+    const everyMs = trickled.get(req.url ?? "");
+    if (everyMs === undefined) {
+      res.end(body);
+      return;
+    }
+    let end: (how: "done" | "aborted") => void = () => {};
+    trickles.push({ ended: new Promise((resolve) => (end = resolve)) });
+    for (const wake of trickleWaiters.splice(0)) wake();
+    res.flushHeaders();
+    let sent = 0;
+    const timer = setInterval(() => {
+      res.write(body.subarray(sent, sent + 1));
+      sent += 1;
+      if (sent < body.length) return;
+      clearInterval(timer);
+      end("done");
+      res.end();
+    }, everyMs);
+    res.on("close", () => {
+      clearInterval(timer);
+      end("aborted");
+    });
   });
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
@@ -38,6 +70,7 @@ export async function startFakeMediaHost(): Promise<FakeMediaHost> {
       const enc = await encryptedStream(data, "image");
       const path = `/media/${files.size + 1}.enc`;
       files.set(path, await readFile(enc.encFilePath));
+      if (fields.trickleMs !== undefined) trickled.set(path, fields.trickleMs);
       await rm(enc.encFilePath, { force: true });
       return {
         imageMessage: {
@@ -53,6 +86,17 @@ export async function startFakeMediaHost(): Promise<FakeMediaHost> {
     },
     get downloads() {
       return downloads;
+    },
+    trickles,
+    waitForTrickle(n) {
+      return new Promise((resolve) => {
+        const check = () => {
+          const found = trickles[n - 1];
+          if (found) resolve(found);
+          else trickleWaiters.push(check);
+        };
+        check();
+      });
     },
     async close() {
       server.closeAllConnections();
