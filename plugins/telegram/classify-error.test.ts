@@ -40,9 +40,9 @@ describe("classifyError", () => {
     };
     expect(permanent(telegram(400, "Bad Request: chat not found", "sendMessage"))).toBe(true);
     expect(permanent(telegram(403, "Forbidden: bot was blocked by the user", "sendMessage"))).toBe(true);
-    expect(permanent(telegram(403, "Forbidden: bot is not a member of the supergroup chat", "sendDocument"))).toBe(
-      true,
-    );
+    expect(
+      permanent(telegram(403, "Forbidden: bot is not a member of the supergroup chat", "sendDocument")),
+    ).toBe(true);
     expect(permanent(telegram(404, "Not Found", "sendMessage"))).toBe(false);
     expect(permanent(telegram(401, "Unauthorized", "sendMessage"))).toBe(false);
     expect(permanent(telegram(502, "Bad Gateway", "sendMessage"))).toBe(false);

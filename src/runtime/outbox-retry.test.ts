@@ -3,7 +3,9 @@ import { afterSendFailure, backoffMs, logsRetry } from "./outbox-retry.js";
 
 describe("afterSendFailure", () => {
   it("gives up only on an error its transport marks permanent, with the error's words", () => {
-    const refused = Object.assign(new Error("Telegram says 400: Bad Request: chat not found"), { permanent: true });
+    const refused = Object.assign(new Error("Telegram says 400: Bad Request: chat not found"), {
+      permanent: true,
+    });
     expect(afterSendFailure(refused, 1)).toEqual({
       action: "give-up",
       reason: "Telegram says 400: Bad Request: chat not found",
@@ -18,7 +20,7 @@ describe("afterSendFailure", () => {
       "a string",
       null,
     ]) {
-      expect(afterSendFailure(error, 1000)).toEqual({ action: "retry", waitMs: 30_000 });
+      expect(afterSendFailure(error, 1000)).toEqual({ action: "retry", waitMs: 30_000, hinted: false });
     }
   });
 
@@ -26,14 +28,17 @@ describe("afterSendFailure", () => {
     expect(afterSendFailure(Object.assign(new Error("429"), { retryAfterMs: 7000 }), 1)).toEqual({
       action: "retry",
       waitMs: 7000,
+      hinted: true,
     });
     expect(afterSendFailure(Object.assign(new Error("429"), { retryAfterMs: 0 }), 3)).toEqual({
       action: "retry",
       waitMs: 0,
+      hinted: true,
     });
     expect(afterSendFailure(Object.assign(new Error("429"), { retryAfterMs: -1 }), 2)).toEqual({
       action: "retry",
       waitMs: 1000,
+      hinted: false,
     });
   });
 
@@ -42,6 +47,15 @@ describe("afterSendFailure", () => {
   });
 
   it("logs the first three retries, then every tenth", () => {
-    expect([1, 2, 3, 4, 9, 10, 11, 20].map(logsRetry)).toEqual([true, true, true, false, false, true, false, true]);
+    expect([1, 2, 3, 4, 9, 10, 11, 20].map(logsRetry)).toEqual([
+      true,
+      true,
+      true,
+      false,
+      false,
+      true,
+      false,
+      true,
+    ]);
   });
 });

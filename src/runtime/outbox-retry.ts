@@ -9,8 +9,11 @@ export const RETRY_MAX_MS = 30_000;
 export type AfterFailure =
   /** The chat refuses the message for good (SendFailure.permanent): the reply ends, with `reason`. */
   | { action: "give-up"; reason: string }
-  /** The failure passes: the same part is sent again after `waitMs`; tries are never counted against it. */
-  | { action: "retry"; waitMs: number };
+  /**
+   * The failure passes: the same part is sent again after `waitMs`; tries are never counted against it.
+   * `hinted`: the wait is the error's own (a rate limit's retry_after), not the backoff.
+   */
+  | { action: "retry"; waitMs: number; hinted: boolean };
 
 /**
  * Decides what a failed send means. Pure. Contract: only an error marked `permanent: true` by its transport
@@ -23,9 +26,9 @@ export function afterSendFailure(error: unknown, attempt: number): AfterFailure 
   if (failure.permanent === true) return { action: "give-up", reason: describeError(error) };
   const hinted = failure.retryAfterMs;
   if (typeof hinted === "number" && Number.isFinite(hinted) && hinted >= 0) {
-    return { action: "retry", waitMs: hinted };
+    return { action: "retry", waitMs: hinted, hinted: true };
   }
-  return { action: "retry", waitMs: backoffMs(attempt) };
+  return { action: "retry", waitMs: backoffMs(attempt), hinted: false };
 }
 
 /** 0.5 s doubling to 30 s, by failures in a row (1-based). */

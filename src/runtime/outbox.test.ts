@@ -115,6 +115,36 @@ describe("Outbox", () => {
     expect(lines.some((l) => l.level === "error")).toBe(false);
   });
 
+  it("a send that goes through on a channel ends the backoff of its other lanes (not a rate limit's wait)", async () => {
+    const clock = new ManualClock();
+    const { logger } = createMemoryLogger();
+    const sent: OutboundMessage[] = [];
+    let outage = true;
+    let limits = 1;
+    const recovering = transport(sent, {
+      send: async (m) => {
+        if (m.chatId === "limited" && limits-- > 0)
+          throw Object.assign(new Error("429"), { retryAfterMs: 9000 });
+        if (outage) throw new Error("Telegram says 502: Bad Gateway");
+        sent.push(m);
+        return {};
+      },
+    });
+    const outbox = new Outbox({ transport: () => recovering, journal, clock, logger, warnAfterMs: 1000 });
+    expect(await outbox.enqueue({ channel: "t", chatId: "a", text: "to a", kind: "reply" })).toBe("waiting");
+    expect(await outbox.enqueue({ channel: "t", chatId: "limited", text: "to l", kind: "reply" })).toBe(
+      "waiting",
+    );
+    outage = false;
+    // No time passes: b's send goes through, and a (backing off) follows at once; the rate-limited lane waits.
+    expect(await outbox.enqueue({ channel: "t", chatId: "b", text: "to b", kind: "reply" })).toBe("sent");
+    await expect.poll(() => sent.map((m) => m.chatId)).toEqual(["b", "a"]);
+    await turn();
+    expect(sent.map((m) => m.chatId)).toEqual(["b", "a"]);
+    clock.advance(9000);
+    await expect.poll(() => sent.map((m) => m.chatId)).toEqual(["b", "a", "limited"]);
+  });
+
   it("a permanent refusal ends the reply failed-told, names the chat in the log and in undeliverable(); the lane goes on", async () => {
     const clock = new ManualClock();
     const { logger, lines } = createMemoryLogger();
@@ -147,7 +177,8 @@ describe("Outbox", () => {
     ]);
     expect(
       lines.some(
-        (l) => l.level === "error" && l.message.includes("to t chat gone cannot be delivered (Telegram says 403"),
+        (l) =>
+          l.level === "error" && l.message.includes("to t chat gone cannot be delivered (Telegram says 403"),
       ),
     ).toBe(true);
     expect(await outbox.enqueue({ channel: "t", chatId: "ok", text: "fine", kind: "reply", jid: next })).toBe(
@@ -228,7 +259,14 @@ describe("Outbox", () => {
     await expect.poll(() => sent.length).toBe(2);
     await expect.poll(() => journal.openCount()).toBe(0);
     expect(sent).toEqual([
-      { channel: "t", chatId: "c", chatType: "group", text: "here it is", kind: "reply", replyToMessageId: "7" },
+      {
+        channel: "t",
+        chatId: "c",
+        chatType: "group",
+        text: "here it is",
+        kind: "reply",
+        replyToMessageId: "7",
+      },
       { channel: "t", chatId: "c", chatType: "group", text: "", kind: "reply", attachments: [file] },
     ]);
   });
@@ -253,7 +291,13 @@ describe("Outbox", () => {
     for (let i = 0; i < 6; i++) {
       const jid = await journal.accept(msg(`b${i}`), 1);
       handed.push(
-        outbox.enqueue({ channel: "t", chatId: i % 2 === 0 ? "even" : "odd", text: `reply ${i}`, kind: "reply", jid }),
+        outbox.enqueue({
+          channel: "t",
+          chatId: i % 2 === 0 ? "even" : "odd",
+          text: `reply ${i}`,
+          kind: "reply",
+          jid,
+        }),
       );
     }
     expect(await Promise.all(handed)).toEqual(Array(6).fill("waiting"));
@@ -261,8 +305,16 @@ describe("Outbox", () => {
     up = true;
     outbox.wake("t");
     await expect.poll(() => sent.length).toBe(6);
-    expect(sent.filter((m) => m.chatId === "even").map((m) => m.text)).toEqual(["reply 0", "reply 2", "reply 4"]);
-    expect(sent.filter((m) => m.chatId === "odd").map((m) => m.text)).toEqual(["reply 1", "reply 3", "reply 5"]);
+    expect(sent.filter((m) => m.chatId === "even").map((m) => m.text)).toEqual([
+      "reply 0",
+      "reply 2",
+      "reply 4",
+    ]);
+    expect(sent.filter((m) => m.chatId === "odd").map((m) => m.text)).toEqual([
+      "reply 1",
+      "reply 3",
+      "reply 5",
+    ]);
     await expect.poll(() => journal.openCount()).toBe(0);
     expect(await readdir(spillDir)).toEqual([]);
     expect(lines.some((l) => l.level === "error")).toBe(false);

@@ -103,8 +103,9 @@ export interface Undeliverable {
  *   own); each part of a reply of several parts is recorded in the journal as it is delivered, before the next
  *   one is sent, and parts delivered before a restart are skipped: every part reaches the chat once.
  * - A failed send is tried again, the same part, for as long as it takes (`afterSendFailure`: after the error's
- *   `retryAfterMs`, else a backoff to 30 s), the lane waiting meanwhile; a send failing because the transport
- *   went down parks the lane. Only a failure its transport marks `permanent` (the chat is gone, the bot blocked)
+ *   `retryAfterMs`, else a backoff to 30 s), the lane waiting meanwhile; a send that goes through on a channel
+ *   ends the backoff (not a rate limit's wait) of its other lanes, so they try again at once after an outage. A
+ *   send failing because the transport went down parks the lane. Only a failure its transport marks `permanent` (the chat is gone, the bot blocked)
  *   gives the delivery up: an error log naming the chat and why, `undeliverable()`, and its record ends
  *   `failed-told`.
  * - Waiting deliveries are bounded in memory (`maxParkedBytes`): past the bound they wait on disk (SpillStore)
@@ -121,6 +122,8 @@ export class Outbox {
   private readonly settleWaiters = new Set<() => void>();
   /** Retry delays in progress, cut short by `stop()`. */
   private readonly stopWaiters = new Set<() => void>();
+  /** Backoff delays (not a rate limit's own wait) by channel, cut short when a send on that channel goes through. */
+  private readonly backoffWaiters = new Map<string, Set<() => void>>();
   private readonly spill: SpillStore<Delivery>;
   /** Deliveries waiting on disk now; a warning is logged when the first of an episode goes there. */
   private spilledCount = 0;
@@ -145,8 +148,7 @@ export class Outbox {
     }
     const parked = !this.deps.transport(delivery.channel) || lane.queue.length > 0;
     const overBound =
-      parked &&
-      this.parkedBytes + delivery.text.length > (this.deps.maxParkedBytes ?? MAX_PARKED_BYTES);
+      parked && this.parkedBytes + delivery.text.length > (this.deps.maxParkedBytes ?? MAX_PARKED_BYTES);
     const queued = this.queued(delivery, overBound);
     lane.queue.push(queued.entry);
     if (overBound || lane.parkedSince !== undefined || lane.backingOff) queued.entry.handed("waiting");
@@ -171,17 +173,25 @@ export class Outbox {
       return { entry: { delivery, bytes: delivery.text.length, handed: finish }, handed };
     }
     if (this.spilledCount++ === 0) {
-      this.deps.logger.warn("many replies wait for their transport: those past the memory bound wait on disk", {
-        channel: delivery.channel,
-        maxParkedBytes: this.deps.maxParkedBytes ?? MAX_PARKED_BYTES,
-      });
+      this.deps.logger.warn(
+        "many replies wait for their transport: those past the memory bound wait on disk",
+        {
+          channel: delivery.channel,
+          maxParkedBytes: this.deps.maxParkedBytes ?? MAX_PARKED_BYTES,
+        },
+      );
     }
     const spilled = this.spill.put(delivery).catch((error: unknown) => {
       this.deps.logger.error(
         delivery.jid
           ? "too many replies wait for their transport and one could not be written to disk: it is kept in the journal and sent after the next start"
           : "too many replies wait for their transport and a notice could not be written to disk: it was dropped",
-        { channel: delivery.channel, chatId: delivery.chatId, kind: delivery.kind, error: describeError(error) },
+        {
+          channel: delivery.channel,
+          chatId: delivery.chatId,
+          kind: delivery.kind,
+          error: describeError(error),
+        },
       );
       return undefined;
     });
@@ -412,6 +422,7 @@ export class Outbox {
       if (!transport) return "down";
       try {
         await transport.send(message, AbortSignal.timeout(SEND_TIMEOUT_MS));
+        this.sendsPass(delivery.channel);
         return "sent";
       } catch (error) {
         if (!this.deps.transport(delivery.channel)) {
@@ -429,7 +440,7 @@ export class Outbox {
           return "gave-up";
         }
         if (logsRetry(attempt)) {
-          this.deps.logger.warn("send failed; trying again (a reply is never given up for a failure that passes)", {
+          this.deps.logger.warn("send failed; trying again until it goes through", {
             channel: delivery.channel,
             chatId: delivery.chatId,
             attempt,
@@ -441,18 +452,38 @@ export class Outbox {
         for (const queued of lane.queue) queued.handed("waiting");
         this.notifySettle();
         await new Promise<void>((resume) => {
+          const backoff = next.hinted ? undefined : this.backoffWaitersOf(delivery.channel);
           const cut = () => {
             this.deps.clock.clearTimeout(timer);
             this.stopWaiters.delete(cut);
+            backoff?.delete(cut);
             resume();
           };
           const timer = this.deps.clock.setTimeout(cut, next.waitMs);
           this.stopWaiters.add(cut);
+          backoff?.add(cut);
         });
         lane.backingOff = false;
         if (this.stopped) return "stopped";
       }
     }
+  }
+
+  private backoffWaitersOf(channel: string): Set<() => void> {
+    let set = this.backoffWaiters.get(channel);
+    if (!set) {
+      set = new Set();
+      this.backoffWaiters.set(channel, set);
+    }
+    return set;
+  }
+
+  /** A send on `channel` went through: its other lanes backing off after a failure try again now. */
+  private sendsPass(channel: string): void {
+    const waiting = this.backoffWaiters.get(channel);
+    if (!waiting || waiting.size === 0) return;
+    this.backoffWaiters.delete(channel);
+    for (const cut of [...waiting]) cut();
   }
 
   /** A chat refused a delivery for good: the log and `/status` say which chat and why; its records end. */

@@ -9,7 +9,15 @@ import { Journal } from "./journal.js";
 
 /** What the journal keeps of a reply's delivery: its delivered parts across compactions, its end at once. */
 function message(id: string): InboundMessage {
-  return { channel: "test", chatId: "c1", chatType: "direct", senderId: "s1", messageId: id, text: "hi", receivedAt: 1 };
+  return {
+    channel: "test",
+    chatId: "c1",
+    chatType: "direct",
+    senderId: "s1",
+    messageId: id,
+    text: "hi",
+    receivedAt: 1,
+  };
 }
 
 describe("Journal: delivery records", () => {
@@ -55,7 +63,11 @@ describe("Journal: delivery records", () => {
     expect(journal.get(split)?.delivered).toEqual([1]);
     await journal.close();
     // Written once, not again by the batch that fsync'd them.
-    expect(file().split("\n").filter((l) => l.includes(`"op":"end","jid":"${done}"`))).toHaveLength(1);
+    expect(
+      file()
+        .split("\n")
+        .filter((l) => l.includes(`"op":"end","jid":"${done}"`)),
+    ).toHaveLength(1);
   });
 
   it("an end written at once survives the compaction that runs before it is applied", async () => {

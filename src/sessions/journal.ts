@@ -463,7 +463,9 @@ export class Journal {
   private write(record: JournalRecord, line: string, written?: () => void): Promise<void> {
     return new Promise((resolve, reject) => {
       const preWritten =
-        this.flushing !== undefined && (record.op === "delivered" || record.op === "end") && this.writeAtOnce(line);
+        this.flushing !== undefined &&
+        (record.op === "delivered" || record.op === "end") &&
+        this.writeAtOnce(line);
       this.pending.push({
         line,
         record,
