@@ -5,7 +5,7 @@ import type { FakeTelegram } from "../fakes/telegram-server.js";
  * model repeats every message it answers (`echo: a | b` when b joined a's turn), so each token must reach its
  * chat in exactly one delivered text. Pure, over what the fake recorded.
  */
-export const TOKEN = /tok-[a-z0-9]+-\d+/g;
+export const TOKEN = /tok-[a-z0-9_]+-\d+/g;
 
 /** How often each token reached `chatId`, in the order they arrived there. */
 export function tokensTo(tg: FakeTelegram, chatId: number | string): string[] {
