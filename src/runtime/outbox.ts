@@ -1,3 +1,5 @@
+// Over 400 lines: one state machine (lanes, parking, retries, spilling, stop) whose steps share the lane state;
+// its pure parts live beside it (outbox-parts.ts, outbox-retry.ts, outbox-status.ts, outbox-spill.ts).
 import { join } from "node:path";
 import type { Clock } from "../core/clock.js";
 import { describeError } from "../core/errors.js";
