@@ -33,7 +33,8 @@ import { ConfigState } from "./runtime/config-state.js";
 import type { DrainMode } from "./runtime/drain-resume.js";
 import { EventBus } from "./runtime/event-bus.js";
 import { ModelProbe } from "./runtime/model-probe.js";
-import { Outbox } from "./runtime/outbox.js";
+import { maxParkedBytesFrom, Outbox } from "./runtime/outbox.js";
+import { undeliverableLine } from "./runtime/outbox-status.js";
 import { repairReplies } from "./runtime/repair-replies.js";
 import {
   type RestartManifest,
@@ -176,6 +177,8 @@ export class Gateway {
       journal: this.journal,
       clock: this.clock,
       logger: logger.child("outbox"),
+      maxParkedBytes: maxParkedBytesFrom(options.env),
+      spillDir: join(stateDirOf(options.env), "outbox"),
       // Getters: read at each use, so a config change applies live.
       get warnAfterMs() {
         return gateway.config.gateway.parkedReplyWarnSeconds * 1000;
@@ -659,6 +662,8 @@ export class Gateway {
       waiting: this.queue.waiting(key),
       config: this.configState.snapshot(this.clock.now()),
     }).split("\n");
+    const undelivered = undeliverableLine(this.outbox.undeliverable(), this.clock.now());
+    if (undelivered) lines.push(undelivered);
     // Under the gateway's own line: an in-process restart ("restarted 2m ago: config change").
     if (restart)
       lines.splice(1, 0, `restarted ${formatAge(this.clock.now() - restart.at)} ago: ${restart.reason}`);

@@ -105,7 +105,7 @@ describe("gateway: delivery that parks replies while a transport is down", () =>
     expect(fake.requests).toHaveLength(1);
   });
 
-  it("a file the agent attaches is sent with the reply, or named in its text when the transport cannot", async () => {
+  it("a file the agent attaches is sent after the reply's text, or named in its text when the transport cannot", async () => {
     t = await startTestGateway({ tools: [sendFileTool()] });
     await mkdir(join(t.stateDir, "workspace"), { recursive: true });
     await writeFile(join(t.stateDir, "workspace", "report.txt"), "numbers");
@@ -115,15 +115,18 @@ describe("gateway: delivery that parks replies while a transport is down", () =>
     t.fake.enqueue(sendIt, { text: "here it is" });
     t.chat.attachments = true;
     await done(await t.chat.inject({ text: "send me the report" }));
-    await t.chat.waitForSent(1);
-    expect(t.chat.sent.at(-1)).toMatchObject({
-      text: "here it is",
+    // The text, then the file as a part of its own (a failed upload is retried without the text).
+    await t.chat.waitForSent(2);
+    expect(t.chat.sent[0]?.text).toBe("here it is");
+    expect(t.chat.sent[0]?.attachments).toBeUndefined();
+    expect(t.chat.sent[1]).toMatchObject({
+      text: "",
       attachments: [{ kind: "document", fileName: "report.txt", caption: "the numbers" }],
     });
     t.fake.enqueue(sendIt, { text: "again" });
     t.chat.attachments = false;
     await done(await t.chat.inject({ text: "once more" }));
-    await t.chat.waitForSent(2);
+    await t.chat.waitForSent(3);
     expect(t.chat.sent.at(-1)?.text).toBe("again\n\n[file: report.txt]");
     expect(t.chat.sent.at(-1)?.attachments).toBeUndefined();
   });

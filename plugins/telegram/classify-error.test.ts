@@ -33,6 +33,21 @@ describe("classifyError", () => {
     expect(failure.message).toMatch(message);
   });
 
+  it("a send refused with 400 or 403 is permanent (the chat is gone, the bot blocked); 5xx, 401 and 404 are not", () => {
+    const permanent = (error: GrammyError) => {
+      const failure = classifyError(error);
+      return failure.kind === "refused" && failure.permanent;
+    };
+    expect(permanent(telegram(400, "Bad Request: chat not found", "sendMessage"))).toBe(true);
+    expect(permanent(telegram(403, "Forbidden: bot was blocked by the user", "sendMessage"))).toBe(true);
+    expect(
+      permanent(telegram(403, "Forbidden: bot is not a member of the supergroup chat", "sendDocument")),
+    ).toBe(true);
+    expect(permanent(telegram(404, "Not Found", "sendMessage"))).toBe(false);
+    expect(permanent(telegram(401, "Unauthorized", "sendMessage"))).toBe(false);
+    expect(permanent(telegram(502, "Bad Gateway", "sendMessage"))).toBe(false);
+  });
+
   it("429 carries Telegram's retry_after in milliseconds", () => {
     expect(classifyError(telegram(429, "Too Many Requests: retry after 7", "sendMessage", 7))).toMatchObject({
       kind: "rate-limit",

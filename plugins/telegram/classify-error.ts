@@ -15,8 +15,12 @@ export type TelegramFailure =
   | { kind: "bad-entities"; message: string }
   /** Telegram could not be reached, or answered 5xx: back off and try again. */
   | { kind: "network"; message: string }
-  /** Anything else Telegram refused (blocked by the user, chat not found, …): not worth retrying as it is. */
-  | { kind: "refused"; message: string; code: number };
+  /**
+   * Anything else Telegram refused. `permanent` for a send (400 "chat not found" or another bad request, 403 the
+   * bot was blocked, kicked or may not write there): trying again cannot pass, the reply is given up. Other codes
+   * (a 404 for a token Telegram does not know) are the transport's trouble, not the chat's: not permanent.
+   */
+  | { kind: "refused"; message: string; code: number; permanent: boolean };
 
 export function classifyError(error: unknown): TelegramFailure {
   if (error instanceof GrammyError) {
@@ -46,7 +50,7 @@ export function classifyError(error: unknown): TelegramFailure {
       return { kind: "bad-entities", message: what };
     }
     if (code >= 500) return { kind: "network", message: what };
-    return { kind: "refused", message: what, code };
+    return { kind: "refused", message: what, code, permanent: code === 400 || code === 403 };
   }
   if (error instanceof HttpError) {
     const cause = error.error instanceof Error ? error.error.message : String(error.error);

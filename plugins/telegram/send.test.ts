@@ -66,10 +66,28 @@ describe("sendTelegram and fetchMedia", () => {
     const error = await sendTelegram(api, reply("x"), signal).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TelegramSendError);
     expect((error as TelegramSendError).retryAfterMs).toBe(3000);
+    expect((error as TelegramSendError).permanent).toBe(false);
     tg.failNext("sendMessage", { status: 403, description: "Forbidden: bot was blocked by the user" });
-    await expect(sendTelegram(api, reply("x"), signal)).rejects.toThrow(
-      "Telegram says 403: Forbidden: bot was blocked by the user (sending to chat 7)",
-    );
+    const blocked = await sendTelegram(api, reply("x"), signal).catch((e: unknown) => e);
+    expect(blocked).toMatchObject({
+      message: "Telegram says 403: Forbidden: bot was blocked by the user (sending to chat 7)",
+      permanent: true,
+    });
+  });
+
+  it("marks only refusals that cannot pass as permanent: 400 chat not found and 403 yes, 5xx and 404 no", async () => {
+    const failures: [number, string, boolean][] = [
+      [400, "Bad Request: chat not found", true],
+      [403, "Forbidden: bot was kicked from the group chat", true],
+      [502, "Bad Gateway", false],
+      [500, "Internal Server Error", false],
+      [404, "Not Found", false],
+    ];
+    for (const [status, description, permanent] of failures) {
+      tg.failNext("sendMessage", { status, description });
+      const error = await sendTelegram(api, reply("x"), signal).catch((e: unknown) => e);
+      expect([status, (error as TelegramSendError).permanent]).toEqual([status, permanent]);
+    }
   });
 
   it("sends attachments: images as photos, other files as documents", async () => {

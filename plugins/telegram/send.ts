@@ -1,24 +1,31 @@
 import { type Api, InputFile } from "grammy";
-import type { OutboundMessage, SendResult } from "../../src/plugin-api/types.js";
+import type { OutboundMessage, SendFailure, SendResult } from "../../src/plugin-api/types.js";
 import { classifyError } from "./classify-error.js";
 import { grammySignal } from "./grammy-signal.js";
 import { renderMarkdown } from "./render-markdown.js";
 
-/** A failed send, as the core's outbox reads it: the words, and Telegram's retry_after for a 429. */
-export class TelegramSendError extends Error {
+/**
+ * A failed send, as the core's outbox reads it (plugin-api SendFailure): the words, Telegram's retry_after for a
+ * 429, and `permanent` when the chat refuses it for good (400, 403: see classifyError).
+ */
+export class TelegramSendError extends Error implements SendFailure {
   readonly retryAfterMs?: number;
-  constructor(message: string, retryAfterMs?: number) {
+  readonly permanent: boolean;
+  constructor(message: string, options: { retryAfterMs?: number; permanent?: boolean } = {}) {
     super(message);
     this.name = "TelegramSendError";
-    if (retryAfterMs !== undefined) this.retryAfterMs = retryAfterMs;
+    if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
+    this.permanent = options.permanent === true;
   }
 }
 
 /**
  * Sends one part of a reply (or a notice) to its chat: the Markdown rendered as Telegram HTML, and again as clean
  * plain text if Telegram refuses the entities; in groups as a reply to the message that asked; then the files
- * the agent attached (images as photos, everything else as documents). Honours `signal`. Throws
- * TelegramSendError, with `retryAfterMs` for a 429, so the core's outbox retries this part alone.
+ * the agent attached (images as photos, everything else as documents; the core's outbox hands each file in as a
+ * part of its own, so a failed upload is retried without the text). Honours `signal`. Throws TelegramSendError,
+ * with `retryAfterMs` for a 429 and `permanent` for a refusal that cannot pass, so the outbox retries this part
+ * alone or gives it up.
  */
 export async function sendTelegram(
   api: Api,
@@ -63,10 +70,10 @@ export async function sendTelegram(
   } catch (error) {
     if (signal.aborted) throw error;
     const failure = classifyError(error);
-    throw new TelegramSendError(
-      `${failure.message} (sending to chat ${message.chatId})`,
-      failure.kind === "rate-limit" ? failure.retryAfterMs : undefined,
-    );
+    throw new TelegramSendError(`${failure.message} (sending to chat ${message.chatId})`, {
+      ...(failure.kind === "rate-limit" ? { retryAfterMs: failure.retryAfterMs } : {}),
+      permanent: failure.kind === "refused" && failure.permanent,
+    });
   }
   return firstId === undefined ? {} : { messageId: String(firstId) };
 }

@@ -116,4 +116,27 @@ describe("sendWhatsapp", () => {
     expect((error as Error).message).toBe("WhatsApp did not take the message (429: rate-overlimit)");
     expect((error as { retryAfterMs?: number }).retryAfterMs).toBe(5_000);
   });
+
+  it("marks a refusal that cannot pass as permanent (400, 403, 404, 406), not a closed connection or a timeout", async () => {
+    const cases: [number | undefined, string, boolean][] = [
+      [403, "forbidden", true],
+      [404, "item-not-found", true],
+      [400, "bad-request", true],
+      [406, "not-acceptable", true],
+      [428, "Connection Closed", false],
+      [408, "Timed Out", false],
+      [500, "internal-server-error", false],
+      [undefined, "socket hang up", false],
+    ];
+    for (const [statusCode, text, permanent] of cases) {
+      const boom = Object.assign(new Error(text), statusCode ? { output: { statusCode } } : {});
+      const { deps } = recordingDeps(() => Promise.reject(boom));
+      const error = await sendWhatsapp(
+        deps,
+        { channel: "whatsapp", chatId: "g@g.us", text: "hi", kind: "reply" },
+        signal,
+      ).catch((e: unknown) => e);
+      expect([text, (error as { permanent?: boolean }).permanent === true]).toEqual([text, permanent]);
+    }
+  });
 });

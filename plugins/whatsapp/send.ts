@@ -1,6 +1,11 @@
 import { basename } from "node:path";
 import type { AnyMessageContent, MiscMessageGenerationOptions, WAMessage } from "@whiskeysockets/baileys";
-import type { OutboundAttachment, OutboundMessage, SendResult } from "../../src/plugin-api/index.js";
+import type {
+  OutboundAttachment,
+  OutboundMessage,
+  SendFailure,
+  SendResult,
+} from "../../src/plugin-api/index.js";
 
 /**
  * One outbound part to WhatsApp: the text (already formatted and split by `split`), and on the last part of a
@@ -11,7 +16,9 @@ import type { OutboundAttachment, OutboundMessage, SendResult } from "../../src/
  * - in groups the reply quotes the message it answers (when it is still in `quotable`);
  * - `signal` is honoured: an aborted send rejects at once with the signal's reason (Baileys' `sendMessage` takes
  *   no signal; its late result is ignored);
- * - a failure rejects with what WhatsApp said ("WhatsApp did not take the message (428: Connection Closed)").
+ * - a failure rejects with what WhatsApp said ("WhatsApp did not take the message (428: Connection Closed)"),
+ *   marked `permanent` when the chat refuses it for good (describeSendError);
+ * - the core's outbox hands each file in as a part of its own, so a failed upload is retried without the text.
  */
 
 /** What sending needs of a Baileys socket. */
@@ -100,7 +107,14 @@ function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-/** An error whose message says what WhatsApp said. */
+/**
+ * Status codes of a send WhatsApp refuses for good (plugin-api SendFailure `permanent`): a bad request (400), not
+ * allowed in that chat (403: removed from the group, blocked), no such chat (404), not acceptable (406). Anything
+ * else (408 timed out, 428 connection closed, 429, 5xx, a network error) passes and the outbox tries again.
+ */
+const PERMANENT_STATUS = new Set([400, 403, 404, 406]);
+
+/** An error whose message says what WhatsApp said, marked as plugin-api SendFailure (`permanent`, `retryAfterMs`). */
 export function describeSendError(error: unknown): Error {
   const boom = error as { output?: { statusCode?: number }; message?: string; data?: unknown };
   const status = boom.output?.statusCode;
@@ -108,6 +122,8 @@ export function describeSendError(error: unknown): Error {
   const described = new Error(`WhatsApp did not take the message (${status ? `${status}: ` : ""}${detail})`, {
     cause: error,
   });
-  if (status === 429) Object.assign(described, { retryAfterMs: 5_000 });
+  if (status === 429) Object.assign(described, { retryAfterMs: 5_000 } satisfies SendFailure);
+  if (status !== undefined && PERMANENT_STATUS.has(status))
+    Object.assign(described, { permanent: true } satisfies SendFailure);
   return described;
 }

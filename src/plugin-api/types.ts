@@ -104,6 +104,19 @@ export interface OutboundMessage {
   attachments?: OutboundAttachment[];
 }
 
+/**
+ * What the core reads of an error thrown by `Transport.send` (any Error may carry these fields). Contract:
+ * - `permanent: true`: the chat refuses this message for good (it does not exist, the bot was blocked or removed
+ *   from it, the message can never be taken as it is); the reply is not tried again;
+ * - otherwise the failure passes (a 5xx, a network error, a rate limit, the transport restarting) and the message
+ *   is tried again until it is delivered; `retryAfterMs` is the least wait before the next try (a 429's
+ *   retry_after).
+ */
+export interface SendFailure {
+  permanent?: boolean;
+  retryAfterMs?: number;
+}
+
 export interface SendResult {
   messageId?: string;
 }
@@ -130,8 +143,10 @@ export interface Transport {
   capabilities: TransportCapabilities;
   authorize(message: InboundMessage): AuthorizeResult;
   /**
-   * Delivers one message; must honour `signal` (the send watchdog and gateway stop). A throw is retried a few
-   * times while the transport is up; an error with `retryAfterMs` (a rate limit) is retried after that long.
+   * Delivers one message; must honour `signal` (the send watchdog and gateway stop). A throw is read as a
+   * SendFailure: unless it says `permanent: true`, the same message is tried again (after its `retryAfterMs`, else
+   * with a growing backoff) for as long as it takes, in order with the rest of the chat's replies, and while the
+   * transport is not up it waits for it. A permanent failure ends the reply (logged, listed in `/status`).
    */
   send(message: OutboundMessage, signal: AbortSignal): Promise<SendResult>;
   /**

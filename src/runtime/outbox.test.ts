@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -55,7 +55,10 @@ describe("Outbox", () => {
     receivedAt: 1,
   });
 
-  it("tries a failed send again after the error's retryAfterMs, and ends the record once it is through", async () => {
+  /** Lets the sends and journal writes that a timer or a wake set off run (microtasks and one I/O turn). */
+  const turn = () => new Promise((r) => setImmediate(r));
+
+  it("tries a failed send again after the error's retryAfterMs (not before), and ends the record once it is through", async () => {
     const clock = new ManualClock();
     const sent: OutboundMessage[] = [];
     let failures = 1;
@@ -73,32 +76,248 @@ describe("Outbox", () => {
       "waiting",
     );
     clock.advance(6999);
+    // A resumed send runs in microtasks after the timer: let it, then check nothing went out before 7 s.
+    await turn();
+    await turn();
     expect(sent).toEqual([]);
     clock.advance(1);
     await expect.poll(() => sent.length).toBe(1);
     await expect.poll(() => journal.openCount()).toBe(0);
   });
 
-  it("gives a reply up after five failed tries while the transport is up, and ends its record failed-told", async () => {
+  it("never gives a reply up for failures that pass: 60 failed tries, then it is sent once, in order with the next", async () => {
     const clock = new ManualClock();
     const { logger, lines } = createMemoryLogger();
-    const broken = transport([], {
-      send: async () => {
-        throw new Error("chat not found");
+    const sent: OutboundMessage[] = [];
+    let failures = 60;
+    const flaky = transport(sent, {
+      send: async (m) => {
+        if (failures-- > 0) throw new Error("Telegram says 502: Bad Gateway");
+        sent.push(m);
+        return {};
       },
     });
-    const outbox = new Outbox({ transport: () => broken, journal, clock, logger, warnAfterMs: 1000 });
-    const jid = await journal.accept(msg("r2"), 1);
-    const handed = outbox.enqueue({ channel: "t", chatId: "c", text: "hello", kind: "reply", jid });
-    for (let i = 0; i < 10; i++) {
-      clock.advance(60_000);
-      await new Promise((r) => setImmediate(r));
-    }
+    const outbox = new Outbox({ transport: () => flaky, journal, clock, logger, warnAfterMs: 1000 });
+    const first = await journal.accept(msg("t1"), 1);
+    const second = await journal.accept(msg("t2"), 1);
+    const handed = outbox.enqueue({ channel: "t", chatId: "c", text: "first", kind: "reply", jid: first });
+    void outbox.enqueue({ channel: "t", chatId: "c", text: "second", kind: "reply", jid: second });
     expect(await handed).toBe("waiting");
+    for (let i = 0; i < 200 && sent.length === 0; i++) {
+      clock.advance(30_000);
+      await turn();
+    }
+    // The second follows once the first's record is ended (a journal write): no time needs to pass.
+    await expect.poll(() => sent.length).toBe(2);
+    expect(sent.map((m) => m.text)).toEqual(["first", "second"]);
     await expect.poll(() => journal.openCount()).toBe(0);
+    expect(outbox.undeliverable()).toEqual([]);
+    expect(lines.some((l) => l.level === "error")).toBe(false);
+  });
+
+  it("a send that goes through on a channel ends the backoff of its other lanes (not a rate limit's wait)", async () => {
+    const clock = new ManualClock();
+    const { logger } = createMemoryLogger();
+    const sent: OutboundMessage[] = [];
+    let outage = true;
+    let limits = 1;
+    const recovering = transport(sent, {
+      send: async (m) => {
+        if (m.chatId === "limited" && limits-- > 0)
+          throw Object.assign(new Error("429"), { retryAfterMs: 9000 });
+        if (outage) throw new Error("Telegram says 502: Bad Gateway");
+        sent.push(m);
+        return {};
+      },
+    });
+    const outbox = new Outbox({ transport: () => recovering, journal, clock, logger, warnAfterMs: 1000 });
+    expect(await outbox.enqueue({ channel: "t", chatId: "a", text: "to a", kind: "reply" })).toBe("waiting");
+    expect(await outbox.enqueue({ channel: "t", chatId: "limited", text: "to l", kind: "reply" })).toBe(
+      "waiting",
+    );
+    outage = false;
+    // No time passes: b's send goes through, and a (backing off) follows at once; the rate-limited lane waits.
+    expect(await outbox.enqueue({ channel: "t", chatId: "b", text: "to b", kind: "reply" })).toBe("sent");
+    await expect.poll(() => sent.map((m) => m.chatId)).toEqual(["b", "a"]);
+    await turn();
+    expect(sent.map((m) => m.chatId)).toEqual(["b", "a"]);
+    clock.advance(9000);
+    await expect.poll(() => sent.map((m) => m.chatId)).toEqual(["b", "a", "limited"]);
+  });
+
+  it("a permanent refusal ends the reply failed-told, names the chat in the log and in undeliverable(); the lane goes on", async () => {
+    const clock = new ManualClock();
+    const { logger, lines } = createMemoryLogger();
+    const sent: OutboundMessage[] = [];
+    const refusing = transport(sent, {
+      send: async (m) => {
+        if (m.chatId === "gone")
+          throw Object.assign(new Error("Telegram says 403: Forbidden: bot was blocked by the user"), {
+            permanent: true,
+          });
+        sent.push(m);
+        return {};
+      },
+    });
+    const outbox = new Outbox({ transport: () => refusing, journal, clock, logger, warnAfterMs: 1000 });
+    const jid = await journal.accept(msg("p1"), 1);
+    const next = await journal.accept(msg("p2"), 1);
+    expect(await outbox.enqueue({ channel: "t", chatId: "gone", text: "hello", kind: "reply", jid })).toBe(
+      "failed",
+    );
+    expect(journal.get(jid)).toBeUndefined();
+    expect(outbox.undeliverable()).toEqual([
+      {
+        channel: "t",
+        chatId: "gone",
+        kind: "reply",
+        reason: "Telegram says 403: Forbidden: bot was blocked by the user",
+        at: clock.now(),
+      },
+    ]);
     expect(
-      lines.some((l) => l.level === "error" && l.message.includes("could not be delivered after 5 tries")),
+      lines.some(
+        (l) =>
+          l.level === "error" && l.message.includes("to t chat gone cannot be delivered (Telegram says 403"),
+      ),
     ).toBe(true);
+    expect(await outbox.enqueue({ channel: "t", chatId: "ok", text: "fine", kind: "reply", jid: next })).toBe(
+      "sent",
+    );
+    expect(sent.map((m) => m.text)).toEqual(["fine"]);
+  });
+
+  it("a send that fails because the transport just went down parks: the same part is sent once on wake, never given up", async () => {
+    const clock = new ManualClock();
+    const { logger, lines } = createMemoryLogger();
+    const sent: OutboundMessage[] = [];
+    let up = true;
+    let tries = 0;
+    const dropping = transport(sent, {
+      send: async (m) => {
+        tries++;
+        if (tries === 1) {
+          up = false; // the socket dropped mid-send
+          throw new Error("WhatsApp did not take the message (428: Connection Closed)");
+        }
+        sent.push(m);
+        return {};
+      },
+    });
+    const outbox = new Outbox({
+      transport: () => (up ? dropping : undefined),
+      journal,
+      clock,
+      logger,
+      warnAfterMs: 1000,
+    });
+    const jid = await journal.accept(msg("d1"), 1);
+    expect(await outbox.enqueue({ channel: "t", chatId: "c", text: "hello", kind: "reply", jid })).toBe(
+      "waiting",
+    );
+    expect(journal.get(jid)).toBeDefined();
+    expect(outbox.parked()).toMatchObject([{ channel: "t", count: 1 }]);
+    up = true;
+    // No time passes: a parked lane sends on wake, a backing-off one would wait for its timer.
+    outbox.wake("t");
+    await expect.poll(() => sent.length).toBe(1);
+    await expect.poll(() => journal.openCount()).toBe(0);
+    expect(sent.map((m) => m.text)).toEqual(["hello"]);
+    expect(lines.some((l) => l.message.includes("send failed while the transport went down"))).toBe(true);
+    expect(outbox.undeliverable()).toEqual([]);
+  });
+
+  it("a reply with a file: the text is sent once and recorded, a failed upload is tried again alone", async () => {
+    const clock = new ManualClock();
+    const { logger } = createMemoryLogger();
+    const sent: OutboundMessage[] = [];
+    let uploadFailures = 1;
+    const withFiles = transport(sent, {
+      capabilities: { maxTextLength: 100, attachments: true },
+      send: async (m) => {
+        if (m.attachments?.length && uploadFailures-- > 0) throw new Error("Telegram says 502: Bad Gateway");
+        sent.push(m);
+        return {};
+      },
+    });
+    const outbox = new Outbox({ transport: () => withFiles, journal, clock, logger, warnAfterMs: 1000 });
+    const jid = await journal.accept(msg("f1"), 1);
+    const file = { kind: "document" as const, path: "/tmp/report.pdf", fileName: "report.pdf" };
+    const handed = outbox.enqueue({
+      channel: "t",
+      chatId: "c",
+      chatType: "group",
+      text: "here it is",
+      kind: "reply",
+      jid,
+      replyToMessageId: "7",
+      attachments: [file],
+    });
+    expect(await handed).toBe("waiting");
+    expect(journal.get(jid)?.delivered).toEqual([0]);
+    clock.advance(500);
+    await expect.poll(() => sent.length).toBe(2);
+    await expect.poll(() => journal.openCount()).toBe(0);
+    expect(sent).toEqual([
+      {
+        channel: "t",
+        chatId: "c",
+        chatType: "group",
+        text: "here it is",
+        kind: "reply",
+        replyToMessageId: "7",
+      },
+      { channel: "t", chatId: "c", chatType: "group", text: "", kind: "reply", attachments: [file] },
+    ]);
+  });
+
+  it("past the memory bound replies wait on disk and are all sent, in order, once the transport is back", async () => {
+    const clock = new ManualClock();
+    const { logger, lines } = createMemoryLogger();
+    const sent: OutboundMessage[] = [];
+    let up = false;
+    const later = transport(sent, { capabilities: { maxTextLength: 100 } });
+    const spillDir = join(dir, "spill");
+    const outbox = new Outbox({
+      transport: () => (up ? later : undefined),
+      journal,
+      clock,
+      logger,
+      warnAfterMs: 1000,
+      maxParkedBytes: 20,
+      spillDir,
+    });
+    const handed: Promise<string>[] = [];
+    for (let i = 0; i < 6; i++) {
+      const jid = await journal.accept(msg(`b${i}`), 1);
+      handed.push(
+        outbox.enqueue({
+          channel: "t",
+          chatId: i % 2 === 0 ? "even" : "odd",
+          text: `reply ${i}`,
+          kind: "reply",
+          jid,
+        }),
+      );
+    }
+    expect(await Promise.all(handed)).toEqual(Array(6).fill("waiting"));
+    await expect.poll(async () => (await readdir(spillDir)).length).toBeGreaterThan(0);
+    up = true;
+    outbox.wake("t");
+    await expect.poll(() => sent.length).toBe(6);
+    expect(sent.filter((m) => m.chatId === "even").map((m) => m.text)).toEqual([
+      "reply 0",
+      "reply 2",
+      "reply 4",
+    ]);
+    expect(sent.filter((m) => m.chatId === "odd").map((m) => m.text)).toEqual([
+      "reply 1",
+      "reply 3",
+      "reply 5",
+    ]);
+    await expect.poll(() => journal.openCount()).toBe(0);
+    expect(await readdir(spillDir)).toEqual([]);
+    expect(lines.some((l) => l.level === "error")).toBe(false);
   });
 
   it("logs once that replies have waited longer than warnAfterMs for a transport that is down", async () => {

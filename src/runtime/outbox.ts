@@ -1,19 +1,26 @@
+// Over 400 lines: one state machine (lanes, parking, retries, spilling, stop) whose steps share the lane state;
+// its pure parts live beside it (outbox-parts.ts, outbox-retry.ts, outbox-status.ts, outbox-spill.ts).
+import { join } from "node:path";
 import type { Clock } from "../core/clock.js";
 import { describeError } from "../core/errors.js";
 import { formatDuration } from "../core/format.js";
 import type { Logger } from "../core/logger.js";
 import type { OutboundAttachment, OutboundMessage, Transport } from "../plugin-api/types.js";
-import { splitText } from "../routing/split-text.js";
 import type { Journal } from "../sessions/journal.js";
+import { type Part, planParts } from "./outbox-parts.js";
+import { afterSendFailure, logsRetry } from "./outbox-retry.js";
+import { SpillStore } from "./outbox-spill.js";
+
+export { splitFor } from "./outbox-parts.js";
 
 /** How long one send may take before it is aborted. */
 export const SEND_TIMEOUT_MS = 30_000;
-/** Tries of one part while its transport is up, before the delivery is given up (and logged). */
-export const SEND_ATTEMPTS = 5;
-/** What parked deliveries may hold in memory; beyond it they wait in the journal for the next start. */
+/** What waiting deliveries may hold in memory (default); beyond it they wait on disk (the spill folder). */
 export const MAX_PARKED_BYTES = 32 * 1024 * 1024;
 /** A parked lane also looks again this often (a transport's health can come back without a state change). */
 export const PARK_POLL_MS = 1000;
+/** How many replies given up for good `undeliverable()` remembers (newest last). */
+export const UNDELIVERABLE_KEPT = 20;
 
 /** One reply or notice on its way to a chat. */
 export interface Delivery {
@@ -43,6 +50,10 @@ export interface OutboxDeps {
   logger: Logger;
   /** Parked deliveries older than this are reported in the log (once per episode) and in `/status`. */
   warnAfterMs: number;
+  /** What waiting deliveries may hold in memory; default MAX_PARKED_BYTES. */
+  maxParkedBytes?: number;
+  /** Where deliveries past that bound wait; default `outbox-spill` beside the journal's file. */
+  spillDir?: string;
 }
 
 /** How far a delivery got when `enqueue` resolves. */
@@ -50,6 +61,10 @@ export type Handed = "sent" | "waiting" | "failed" | "dropped";
 
 interface Queued {
   delivery: Delivery;
+  /** Past the memory bound: the delivery waits on disk under this name (undefined: it could not be written). */
+  spilled?: Promise<string | undefined>;
+  /** What it holds in memory (counted in the bound). */
+  bytes: number;
   /** Resolves `enqueue`'s promise; called once. */
   handed(how: Handed): void;
 }
@@ -72,18 +87,33 @@ export interface ParkedReport {
   reported: boolean;
 }
 
+/** A delivery given up because its chat refused it for good (`/status`, newest last). */
+export interface Undeliverable {
+  channel: string;
+  chatId: string;
+  kind: "reply" | "notice";
+  reason: string;
+  at: number;
+}
+
 /**
  * Delivery that never drops a reply (issue 7). Contract:
  * - Each chat (channel + chat id) is a FIFO lane: what is handed in is sent in that order, one at a time.
  * - While the chat's transport is not up, its lane is parked: nothing is sent, nothing is ended, the journal
  *   record stays open (so a restart delivers it too); `wake(channel)` sends what waits, in order, once.
- * - A reply is split by the transport's own `split` or fence-aware to its `maxTextLength`; each part of a
- *   split reply is recorded in the journal when delivered, and parts delivered before a restart are skipped.
- * - A failed send while the transport is up is tried again (honouring an error's `retryAfterMs`), up to
- *   SEND_ATTEMPTS times; then the delivery is given up with an error log and its record ends `failed-told`.
- * - Parked deliveries are bounded in memory (MAX_PARKED_BYTES): a reply past the bound is not held (logged; its
- *   record stays open and the next start sends it), a notice past it is dropped (logged).
- * - `stop()` ends the lanes: what waits stays in the journal for the next start.
+ * - A reply is sent as the parts `planParts` makes (its text split for the transport, each file a part of its
+ *   own); each part of a reply of several parts is recorded in the journal as it is delivered, before the next
+ *   one is sent, and parts delivered before a restart are skipped: every part reaches the chat once.
+ * - A failed send is tried again, the same part, for as long as it takes (`afterSendFailure`: after the error's
+ *   `retryAfterMs`, else a backoff to 30 s), the lane waiting meanwhile; a send that goes through on a channel
+ *   ends the backoff (not a rate limit's wait) of its other lanes, so they try again at once after an outage. A
+ *   send failing because the transport went down parks the lane. Only a failure its transport marks `permanent` (the chat is gone, the bot blocked)
+ *   gives the delivery up: an error log naming the chat and why, `undeliverable()`, and its record ends
+ *   `failed-told`.
+ * - Waiting deliveries are bounded in memory (`maxParkedBytes`): past the bound they wait on disk (SpillStore)
+ *   and are sent in their turn by this process. Only one that cannot be written there is not held (logged; a
+ *   reply's record stays open and the next start sends it).
+ * - `stop()` ends the lanes: what waits stays in the journal for the next start (notices are dropped).
  */
 export class Outbox {
   private readonly lanes = new Map<string, Lane>();
@@ -94,12 +124,21 @@ export class Outbox {
   private readonly settleWaiters = new Set<() => void>();
   /** Retry delays in progress, cut short by `stop()`. */
   private readonly stopWaiters = new Set<() => void>();
+  /** Backoff delays (not a rate limit's own wait) by channel, cut short when a send on that channel goes through. */
+  private readonly backoffWaiters = new Map<string, Set<() => void>>();
+  private readonly spill: SpillStore<Delivery>;
+  /** Deliveries waiting on disk now; a warning is logged when the first of an episode goes there. */
+  private spilledCount = 0;
+  private readonly givenUp: Undeliverable[] = [];
 
-  constructor(private readonly deps: OutboxDeps) {}
+  constructor(private readonly deps: OutboxDeps) {
+    this.spill = new SpillStore(deps.spillDir ?? join(deps.journal.filePath, "..", "outbox-spill"));
+  }
 
   /**
-   * Hands a delivery in. Resolves once it is sent, or is waiting (its transport down, or a failed send to be
-   * tried again), or was given up: never later than that, so a session never waits on a transport that is down.
+   * Hands a delivery in. Resolves once it is sent, or is waiting (its transport down, a failed send to be tried
+   * again, or behind others), or was given up: never later than that, so a session never waits on a transport
+   * that is down.
    */
   enqueue(delivery: Delivery): Promise<Handed> {
     if (this.stopped) return Promise.resolve("dropped");
@@ -110,30 +149,62 @@ export class Outbox {
       this.lanes.set(key, lane);
     }
     const parked = !this.deps.transport(delivery.channel) || lane.queue.length > 0;
-    if (parked && this.parkedBytes + delivery.text.length > MAX_PARKED_BYTES) {
+    const overBound =
+      parked && this.parkedBytes + delivery.text.length > (this.deps.maxParkedBytes ?? MAX_PARKED_BYTES);
+    const queued = this.queued(delivery, overBound);
+    lane.queue.push(queued.entry);
+    if (overBound || lane.parkedSince !== undefined || lane.backingOff) queued.entry.handed("waiting");
+    if (!lane.running) void this.run(key, lane);
+    return queued.handed;
+  }
+
+  /** The queue entry of a delivery: held in memory, or (past the bound) written to the spill folder. */
+  private queued(delivery: Delivery, spill: boolean): { entry: Queued; handed: Promise<Handed> } {
+    let resolve!: (how: Handed) => void;
+    const handed = new Promise<Handed>((r) => {
+      resolve = r;
+    });
+    let done = false;
+    const finish = (how: Handed) => {
+      if (done) return;
+      done = true;
+      resolve(how);
+    };
+    if (!spill) {
+      this.parkedBytes += delivery.text.length;
+      return { entry: { delivery, bytes: delivery.text.length, handed: finish }, handed };
+    }
+    if (this.spilledCount++ === 0) {
+      this.deps.logger.warn(
+        "many replies wait for their transport: those past the memory bound wait on disk",
+        {
+          channel: delivery.channel,
+          maxParkedBytes: this.deps.maxParkedBytes ?? MAX_PARKED_BYTES,
+        },
+      );
+    }
+    const spilled = this.spill.put(delivery).catch((error: unknown) => {
       this.deps.logger.error(
         delivery.jid
-          ? "too many replies wait for their transport: this one is kept in the journal and sent after the next start"
-          : "too many replies wait for their transport: a notice was dropped",
-        { channel: delivery.channel, chatId: delivery.chatId, kind: delivery.kind },
-      );
-      return Promise.resolve("dropped");
-    }
-    this.parkedBytes += delivery.text.length;
-    const handed = new Promise<Handed>((resolve) => {
-      let done = false;
-      lane.queue.push({
-        delivery,
-        handed: (how) => {
-          if (done) return;
-          done = true;
-          resolve(how);
+          ? "too many replies wait for their transport and one could not be written to disk: it is kept in the journal and sent after the next start"
+          : "too many replies wait for their transport and a notice could not be written to disk: it was dropped",
+        {
+          channel: delivery.channel,
+          chatId: delivery.chatId,
+          kind: delivery.kind,
+          error: describeError(error),
         },
-      });
+      );
+      return undefined;
     });
-    if (lane.parkedSince !== undefined || lane.backingOff) lane.queue.at(-1)!.handed("waiting");
-    if (!lane.running) void this.run(key, lane);
-    return handed;
+    const stub: Delivery = {
+      channel: delivery.channel,
+      chatId: delivery.chatId,
+      kind: delivery.kind,
+      text: "",
+      ...(delivery.jid ? { jid: delivery.jid } : {}),
+    };
+    return { entry: { delivery: stub, spilled, bytes: 0, handed: finish }, handed };
   }
 
   /** The transport of `channel` came up: its parked lanes send now. */
@@ -158,6 +229,11 @@ export class Outbox {
       by.set(channel, report);
     }
     return [...by.values()];
+  }
+
+  /** The newest deliveries given up because their chat refused them for good (at most UNDELIVERABLE_KEPT). */
+  undeliverable(): readonly Undeliverable[] {
+    return [...this.givenUp];
   }
 
   /**
@@ -197,7 +273,6 @@ export class Outbox {
     for (const waiter of [...this.settleWaiters]) waiter();
   }
 
-  /** Stops every lane; parked and unsent deliveries stay in the journal (replies) or are dropped (notices). */
   /**
    * Stops every lane; parked and unsent deliveries stay in the journal (replies) or are dropped (notices).
    * Resolves once no lane runs any more — a send in flight finishes and its journal record is ended first, so a
@@ -218,28 +293,57 @@ export class Outbox {
       for (;;) {
         const head = lane.queue[0];
         if (head === undefined || this.stopped) break;
-        const how = await this.deliver(lane, head.delivery);
+        const delivery = await this.restore(head);
+        const how = delivery ? await this.deliver(lane, delivery) : "dropped";
         lane.queue.shift();
-        this.parkedBytes -= head.delivery.text.length;
+        this.parkedBytes -= head.bytes;
         head.handed(how);
       }
     } finally {
-      for (const queued of lane.queue) queued.handed("dropped");
+      for (const queued of lane.queue) {
+        queued.handed("dropped");
+        void this.forget(queued);
+      }
       lane.running = false;
       if (lane.queue.length === 0) this.lanes.delete(key);
       this.notifySettle();
     }
   }
 
+  /** The delivery of a queue entry, read back from disk when it was spilled; undefined when it cannot be. */
+  private async restore(queued: Queued): Promise<Delivery | undefined> {
+    if (!queued.spilled) return queued.delivery;
+    const name = await queued.spilled;
+    queued.spilled = Promise.resolve(undefined);
+    if (--this.spilledCount < 0) this.spilledCount = 0;
+    if (name === undefined) return undefined;
+    try {
+      return await this.spill.take(name);
+    } catch (error) {
+      this.deps.logger.error("a waiting reply could not be read back from disk: the next start sends it", {
+        channel: queued.delivery.channel,
+        chatId: queued.delivery.chatId,
+        error: describeError(error),
+      });
+      return undefined;
+    }
+  }
+
+  /** Removes what a queue entry that will not be sent holds on disk (its reply stays in the journal). */
+  private async forget(queued: Queued): Promise<void> {
+    const name = await queued.spilled;
+    if (name !== undefined) await this.spill.discard(name);
+  }
+
   /** Sends one delivery (waiting while its transport is down); never throws. */
   private async deliver(lane: Lane, delivery: Delivery): Promise<Handed> {
-    let parts: string[] | undefined;
+    let parts: Part[] | undefined;
     for (let index = 0; ; ) {
       // Every part sent: the record is ended below, also when the outbox is stopping meanwhile.
       if (parts !== undefined && index >= parts.length) break;
       const transport = await this.upTransport(lane, delivery.channel);
       if (!transport) return "dropped"; // stopped: the journal keeps the reply for the next start
-      parts ??= splitFor(transport, textWithFileNames(delivery, transport));
+      parts ??= planParts(delivery, transport);
       // A single part needs no record of its own: the journal's `end` follows it.
       const recordParts = delivery.jid !== undefined && parts.length > 1;
       if (index >= parts.length) break;
@@ -247,10 +351,12 @@ export class Outbox {
         index++;
         continue;
       }
-      const sent = await this.sendPart(lane, delivery, transport, parts[index]!, index === parts.length - 1);
+      const sent = await this.sendPart(lane, delivery, parts[index]!);
       if (sent === "down") continue; // parked again: same part once the transport is back
+      if (sent === "stopped") return "dropped";
       if (sent === "gave-up") return "failed";
       if (recordParts && delivery.jid) {
+        // Before anything else on this lane: a crash from here on must not send this part again.
         await this.deps.journal
           .markDelivered(delivery.jid, index, this.deps.clock.now())
           .catch((error: unknown) =>
@@ -294,27 +400,31 @@ export class Outbox {
     }
   }
 
+  /**
+   * Sends one part until it is through ("sent"), its transport is not up ("down": the caller parks and sends
+   * the same part later), the chat refuses it for good ("gave-up": logged, listed, records ended) or the outbox
+   * stops ("stopped"). Each try uses the transport up at that moment (a restarted plugin's new instance).
+   */
   private async sendPart(
     lane: Lane,
     delivery: Delivery,
-    transport: Transport,
-    text: string,
-    last: boolean,
-  ): Promise<"sent" | "down" | "gave-up"> {
+    part: Part,
+  ): Promise<"sent" | "down" | "gave-up" | "stopped"> {
+    const message: OutboundMessage = {
+      channel: delivery.channel,
+      chatId: delivery.chatId,
+      text: part.text,
+      kind: delivery.kind,
+      ...(delivery.chatType ? { chatType: delivery.chatType } : {}),
+      ...(part.quote && delivery.replyToMessageId ? { replyToMessageId: delivery.replyToMessageId } : {}),
+      ...(part.attachment ? { attachments: [part.attachment] } : {}),
+    };
     for (let attempt = 1; ; attempt++) {
-      const message: OutboundMessage = {
-        channel: delivery.channel,
-        chatId: delivery.chatId,
-        text,
-        kind: delivery.kind,
-        ...(delivery.chatType ? { chatType: delivery.chatType } : {}),
-        ...(delivery.replyToMessageId ? { replyToMessageId: delivery.replyToMessageId } : {}),
-        ...(last && delivery.attachments?.length && transport.capabilities.attachments
-          ? { attachments: delivery.attachments }
-          : {}),
-      };
+      const transport = this.deps.transport(delivery.channel);
+      if (!transport) return "down";
       try {
         await transport.send(message, AbortSignal.timeout(SEND_TIMEOUT_MS));
+        this.sendsPass(delivery.channel);
         return "sent";
       } catch (error) {
         if (!this.deps.transport(delivery.channel)) {
@@ -326,39 +436,74 @@ export class Outbox {
           lane.parkedSince ??= this.deps.clock.now();
           return "down";
         }
-        if (attempt >= SEND_ATTEMPTS) {
-          const why = `could not be delivered after ${attempt} tries: ${describeError(error)}`;
-          this.deps.logger.error(`a ${delivery.kind} ${why}`, {
-            channel: delivery.channel,
-            chatId: delivery.chatId,
-          });
-          await this.endRecords(delivery, "failed-told", why);
+        const next = afterSendFailure(error, attempt);
+        if (next.action === "give-up") {
+          await this.giveUp(delivery, next.reason);
           return "gave-up";
         }
-        const hinted = (error as { retryAfterMs?: unknown } | null)?.retryAfterMs;
-        const wait =
-          typeof hinted === "number" && hinted >= 0 ? hinted : Math.min(30_000, 500 * 2 ** (attempt - 1));
-        this.deps.logger.warn("send failed; trying again", {
-          channel: delivery.channel,
-          chatId: delivery.chatId,
-          attempt,
-          retryInMs: wait,
-          error: describeError(error),
-        });
+        if (logsRetry(attempt)) {
+          this.deps.logger.warn("send failed; trying again until it goes through", {
+            channel: delivery.channel,
+            chatId: delivery.chatId,
+            attempt,
+            retryInMs: next.waitMs,
+            error: describeError(error),
+          });
+        }
         lane.backingOff = true;
         for (const queued of lane.queue) queued.handed("waiting");
         this.notifySettle();
         await new Promise<void>((resume) => {
-          const timer = this.deps.clock.setTimeout(resume, wait);
-          this.stopWaiters.add(() => {
+          const backoff = next.hinted ? undefined : this.backoffWaitersOf(delivery.channel);
+          const cut = () => {
             this.deps.clock.clearTimeout(timer);
+            this.stopWaiters.delete(cut);
+            backoff?.delete(cut);
             resume();
-          });
+          };
+          const timer = this.deps.clock.setTimeout(cut, next.waitMs);
+          this.stopWaiters.add(cut);
+          backoff?.add(cut);
         });
         lane.backingOff = false;
-        if (this.stopped) return "gave-up";
+        if (this.stopped) return "stopped";
       }
     }
+  }
+
+  private backoffWaitersOf(channel: string): Set<() => void> {
+    let set = this.backoffWaiters.get(channel);
+    if (!set) {
+      set = new Set();
+      this.backoffWaiters.set(channel, set);
+    }
+    return set;
+  }
+
+  /** A send on `channel` went through: its other lanes backing off after a failure try again now. */
+  private sendsPass(channel: string): void {
+    const waiting = this.backoffWaiters.get(channel);
+    if (!waiting || waiting.size === 0) return;
+    this.backoffWaiters.delete(channel);
+    for (const cut of [...waiting]) cut();
+  }
+
+  /** A chat refused a delivery for good: the log and `/status` say which chat and why; its records end. */
+  private async giveUp(delivery: Delivery, reason: string): Promise<void> {
+    const why = `the chat refused it: ${reason}`;
+    this.deps.logger.error(
+      `a ${delivery.kind} to ${delivery.channel} chat ${delivery.chatId} cannot be delivered (${reason}); given up`,
+      { channel: delivery.channel, chatId: delivery.chatId },
+    );
+    this.givenUp.push({
+      channel: delivery.channel,
+      chatId: delivery.chatId,
+      kind: delivery.kind,
+      reason,
+      at: this.deps.clock.now(),
+    });
+    if (this.givenUp.length > UNDELIVERABLE_KEPT) this.givenUp.shift();
+    await this.endRecords(delivery, "failed-told", why);
   }
 
   private async endRecords(
@@ -400,16 +545,13 @@ export class Outbox {
   }
 }
 
-/** The transport's own split (when its rendering changes lengths), else the fence-aware split. */
-export function splitFor(transport: Transport, text: string): string[] {
-  const own = transport.split?.(text);
-  if (own && own.length > 0) return own;
-  return splitText(text, transport.capabilities.maxTextLength);
-}
-
-/** A transport that cannot send files gets their names (and where they lie) at the end of the text. */
-function textWithFileNames(delivery: Delivery, transport: Transport): string {
-  if (!delivery.attachments?.length || transport.capabilities.attachments) return delivery.text;
-  const names = delivery.attachments.map((a) => `[file: ${a.fileName ?? a.path}]`).join("\n");
-  return `${delivery.text}\n\n${names}`;
+/**
+ * The memory bound from `CLAWDIS_OUTBOX_MEMORY_BYTES` (a whole number of bytes), else undefined (the default,
+ * MAX_PARKED_BYTES). A value that is not a positive whole number is ignored.
+ */
+export function maxParkedBytesFrom(env: Readonly<Record<string, string | undefined>>): number | undefined {
+  const raw = env.CLAWDIS_OUTBOX_MEMORY_BYTES;
+  if (raw === undefined || !/^\d+$/.test(raw.trim())) return undefined;
+  const bytes = Number(raw.trim());
+  return Number.isSafeInteger(bytes) && bytes > 0 ? bytes : undefined;
 }

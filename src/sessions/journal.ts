@@ -131,7 +131,13 @@ export class Journal {
     reject: (error: unknown) => void;
     /** Called once the line is written, before the fsync. */
     written?: () => void;
+    /** Already written to the file by `writeAtOnce`: the flush only fsyncs and applies it. */
+    preWritten?: boolean;
   }[] = [];
+  /** The batch the flush is writing now (taken out of `pending`). */
+  private batch: Journal["pending"] = [];
+  /** While a compaction runs: nothing is written at once (it would go to the file being replaced). */
+  private compacting = false;
   private flushing: Promise<void> | undefined;
   private recordsSinceCompact = 0;
   private bytesSinceCompact = 0;
@@ -447,25 +453,61 @@ export class Journal {
     while (this.seen.length > limit) this.seenSet.delete(this.seen.shift()!);
   }
 
-  /** Resolves once the record is on disk (written and fsync'd with whatever else was queued); applied only then. */
+  /**
+   * Resolves once the record is on disk (written and fsync'd with whatever else was queued); applied only then.
+   * A `delivered` or `end` record (a reply reached its chat) is written to the file at once, also while an fsync
+   * of earlier records runs, so a crash right after the send finds it (a kill keeps what was written; only a
+   * power cut needs the fsync): the window in which a crash sends a part again is as short as one write. It is
+   * fsync'd and applied with the next batch.
+   */
   private write(record: JournalRecord, line: string, written?: () => void): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.pending.push({ line, record, resolve, reject, ...(written ? { written } : {}) });
+      const preWritten =
+        this.flushing !== undefined &&
+        (record.op === "delivered" || record.op === "end") &&
+        this.writeAtOnce(line);
+      this.pending.push({
+        line,
+        record,
+        resolve,
+        reject,
+        ...(written ? { written } : {}),
+        ...(preWritten ? { preWritten } : {}),
+      });
       this.flushing ??= this.flush().finally(() => {
         this.flushing = undefined;
       });
     });
   }
 
+  /** Appends `line` now, outside the group commit; false (nothing or a failed write) if it cannot be. */
+  private writeAtOnce(line: string): boolean {
+    if (!this.handle || this.closed || this.compacting) return false;
+    try {
+      writeAll(this.handle.fd, Buffer.from(line, "utf8"));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   private async flush(): Promise<void> {
     while (this.pending.length > 0) {
       const batch = this.pending.splice(0);
+      this.batch = batch;
       const text = batch.map((b) => b.line).join("");
       try {
         const handle = await this.writableHandle();
         // The write is a synchronous page-cache copy (an async one costs more CPU than the copy); the datasync
-        // waits off the event loop.
-        writeAll(handle.fd, Buffer.from(text, "utf8"));
+        // waits off the event loop. Lines written at once are not written again (unless a compaction dropped
+        // them: it clears `preWritten`).
+        const unwritten = batch.some((b) => b.preWritten)
+          ? batch
+              .filter((b) => !b.preWritten)
+              .map((b) => b.line)
+              .join("")
+          : text;
+        if (unwritten.length > 0) writeAll(handle.fd, Buffer.from(unwritten, "utf8"));
         for (const b of batch) if (b.record.op === "reply") this.lastReply = b.record.id;
         for (const b of batch) b.written?.();
         // The datasync starts once what this turn of the event loop set off has run: the turn that took the
@@ -526,6 +568,17 @@ export class Journal {
    * is written out whatever the transcripts' state.
    */
   private async compactInPlace(options: { replaced?: boolean } = {}): Promise<void> {
+    // Lines written at once but not applied yet are not in the rewritten file: they are written again after it.
+    this.compacting = true;
+    for (const b of [...this.pending, ...this.batch]) b.preWritten = false;
+    try {
+      await this.compactInPlaceNow(options);
+    } finally {
+      this.compacting = false;
+    }
+  }
+
+  private async compactInPlaceNow(options: { replaced?: boolean }): Promise<void> {
     if (!options.replaced) {
       if (!(await this.repairNow())) throw new Error("replies found at open are not repaired yet");
       await this.options.syncTranscripts?.();

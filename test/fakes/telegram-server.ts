@@ -144,6 +144,11 @@ export class FakeTelegram {
   private readonly updates: Record<string, unknown>[] = [];
   private readonly files = new Map<string, { path: string; bytes: Buffer; trickleMs?: number }>();
   private readonly errors = new Map<string, InjectedError[]>();
+  /** Standing failures (`failWhile`), consulted after the `failNext` queue: each call of the method asks each rule. */
+  private readonly rules = new Map<
+    string,
+    Set<(params: Record<string, unknown>) => InjectedError | undefined>
+  >();
   private readonly listeners = new Set<Listener>();
   private waiter: Waiter | undefined;
   private nextUpdateId = 1000;
@@ -304,6 +309,32 @@ export class FakeTelegram {
     this.errors.set(method, queue);
   }
 
+  /**
+   * Until the returned function is called, every call of `method` for which `rule(params)` gives an error fails
+   * with it (a long outage of one method, or of one chat: `params.chat_id`). Calls that fail are recorded in
+   * `calls` as all calls are; `failedCalls` counts them by method and chat.
+   */
+  failWhile(
+    method: string,
+    rule: (params: Record<string, unknown>) => InjectedError | undefined,
+  ): () => void {
+    const set = this.rules.get(method) ?? new Set();
+    set.add(rule);
+    this.rules.set(method, set);
+    return () => {
+      set.delete(rule);
+    };
+  }
+
+  /** Calls of `method` (to `chatId`, when given) answered with an injected error. */
+  failedCalls(method: string, chatId?: number | string): number {
+    return this.failures.filter(
+      (f) => f.method === method && (chatId === undefined || f.chatId === String(chatId)),
+    ).length;
+  }
+
+  private readonly failures: { method: string; chatId: string }[] = [];
+
   /** Calls of `method` so far. */
   callsOf(method: string): ApiCall[] {
     return this.calls.filter((call) => call.method === method);
@@ -313,20 +344,32 @@ export class FakeTelegram {
     return this.sent.filter((m) => m.chatId === String(chatId)).map((m) => m.text);
   }
 
-  /** Resolves once `predicate` holds (checked after every API call and now). */
-  waitFor<T>(predicate: () => T | undefined | false, what = "a condition"): Promise<T> {
+  /**
+   * Resolves once `predicate` holds (checked after every API call and now). With `timeoutMs`, rejects after that
+   * long naming `what` (a deadline that turns a hang into a readable failure, never how a test waits).
+   */
+  waitFor<T>(predicate: () => T | undefined | false, what = "a condition", timeoutMs?: number): Promise<T> {
     return new Promise((resolve, reject) => {
+      const timer =
+        timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              this.listeners.delete(check);
+              reject(new Error(`fake Telegram: timed out after ${timeoutMs} ms waiting for ${what}`));
+            }, timeoutMs);
       const check = () => {
         let value: T | undefined | false;
         try {
           value = predicate();
         } catch (error) {
           this.listeners.delete(check);
+          clearTimeout(timer);
           reject(error);
           return;
         }
         if (value !== undefined && value !== false) {
           this.listeners.delete(check);
+          clearTimeout(timer);
           resolve(value);
         }
       };
@@ -406,8 +449,12 @@ export class FakeTelegram {
     try {
       if (token !== this.token)
         return this.answer(res, 401, { ok: false, error_code: 401, description: "Unauthorized" });
-      const injected = this.errors.get(method)?.shift();
-      if (injected) return this.fail(res, injected);
+      let injected = this.errors.get(method)?.shift();
+      for (const rule of this.rules.get(method) ?? []) injected ??= rule(params);
+      if (injected) {
+        this.failures.push({ method, chatId: String(params.chat_id ?? "") });
+        return this.fail(res, injected);
+      }
       this.dispatch(method, params, uploads, res);
     } finally {
       this.notify();
