@@ -658,10 +658,16 @@ export class SessionRunner {
     const chat = { channel: item.message.channel, chatId: item.message.chatId };
     // Outcomes resolve after the turn-end event and the turn's log line: whoever waits for a message's outcome
     // sees the turn over, as every watcher does.
+    // Once the turn is over (`turnOver`), an outcome resolves at once: one given after it (a failure the turn threw,
+    // kept for a retry: the "kept" notice) must still reach whoever waits (an API stream ends with it).
     const outcomes: (() => void)[] = [];
+    let turnOver = false;
     const deferOutcome = (w: WorkItem) => {
       const resolve = w.resolve;
-      w.resolve = (outcome) => outcomes.push(() => resolve(outcome));
+      w.resolve = (outcome) => {
+        if (turnOver) resolve(outcome);
+        else outcomes.push(() => resolve(outcome));
+      };
     };
     deferOutcome(item);
     const attachments: OutboundAttachment[] = [];
@@ -803,7 +809,8 @@ export class SessionRunner {
         ts: clock.now(),
       });
       events.emit({ type: "processing", sessionKey: key, state: "idle", ...chat, ts: clock.now() });
-      for (const resolve of outcomes) resolve();
+      turnOver = true;
+      for (const resolve of outcomes.splice(0)) resolve();
     }
   }
 
