@@ -1,12 +1,15 @@
-import { unlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, unlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { watch } from "chokidar";
 import { afterEach, describe, expect, it } from "vitest";
 import { type LoadedConfig, reloadConfigWithPlugins } from "../src/core/config.js";
 import { configDigest } from "../src/core/config-digest.js";
 import type { ConfigSectionEntry } from "../src/core/config-sections.js";
-import { createMemoryLogger, type LogLine } from "../src/core/logger.js";
+import { createMemoryLogger, type LogLine, silentLogger } from "../src/core/logger.js";
 import { builtinConfigSections } from "../src/main.js";
-import { ConfigReloader } from "../src/runtime/config-reloader.js";
+import { ConfigReloader, type ConfigReloaderOptions } from "../src/runtime/config-reloader.js";
+import { CONFIG_RECHECK_MS, ConfigWatcher } from "../src/runtime/config-watcher.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { done, startTestGateway, type TestGateway } from "./helpers/gateway-harness.js";
 
@@ -46,6 +49,8 @@ async function setup(
     /** The restart callback waits for this (a restart under way). */
     restartGate?: Promise<void>;
     config?: Json;
+    /** The reloader's watcher; default none (each test calls `reload()`). `clock`: the gateway's manual clock. */
+    watch?: (clock: TestGateway["clock"]) => NonNullable<ConfigReloaderOptions["watch"]>;
   } = {},
 ): Promise<Setup> {
   const fake = await startFakeOpenAI();
@@ -78,7 +83,7 @@ async function setup(
     },
     logger,
     clock: t.clock,
-    watch: () => ({ start: async () => {}, close: async () => {} }),
+    watch: options.watch?.(t.clock) ?? (() => ({ start: async () => {}, close: async () => {} })),
   });
   await reloader.start();
   const s = { t, reloader, path, lines, restarts, save, base, fake };
@@ -100,6 +105,15 @@ const withSession = (base: Json, session: Json): Json => {
 /** Resolves once `condition()` holds, checked after each turn of the event loop (no fixed wait). */
 async function waitUntil(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Resolves once `condition()` holds, checked after each turn of the event loop; fails naming `what` after 10 s. */
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within 10 s`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
 
 const infoLines = (lines: LogLine[]) => lines.filter((l) => l.level === "info").map((l) => l.message);
@@ -233,6 +247,48 @@ describe("config reload on a running gateway", () => {
     expect(await reloader.reload()).toBe("applied");
     expect(t.gateway.config.inbound.reply.agent.model).toBe("back");
     expect(t.gateway.configState.snapshot(0).deleted).toBeUndefined();
+  });
+
+  it("after the path was a folder (EISDIR), the next valid save is applied, even when chokidar lost track of it", async () => {
+    // The real watcher on the real file. Its first chokidar watches an empty folder: like one that lost track of
+    // the path (seen when the path turned into a folder while chokidar scanned), it reports nothing. Those started
+    // anew watch the real folder.
+    const empty = await mkdtemp(join(tmpdir(), "clawdis-watch-empty-"));
+    let chokidars = 0;
+    const { t, reloader, save, base, path } = await setup({
+      watch: (clock) => (file, onEvent) =>
+        new ConfigWatcher({
+          path: file,
+          onEvent,
+          logger: silentLogger,
+          clock,
+          watchFolder: (folder, opts) => watch(chokidars++ === 0 ? empty : folder, opts),
+        }),
+    });
+    try {
+      await unlink(path);
+      await mkdir(path);
+      // The look an event would start: the read fails, the edit is rejected, /status says so.
+      expect(await reloader.reload()).toBe("rejected");
+      expect(t.gateway.configState.snapshot(0).rejected?.error).toMatch(/EISDIR/);
+      await rm(path, { recursive: true });
+      await save(withAgent(base, { model: "after-the-folder" }));
+      t.clock.advance(CONFIG_RECHECK_MS);
+      await until(
+        () => t.gateway.config.inbound.reply.agent.model === "after-the-folder",
+        "the save applied",
+      );
+      expect(t.gateway.configState.snapshot(0).rejected).toBeUndefined();
+      // And the save after it, through the chokidar started anew.
+      await save(withAgent(base, { model: "and-the-next" }));
+      await until(
+        () => t.gateway.config.inbound.reply.agent.model === "and-the-next",
+        "the next save applied",
+      );
+      expect(chokidars).toBe(2);
+    } finally {
+      await rm(empty, { recursive: true, force: true });
+    }
   });
 
   it("the same text saved again (a touch) is no change and no line", async () => {

@@ -4,7 +4,7 @@ import { type ConfigDiff, describeDiff } from "../core/config-diff.js";
 import { configDigest } from "../core/config-digest.js";
 import type { ClawdisConfig } from "../core/config-schema.js";
 import type { ConfigSectionEntry } from "../core/config-sections.js";
-import { describeError } from "../core/errors.js";
+import { ClawdisError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { Env } from "../core/paths.js";
 import type { PluginReloadPlan } from "../host/plugin-host.js";
@@ -45,13 +45,15 @@ export interface ConfigReloaderOptions {
   logger: Logger;
   clock: Clock;
   /** Watching the file (default: a ConfigWatcher on `loaded.path`); tests may drive `reload()` instead. */
-  watch?: (
-    path: string,
-    onEvent: (event: ConfigFileEvent) => void,
-  ) => {
-    start(): Promise<void>;
-    close(): Promise<void>;
-  };
+  watch?: (path: string, onEvent: (event: ConfigFileEvent) => void) => ConfigFileWatch;
+}
+
+/** What the reloader needs of its watcher (ConfigWatcher). */
+export interface ConfigFileWatch {
+  start(): Promise<void>;
+  close(): Promise<void>;
+  /** The file could not be read: the watcher makes sure it sees the next save (ConfigWatcher.recover). */
+  recover?(): void;
 }
 
 /** How one look at the file ended. */
@@ -74,14 +76,16 @@ export type ReloadOutcome =
  *   one log line per change names the changed keys (never a value);
  * - an invalid edit (syntax, schema, a plugin's settings, a plugin in plugins.load that does not load) changes
  *   nothing: the gateway keeps the last good config, the error is logged as at start, and `/status` says so
- *   until a good save; a deleted file keeps the last good config with a warning;
+ *   until a good save; a deleted file keeps the last good config with a warning; a file that cannot be read
+ *   (a folder at its path, no permission) is rejected the same way, and the watcher is told to recover, so the
+ *   next valid save is applied (no restart needed);
  * - looks at the file run one at a time; changes that arrive meanwhile are read once more afterwards (the last
  *   save wins);
  * - saving the same text again does nothing.
  */
 export class ConfigReloader {
   private readonly path: string;
-  private watcher: { start(): Promise<void>; close(): Promise<void> } | undefined;
+  private watcher: ConfigFileWatch | undefined;
   private running: Promise<ReloadOutcome> | undefined;
   private again = false;
   private againInitial = false;
@@ -165,6 +169,8 @@ export class ConfigReloader {
         this.options.loadSections,
       );
     } catch (error) {
+      // The file could not be read (not: it did not parse): the watcher may have lost track of it.
+      if (error instanceof ClawdisError && error.code === "IO") this.watcher?.recover?.();
       return this.reject(error, undefined);
     }
     if (!read.exists) {

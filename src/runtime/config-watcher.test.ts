@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
-import { mkdtemp, rename, rm, unlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rename, rm, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { watch } from "chokidar";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Clock } from "../core/clock.js";
 import { silentLogger } from "../core/logger.js";
@@ -56,6 +57,14 @@ describe("ConfigWatcher: every way an editor saves counts, nothing else does", (
       check();
     });
 
+  /** Fires the next poll timer the watcher set (waiting until it sets one), as `recheckMs` passing would. */
+  const firePoll = async (): Promise<void> => {
+    const timer = await recheckSet();
+    timer.cleared = true;
+    timer.fn();
+    // The poll's look and its chokidar start run after the timer: until it set the next timer or reported.
+    await new Promise((resolve) => setImmediate(resolve));
+  };
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), "clawdis-watch-"));
     file = join(dir, "clawdis.json");
@@ -165,6 +174,46 @@ describe("ConfigWatcher: every way an editor saves counts, nothing else does", (
     await next((s) => s.content?.includes("warn") === true);
     expect(seen.at(-1)?.content).toBe("{ logging: { level: 'warn' } }\n");
     for (const s of seen) expect(s.content).toMatch(/^\{ logging: \{ level: '(debug|warn)' \} \}\n$/);
+  });
+
+  it("after a read error it recovers even when chokidar lost track: the next save, and the ones after, are seen", async () => {
+    await watcher.close();
+    // The first chokidar watches an empty folder: like one that lost track of the path (seen when the path turned
+    // into a folder while chokidar scanned), it reports nothing. Those started anew watch the real folder.
+    const empty = await mkdtemp(join(tmpdir(), "clawdis-watch-empty-"));
+    let started = 0;
+    const recovering = new ConfigWatcher({
+      path: file,
+      logger: silentLogger,
+      clock,
+      watchFolder: (folder, options) => watch(started++ === 0 ? empty : folder, options),
+      onEvent: (event) => {
+        seen.push({ event, content: existsSync(file) ? readFileSync(file, "utf8") : null });
+        wake();
+      },
+    });
+    try {
+      await recovering.start();
+      await unlink(file);
+      await mkdir(file);
+      // What the reloader does when its read fails (EISDIR).
+      recovering.recover();
+      // Still a folder at the first look: nothing is reported, and it looks again.
+      await firePoll();
+      expect(seen).toEqual([]);
+      await rm(file, { recursive: true });
+      await writeFile(file, "{ logging: { level: 'debug' } }\n");
+      await firePoll();
+      await next((s) => s.content?.includes("debug") === true);
+      expect(started).toBe(2);
+      // The new chokidar reports the next save by itself.
+      await writeFile(file, "{ logging: { level: 'warn' } }\n");
+      await next((s) => s.content?.includes("warn") === true);
+      expect(seen.map((s) => s.event)).toEqual(["changed", "changed"]);
+    } finally {
+      await recovering.close();
+      await rm(empty, { recursive: true, force: true });
+    }
   });
 
   it("reports nothing after close", async () => {

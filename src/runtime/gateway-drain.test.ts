@@ -121,7 +121,7 @@ describe("gateway: drain on stop and restart", () => {
     expect(await journalEnds(stateDir)).toEqual(["replied"]);
   });
 
-  it("with another message waiting, the drained turn ends with the stop notice; the waiting one is answered after", async () => {
+  it("with another message waiting, the drained turn resumes after the restart and is answered before it", async () => {
     const blocking = blockingTool();
     const first = await start([blocking.tool]);
     fake.enqueue({ toolCalls: [{ name: "wait", arguments: {}, id: "c1" }] });
@@ -132,28 +132,31 @@ describe("gateway: drain on stop and restart", () => {
     const stopping = first.gateway.stop();
     blocking.release();
     await stopping;
-    const told = await done(running);
-    const notice =
-      "The gateway is stopping, so I stopped partway through your message (more messages came in meanwhile); send it again once the gateway is back.";
-    expect(told.payloads).toEqual([{ text: notice }]);
+    const notice = "The gateway is stopping; your message will be answered after it restarts.";
+    expect((await done(running)).payloads).toEqual([{ text: notice }]);
     expect(first.chat.textsTo("c-alice")).toEqual([notice]);
     expect((await done(waiting)).stopReason).toBe("aborted");
-    expect(await journalEnds(stateDir)).toEqual(["replied"]);
-    // The notice is the turn's final reply: a crash now would deliver it, never call the model for it again.
-    const last = (await first.transcript()).at(-1);
-    expect(last?.message).toEqual({ role: "assistant", content: notice });
-    expect(last?.meta).toMatchObject({ final: true, drained: "others wait" });
+    // Both records stay open: nothing was handed back to the person.
+    expect(await journalEnds(stateDir)).toEqual([]);
+    expect(first.logs.some((l) => l.message === "turn drained" && l.fields?.othersWaiting === 1)).toBe(true);
 
-    fake.setDefault((body) => ({ text: `answer ${body.messages.filter((m) => m.role === "user").length}` }));
+    fake.setDefault((body) => ({
+      text: `answer ${body.messages.filter((m) => m.role === "user").length}: ${body.messages.at(-1)?.content}`,
+    }));
     const second = await start([blocking.tool]);
-    await second.chat.waitForSent(1);
+    await second.chat.waitForSent(2);
     await second.idle();
-    expect(second.chat.textsTo("c-bob")).toEqual(["answer 2"]);
-    expect(second.chat.textsTo("c-alice")).toEqual([]);
-    expect(fake.requests).toHaveLength(2);
+    // Alice's turn goes on from its tool result, and is answered first; then bob's message.
+    expect(second.chat.sent.map((m) => [m.chatId, m.text])).toEqual([
+      ["c-alice", "answer 1: wait done"],
+      ["c-bob", "answer 2: bob asks"],
+    ]);
+    expect(blocking.runs).toHaveLength(1);
+    expect(fake.requests).toHaveLength(3);
+    expect(await journalEnds(stateDir)).toEqual(["replied", "replied"]);
   });
 
-  it("a message that would join at the batch boundary does not join a drained turn: it is answered after the restart", async () => {
+  it("a message that would join at the batch boundary does not join a drained turn: it is answered after the resumed one", async () => {
     const blocking = blockingTool();
     const first = await start([blocking.tool]);
     fake.enqueue({ toolCalls: [{ name: "wait", arguments: {}, id: "c1" }] });
@@ -163,12 +166,51 @@ describe("gateway: drain on stop and restart", () => {
     const stopping = first.gateway.stop();
     blocking.release();
     await stopping;
-    expect((await done(running)).payloads[0]?.text).toMatch(/stopped partway .*more messages came in/);
+    expect((await done(running)).payloads).toEqual([
+      { text: "The gateway is stopping; your message will be answered after it restarts." },
+    ]);
     expect((await done(joining)).stopReason).toBe("aborted");
     fake.setDefault((body) => ({ text: `answering: ${body.messages.at(-1)?.content}` }));
     const second = await start([blocking.tool]);
+    await second.chat.waitForSent(2);
+    expect(second.chat.textsTo("c-alice")).toEqual(["answering: wait done", "answering: and this too"]);
+  });
+
+  it("a drained turn whose answer text was shown resumes from that text; the notice says the answer will be finished", async () => {
+    const blocking = blockingTool();
+    const first = await start([blocking.tool]);
+    fake.enqueue({
+      text: "Let me look.",
+      toolCalls: [{ name: "wait", arguments: {}, id: "c1" }],
+      hang: "after-first-output",
+      chunks: 2,
+    });
+    const streaming = new Promise<void>((resolve) => {
+      first.gateway.onEvent((e) => {
+        if (e.type === "delta" && e.text.length > 0) resolve();
+      });
+    });
+    const running = await first.chat.inject({ text: "look it up" });
+    await streaming;
+    const stopping = first.gateway.stop();
+    fake.release();
+    await stopping;
+    const notice = "The gateway is stopping; I will finish this answer after it restarts.";
+    expect((await done(running)).payloads).toEqual([{ text: notice }]);
+    expect(first.chat.textsTo("c-alice")).toEqual([notice]);
+    // The tool asked for while draining did not run; its call has its result.
+    expect(blocking.runs).toEqual([]);
+    expect(await journalEnds(stateDir)).toEqual([]);
+
+    fake.enqueue({ text: "found it" });
+    const second = await start([blocking.tool]);
     await second.chat.waitForSent(1);
-    expect(second.chat.textsTo("c-alice")).toEqual(["answering: and this too"]);
+    expect(second.chat.textsTo("c-alice")).toEqual(["found it"]);
+    // The resumed call holds what was shown: the model goes on from it.
+    expect(fake.requests[1]?.body.messages.slice(-2)).toMatchObject([
+      { role: "assistant", content: "Let me look." },
+      { role: "tool", tool_call_id: "c1", content: "Not run: the gateway is stopping." },
+    ]);
   });
 
   it("a message that joined the turn before the drain goes with it: one resumed reply answers both", async () => {
@@ -274,8 +316,18 @@ describe("gateway: drain on stop and restart", () => {
 
   it("a restart says restarting; a drain that misses its deadline aborts the tool and leaves the record open", async () => {
     const blocking = blockingTool();
-    const first = await start([blocking.tool]);
-    fake.enqueue({ toolCalls: [{ name: "wait", arguments: {}, id: "c1" }] });
+    let quickRuns = 0;
+    const counted: ToolDefinition = {
+      ...quick,
+      execute: async () => ({ ok: true, output: `quick ${++quickRuns}` }),
+    };
+    const first = await start([blocking.tool, counted]);
+    fake.enqueue({
+      toolCalls: [
+        { name: "wait", arguments: {}, id: "c1" },
+        { name: "quick", arguments: {}, id: "c2" },
+      ],
+    });
     const running = await first.chat.inject({ text: "stuck job" });
     await blocking.started;
     const stopping = first.gateway.stop({ mode: "restarting" });
@@ -289,5 +341,25 @@ describe("gateway: drain on stop and restart", () => {
     ]);
     expect(first.logs.some((l) => /did not reach a safe point within 20 s/.test(l.message))).toBe(true);
     expect(await journalEnds(stateDir)).toEqual([]);
+    // The call cut off before it began gets its result: the resumed turn is told, and it does not run.
+    expect((await first.transcript()).map((m) => `${m.message.role}:${m.message.content ?? ""}`)).toEqual([
+      "user:stuck job",
+      "assistant:",
+      // The tool under way got its abort signal: executeTool's result for it.
+      "tool:wait was stopped.",
+      "tool:Not run: the gateway stopped before this call ran.",
+    ]);
+
+    fake.enqueue({ text: "picked up again" });
+    const second = await start([blocking.tool, counted]);
+    await second.chat.waitForSent(1);
+    expect(second.chat.textsTo("c-alice")).toEqual(["picked up again"]);
+    expect(fake.requests[1]?.body.messages.at(-1)).toMatchObject({
+      role: "tool",
+      tool_call_id: "c2",
+      content: "Not run: the gateway stopped before this call ran.",
+    });
+    expect(quickRuns).toBe(0);
+    expect(blocking.runs).toHaveLength(1);
   });
 });

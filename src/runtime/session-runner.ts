@@ -105,6 +105,8 @@ interface TurnTrace {
   /** The entries the turn appended (responses, tool results, hook state). */
   entries: TranscriptEntry[];
   textStreamed: boolean;
+  /** The tool calls that began to run (their `tool-call` event), in order. */
+  callsStarted: string[];
   /**
    * The turn's transcript entries, in the order written, that no journal `reply` record (or fsync) made durable
    * yet: the person's message, those that joined, what the turn appended.
@@ -648,7 +650,12 @@ export class SessionRunner {
         (e as MessageEntry).meta?.journalId === item.jid &&
         (e as MessageEntry).message.role === "user",
     );
-    const trace: TurnTrace = { entries: [], textStreamed: false, unsynced: said ? [said] : [] };
+    const trace: TurnTrace = {
+      entries: [],
+      textStreamed: false,
+      callsStarted: [],
+      unsynced: said ? [said] : [],
+    };
     // A reply to the local API ends its records with its journal record (the API's answer follows it at once,
     // as it follows an `end`); a transport's are ended by the outbox once the chat has the reply.
     const localEnds = (entries: TranscriptEntry[]): ReplyEnd[] =>
@@ -658,10 +665,16 @@ export class SessionRunner {
     const chat = { channel: item.message.channel, chatId: item.message.chatId };
     // Outcomes resolve after the turn-end event and the turn's log line: whoever waits for a message's outcome
     // sees the turn over, as every watcher does.
+    // Once the turn is over (`turnOver`), an outcome resolves at once: one given after it (a failure the turn threw,
+    // kept for a retry: the "kept" notice) must still reach whoever waits (an API stream ends with it).
     const outcomes: (() => void)[] = [];
+    let turnOver = false;
     const deferOutcome = (w: WorkItem) => {
       const resolve = w.resolve;
-      w.resolve = (outcome) => outcomes.push(() => resolve(outcome));
+      w.resolve = (outcome) => {
+        if (turnOver) resolve(outcome);
+        else outcomes.push(() => resolve(outcome));
+      };
     };
     deferOutcome(item);
     const attachments: OutboundAttachment[] = [];
@@ -698,6 +711,7 @@ export class SessionRunner {
         },
         emit: (event) => {
           if (event.type === "delta" && event.text.length > 0) trace.textStreamed = true;
+          if (event.type === "tool-call") trace.callsStarted.push(event.callId);
           events.emit(event);
           if (event.type === "tool-call")
             events.emit({ type: "processing", sessionKey: key, state: "tool", ...chat, ts: clock.now() });
@@ -803,7 +817,8 @@ export class SessionRunner {
         ts: clock.now(),
       });
       events.emit({ type: "processing", sessionKey: key, state: "idle", ...chat, ts: clock.now() });
-      for (const resolve of outcomes) resolve();
+      turnOver = true;
+      for (const resolve of outcomes.splice(0)) resolve();
     }
   }
 
@@ -845,17 +860,13 @@ export class SessionRunner {
       await this.finishReply(key, item, joined, result.text, run.ids, result, attachments);
       return;
     }
-    if (result.drained && !signal.aborted) {
-      await this.settleDrained(key, item, joined, run, trace);
-      return;
-    }
     const abortReason: unknown = signal.reason;
-    if (result.stopReason === "aborted" && abortReason === "shutdown") {
-      // The drain deadline passed: left open in the journal, the next start finishes it (as after a SIGKILL).
-      const text = drainNotice(this.draining ?? "stopping", { action: "resume", why: "nothing done yet" });
-      await this.deliver(item, text, "notice");
-      for (const w of [item, ...joined])
-        w.resolve(this.outcomeFor(w, "aborted", [text], "the gateway is stopping", run.ids));
+    // Drained at a safe point, or aborted when the drain deadline passed: either way the turn resumes.
+    if (
+      (result.drained && !signal.aborted) ||
+      (result.stopReason === "aborted" && abortReason === "shutdown")
+    ) {
+      await this.settleDrained(key, item, joined, run, trace);
       return;
     }
     const told =
@@ -882,10 +893,12 @@ export class SessionRunner {
   }
 
   /**
-   * A turn a drain ended at a safe point (docs/runtime.md, Stopping and restarting). `resume`: the person is told,
-   * the records stay open, and the next start runs the turn again from the transcript. `tell`: the stop notice is
-   * the turn's final reply (stored with `meta.final` before it is sent, so a crash now delivers it, never a second
-   * answer), and the records end with its delivery; the session takes the next message.
+   * A turn a drain ended at a safe point, or aborted at the drain deadline (docs/runtime.md, Stopping and
+   * restarting): it resumes. Its tool calls without a result get one (not run, or cut short: `decideDrainedTurn`),
+   * written before anything else, so the resumed turn knows and runs none of them again silently; the person is
+   * told in one line; the records of messages that joined the turn end (its resumed reply answers them); its own
+   * record stays open, and the next start runs the turn again from the transcript, before the messages that
+   * waited behind it (the replay keeps the order the journal accepted them in).
    */
   private async settleDrained(
     key: string,
@@ -898,45 +911,45 @@ export class SessionRunner {
     const decision = decideDrainedTurn({
       entries: trace.entries,
       textStreamed: trace.textStreamed,
+      callsStarted: trace.callsStarted,
       othersWaiting: this.deps.waiting?.(key) ?? 0,
     });
     const text = drainNotice(mode, decision);
-    this.deps.logger.info("turn drained", { session: key, journalId: item.jid, ...decision });
-    const all = [item, ...joined];
-    if (decision.action === "resume") {
-      await this.deliver(item, text, "notice");
-      // Messages that joined the turn are in its context: the resumed turn's reply answers them with the first
-      // (a replay takes each open record on its own, so theirs end now).
-      for (const w of joined)
-        await this.deps.journal.end(
-          w.jid,
-          "replied",
-          this.deps.clock.now(),
-          `joined ${item.jid}, which resumes`,
-        );
-      for (const w of all)
-        w.resolve(this.outcomeFor(w, "aborted", [text], `the gateway is ${mode}`, run.ids));
-      return;
+    this.deps.logger.info("turn drained", {
+      session: key,
+      journalId: item.jid,
+      action: decision.action,
+      why: decision.why,
+      ...(decision.results.length > 0 ? { callsWithoutResult: decision.results.length } : {}),
+      othersWaiting: this.deps.waiting?.(key) ?? 0,
+    });
+    if (decision.results.length > 0) {
+      const ts = new Date(this.deps.clock.now()).toISOString();
+      await this.append(
+        key,
+        run.transcriptPath,
+        decision.results.map((r) => ({
+          type: "message",
+          id: newEntryId(),
+          ts,
+          message: { role: "tool", tool_call_id: r.callId, content: r.content },
+          meta: { tool: r.name, ok: false, refused: true },
+        })),
+        { header: run.header },
+      );
     }
-    // One final entry per message of the turn (the same notice): each record's answer is in the transcript, so a
-    // crash before the records end replays the notice, never the model.
-    const entries: MessageEntry[] = all.map((w) => ({
-      type: "message",
-      id: newEntryId(),
-      ts: new Date(this.deps.clock.now()).toISOString(),
-      message: { role: "assistant", content: text },
-      meta: {
-        channel: w.message.channel,
-        chatId: w.message.chatId,
-        journalId: w.jid,
-        final: true,
-        drained: decision.why,
-      },
-    }));
-    await this.appendDurably(key, run, entries, trace, item.local ? replyEnds(item, joined) : []);
-    this.publishReply(key, item, text);
-    await this.deliver(item, text, "notice", { end: all.map((w) => w.jid) });
-    for (const w of all) w.resolve(this.outcomeFor(w, "aborted", [text], `the gateway is ${mode}`, run.ids));
+    await this.deliver(item, text, "notice");
+    // Messages that joined the turn are in its context: the resumed turn's reply answers them with the first
+    // (a replay takes each open record on its own, so theirs end now).
+    for (const w of joined)
+      await this.deps.journal.end(
+        w.jid,
+        "replied",
+        this.deps.clock.now(),
+        `joined ${item.jid}, which resumes`,
+      );
+    for (const w of [item, ...joined])
+      w.resolve(this.outcomeFor(w, "aborted", [text], `the gateway is ${mode}`, run.ids));
   }
 
   /** The agent's final text as a `message` event (watchers: the web chat, `clawdis chat --attach`). */

@@ -1,4 +1,4 @@
-import { rename, unlink, writeFile } from "node:fs/promises";
+import { mkdir, rename, rm, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanupAll, deepMerge, E2eState, freePort, type GatewayProcess, type Json } from "./harness.js";
@@ -183,6 +183,26 @@ describe("e2e: changing clawdis.json while the gateway runs", () => {
     await gw.agent("which model?");
     expect(state.fake.requests.slice(before).map((r) => r.body.model)).toEqual(["model-two"]);
     expect(await statusText(gw)).not.toContain("was deleted");
+  });
+
+  it("the config path was a folder for a moment (EISDIR): the next valid save applies without a restart", async () => {
+    const state = await E2eState.create();
+    const gw = await state.startGateway();
+    // At once after start, as in the review that found chokidar going blind after it (while it scans the folder).
+    let from = gw.stderr.length;
+    await unlink(state.configPath);
+    await mkdir(state.configPath);
+    await gw.stderr.waitFor(/config edit rejected, .*EISDIR/, { from });
+    from = gw.stderr.length;
+    await rm(state.configPath, { recursive: true });
+    await state.writeConfig(
+      state.configFor({ config: { inbound: { reply: { agent: { model: "after-the-folder" } } } } }),
+    );
+    await gw.stderr.waitFor("config change: applied live: inbound.reply.agent.model", { from });
+    const before = state.fake.requests.length;
+    await gw.agent("which model?");
+    expect(state.fake.requests.slice(before).map((r) => r.body.model)).toEqual(["after-the-folder"]);
+    expect(await statusText(gw)).not.toMatch(/rejected|EISDIR/);
   });
 
   it("a port change restarts the gateway in-process on the new port (same process)", async () => {

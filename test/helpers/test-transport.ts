@@ -25,6 +25,8 @@ export class TestTransport {
   down = false;
   /** When set, `start()` waits for it (a transport still connecting); `inject` works meanwhile. */
   startGate: Promise<void> | undefined;
+  /** When set, called as the gateway starts the transport (before `startGate`): a chat app handing in at once. */
+  onStart: (() => void) | undefined;
   /** Whether the transport sends attachments (else the core names them in the text). */
   attachments = false;
   context: PluginContext | undefined;
@@ -65,6 +67,7 @@ export class TestTransport {
             },
           },
           start: async () => {
+            self.onStart?.();
             await self.startGate;
           },
         };
