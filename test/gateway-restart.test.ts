@@ -96,7 +96,7 @@ describe("gateway: stop and restart lose nothing and answer nothing twice", () =
       .poll(() =>
         first.logs.some(
           (l) =>
-            l.message === "send failed; trying again" &&
+            l.message === "send failed; trying again until it goes through" &&
             String(l.fields?.error).includes("chat service unreachable"),
         ),
       )

@@ -149,7 +149,7 @@ describe("gateway: drain on stop and restart", () => {
     // Alice's turn goes on from its tool result, and is answered first; then bob's message.
     expect(second.chat.sent.map((m) => [m.chatId, m.text])).toEqual([
       ["c-alice", "answer 1: wait done"],
-      ["c-bob", "answer 2: bob asks"],
+      ["c-bob", "answer 2: Bob: bob asks"],
     ]);
     expect(blocking.runs).toHaveLength(1);
     expect(fake.requests).toHaveLength(3);
