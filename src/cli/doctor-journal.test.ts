@@ -52,6 +52,28 @@ describe("doctor: the journal", () => {
     expect(code).toBe(0);
   });
 
+  it("counts a message a reply record ends (`ends`) as answered", async () => {
+    const reply = JSON.stringify({
+      op: "reply",
+      at: 2,
+      id: "r1",
+      sessionKey: "main",
+      sessionId: "s1",
+      entries: [],
+      ends: [{ jid: "a" }],
+    });
+    await writeFile(
+      join(state, "journal", "inbound.jsonl"),
+      `${[accept("a"), accept("b"), reply].join("\n")}\n`,
+      {
+        mode: 0o600,
+      },
+    );
+    const { code, out } = await doctor();
+    expect(out).toMatch(/✓ journal .*inbound\.jsonl: 0\.0 MB, 1 message not answered yet/);
+    expect(code).toBe(0);
+  });
+
   it("reports a journal that has grown too large as a problem", async () => {
     const handle = await open(join(state, "journal", "inbound.jsonl"), "w", 0o600);
     // Sparse: a file of zeros (no newline) past the limit, without writing it.
