@@ -102,7 +102,7 @@ describe("TelegramRuntime", () => {
     expect(tg.chatActions).toEqual([{ chatId: "7", action: "typing" }]);
   });
 
-  it("a 401 at start is fatal and says to check the token", async () => {
+  it("a 401 at start is fatal and says which token to check", async () => {
     const { tg, dir, runtime } = await setup(async () => ({ status: "duplicate" }));
     cleanup = async () => {
       await tg.close();
@@ -110,7 +110,7 @@ describe("TelegramRuntime", () => {
     };
     tg.failNext("getMe", { status: 401, description: "Unauthorized" });
     const error = await runtime.start(new AbortController().signal).catch((e: unknown) => e);
-    expect(error).toMatchObject({ fatal: true, message: expect.stringContaining("check the token") });
+    expect(error).toMatchObject({ fatal: true, message: expect.stringContaining("check telegram.botToken") });
     await runtime.stop();
   });
 });

@@ -21,6 +21,8 @@ const POLL_TIMEOUT_SECONDS = 25;
 
 export interface RuntimeOptions {
   token: string;
+  /** Where the token came from (`telegram.botToken` or `TELEGRAM_BOT_TOKEN`): a 401 says what to fix. */
+  tokenSource?: string;
   now?: () => number;
   random?: () => number;
 }
@@ -138,7 +140,7 @@ export class TelegramRuntime {
   }
 
   private startError(error: unknown): Error {
-    const failure = classifyError(error);
+    const failure = classifyError(error, this.options.tokenSource);
     const wrapped = new Error(failure.message, { cause: error });
     if (failure.kind === "unauthorized") return Object.assign(wrapped, { fatal: true });
     return wrapped;
@@ -173,7 +175,7 @@ export class TelegramRuntime {
       } catch (error) {
         if (signal.aborted) return;
         failures += 1;
-        const failure = classifyError(error);
+        const failure = classifyError(error, this.options.tokenSource);
         this.noteError(failure.message);
         if (failure.kind === "unauthorized") {
           this.snapshot.phase = "offline";
