@@ -1,4 +1,5 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
+import { createServer as createHttpServer } from "node:http";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -375,5 +376,53 @@ describe("doctor: the model", () => {
       `✗ model nope (from env OPENAI_MODEL) is not in the list of ${fake.url} (test-model, fake-model)`,
     );
     expect(code).toBe(1);
+  });
+});
+
+describe("doctor: a running gateway that has no config file", () => {
+  it("says it runs on the defaults (never 'which is gone now'), and takes the model from the gateway", async () => {
+    // What a gateway started without a file answers at GET /api/status (its config digest is null).
+    const configFile = join(state, "clawdis.json");
+    const body = {
+      pid: process.pid,
+      config: { path: configFile, sha256: null, appliedAt: 1 },
+      transports: [{ id: "webchat", state: "ok", restarts: 0 }],
+      model: {
+        configured: true,
+        name: "env-model",
+        source: "env OPENAI_MODEL",
+        baseUrl: fake.url,
+        endpointSource: "env OPENAI_BASE_URL",
+        reachable: true,
+        checkedAt: Date.now(),
+      },
+    };
+    const server = createHttpServer((req, res) => {
+      const ok = req.url === "/api/status" && req.headers.authorization === "Bearer gateway-token-0123456789";
+      res.writeHead(ok ? 200 : 401, { "content-type": "application/json" });
+      res.end(JSON.stringify(ok ? body : { error: "unauthorized" }));
+    });
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      await mkdir(state, PRIVATE_DIR);
+      await writeFile(join(state, "gateway.token"), "gateway-token-0123456789\n", PRIVATE_FILE);
+      await writeFile(
+        join(state, "gateway.json"),
+        JSON.stringify({ pid: process.pid, url, startedAt: 1 }),
+        PRIVATE_FILE,
+      );
+      // doctor's own environment names no model: only the gateway knows it.
+      const { out } = await doctor(false, false, {});
+      expect(out).toContain(
+        `✓ the running gateway (pid ${process.pid}) runs on every default: there is no config file at ${configFile}`,
+      );
+      expect(out).not.toContain("gone now");
+      expect(out).not.toContain("No model is configured");
+      expect(out).toContain(`✓ the running gateway (pid ${process.pid}): webchat ok`);
+      expect(out).toContain("the running gateway uses model env-model (from env OPENAI_MODEL)");
+    } finally {
+      await new Promise((done) => server.close(done));
+    }
   });
 });
