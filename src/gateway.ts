@@ -4,7 +4,6 @@ import { selectTools } from "./agent/tools/index.js";
 import { type Clock, systemClock } from "./core/clock.js";
 import { diffConfig } from "./core/config-diff.js";
 import type { ClawdisConfig } from "./core/config-schema.js";
-import { formatAge } from "./core/format.js";
 import { type Logger, setLogLevel } from "./core/logger.js";
 import { type Env, resolveConfigPath, stateDir as stateDirOf } from "./core/paths.js";
 import { type BasePluginContext, PluginHost } from "./host/plugin-host.js";
@@ -44,7 +43,8 @@ import {
 import { SessionRegistry } from "./runtime/session-registry.js";
 import { SessionRunner, type WorkItem } from "./runtime/session-runner.js";
 import { stateLockPath } from "./runtime/state-lock.js";
-import { formatStatus } from "./runtime/status-report.js";
+import type { StatusAudience } from "./runtime/status-report.js";
+import { statusText } from "./runtime/status-text.js";
 import { TranscriptSync } from "./runtime/transcript-sync.js";
 import { warmSessions } from "./runtime/warm-sessions.js";
 import { removeAbandonedTempFiles } from "./sessions/abandoned-temp-files.js";
@@ -600,7 +600,10 @@ export class Gateway {
       case "none":
         return false;
       case "status":
-        await this.runner.answer(item, await this.statusText(key));
+        await this.runner.answer(
+          item,
+          await this.statusText(key, item.message.chatType === "group" ? "group" : "direct"),
+        );
         return true;
       case "stop": {
         const stopped = this.runner.abort(key, "stop");
@@ -638,36 +641,32 @@ export class Gateway {
     return this.runner.recorded();
   }
 
-  async statusText(key: string): Promise<string> {
+  /** `/status` for session `key`; `audience` "group": without local paths and the endpoint URL (status-text.ts). */
+  async statusText(key: string, audience: StatusAudience = "direct"): Promise<string> {
     // The session's last turn wrote its usage after its reply went out: /status shows it.
     await this.runner.recorded(key);
     const entry = await this.store.get(key);
     const probe = this.modelProbe.snapshot();
     this.modelProbe.refreshIfStale();
-    const restart = this.restartInfo();
-    const lines = formatStatus({
+    const restarted = this.restartInfo();
+    return statusText({
       version: this.options.version,
       now: this.clock.now(),
       startedAt: this.startedAt,
+      ...(restarted ? { restarted } : {}),
+      audience,
       sessionKey: key,
       entry,
       storePath: this.store.path,
       contextWindow: this.config.inbound.reply.agent.contextTokens,
-      transports: this.host
-        .states()
-        .map((s) => ({ id: s.id, state: s.state, ...(s.detail ? { detail: s.detail } : {}) })),
+      transports: this.host.states(),
       model: probe,
       parked: this.outbox.parked(),
       busy: this.queue.isBusy(key),
       waiting: this.queue.waiting(key),
       config: this.configState.snapshot(this.clock.now()),
-    }).split("\n");
-    const undelivered = undeliverableLine(this.outbox.undeliverable(), this.clock.now());
-    if (undelivered) lines.push(undelivered);
-    // Under the gateway's own line: an in-process restart ("restarted 2m ago: config change").
-    if (restart)
-      lines.splice(1, 0, `restarted ${formatAge(this.clock.now() - restart.at)} ago: ${restart.reason}`);
-    return lines.join("\n");
+      undelivered: undeliverableLine(this.outbox.undeliverable(), this.clock.now()),
+    });
   }
 
   isBusy(key: string): boolean {

@@ -217,11 +217,25 @@ describe("gateway: sessions at work", () => {
     const text = status.payloads[0]!.text;
     expect(text).toContain("Session: main");
     expect(text).toContain("Model: fake-model at");
-    expect(text).toContain("Transports: chat ok");
+    expect(text).toMatch(/^chat ok$/m);
     expect(text).toContain("Turn: running");
     expect(t.fake.requests).toHaveLength(1);
     t.fake.release();
     expect((await done(running)).stopReason).toBe("end");
+  });
+
+  it("/status in a group shows no local path and no endpoint URL; in a direct chat it does", async () => {
+    t = await startTestGateway();
+    const direct = (await done(await t.chat.inject({ text: "/status" }))).payloads[0]!.text;
+    expect(direct).toContain(`Store: ${t.gateway.store.path}`);
+    expect(direct).toContain(`at ${t.fake.url}`);
+    const asked = { text: "/status", chatId: "g-1", chatType: "group", mentioned: true } as const;
+    const group = (await done(await t.chat.inject(asked))).payloads[0]!.text;
+    expect(group).toContain("Session: group:");
+    expect(group).toMatch(/^Model: fake-model — /m);
+    expect(group).not.toContain("Store:");
+    expect(group).not.toContain(t.gateway.store.path);
+    expect(group).not.toContain(t.fake.url);
   });
 
   it("/stop really aborts the running turn; the model request goes away", async () => {
@@ -330,7 +344,9 @@ describe("gateway: plugin failures", () => {
     });
     t = await startTestGateway({ plugins: [broken] });
     const status = await done(await t.chat.inject({ text: "/status" }));
-    expect(status.payloads[0]!.text).toMatch(/Transports: .*chat ok.*broken down/);
+    // One line per transport; the failed one says why.
+    expect(status.payloads[0]!.text).toMatch(/^chat ok$/m);
+    expect(status.payloads[0]!.text).toMatch(/^broken down: .*cannot reach the chat service/m);
     expect(t.gateway.host.states().find((s) => s.id === "broken")).toMatchObject({
       state: "down",
       lastError: expect.stringContaining("cannot reach the chat service"),

@@ -12,8 +12,25 @@ const telegram = (code: number, description: string, method = "getUpdates", retr
 
 describe("classifyError", () => {
   it.each([
-    [telegram(401, "Unauthorized"), "unauthorized", /check the token/],
-    [telegram(404, "Not Found", "getMe"), "unauthorized", /check the token/],
+    [
+      "telegram.botToken",
+      "Telegram says 401: Unauthorized — check telegram.botToken (from @BotFather; saving the file is enough)",
+    ],
+    [
+      undefined,
+      "Telegram says 401: Unauthorized — check telegram.botToken (from @BotFather; saving the file is enough)",
+    ],
+    [
+      "TELEGRAM_BOT_TOKEN",
+      "Telegram says 401: Unauthorized — check TELEGRAM_BOT_TOKEN (from @BotFather), then restart the gateway",
+    ],
+  ])("a 401 with the token from %s says what to fix and what brings it back", (source, message) => {
+    expect(classifyError(telegram(401, "Unauthorized"), source)).toEqual({ kind: "unauthorized", message });
+  });
+
+  it.each([
+    [telegram(401, "Unauthorized"), "unauthorized", /check telegram\.botToken/],
+    [telegram(404, "Not Found", "getMe"), "unauthorized", /check telegram\.botToken/],
     [telegram(409, "Conflict: terminated by other getUpdates request"), "conflict", /Stop the other one/],
     [
       telegram(400, "Bad Request: can't parse entities: Unsupported start tag"),

@@ -1,4 +1,5 @@
 import { GrammyError, HttpError } from "grammy";
+import { TELEGRAM_TOKEN_ENV } from "./config.js";
 
 /**
  * What a failed Bot API call means for the transport. Pure: it reads grammY's error classes (a GrammyError is
@@ -22,14 +23,25 @@ export type TelegramFailure =
    */
   | { kind: "refused"; message: string; code: number; permanent: boolean };
 
-export function classifyError(error: unknown): TelegramFailure {
+/**
+ * What to do about a refused token, by where it came from: a fix saved to the config file restarts the transport
+ * (its settings changed); the environment is read only when the gateway starts.
+ */
+export function tokenFix(tokenSource: string | undefined): string {
+  return tokenSource === TELEGRAM_TOKEN_ENV
+    ? `check ${TELEGRAM_TOKEN_ENV} (from @BotFather), then restart the gateway`
+    : "check telegram.botToken (from @BotFather; saving the file is enough)";
+}
+
+/** `tokenSource`: where the token came from (telegram.botToken or TELEGRAM_BOT_TOKEN), for the 401 fix. */
+export function classifyError(error: unknown, tokenSource?: string): TelegramFailure {
   if (error instanceof GrammyError) {
     const code = error.error_code;
     const what = `Telegram says ${code}: ${error.description}`;
     if (code === 401 || (code === 404 && error.method === "getMe")) {
       return {
         kind: "unauthorized",
-        message: `${what}; check the token (telegram.botToken or TELEGRAM_BOT_TOKEN, from @BotFather)`,
+        message: `${what} — ${tokenFix(tokenSource)}`,
       };
     }
     if (code === 409) {

@@ -32,9 +32,14 @@ describe("healthLine", () => {
     expect(healthLine(snapshot, 10_000)).toEqual({ state, detail });
   });
 
-  it("adds the privacy mode note", () => {
-    expect(healthLine({ phase: "running", mode: "polling", privacyMode: true }, 0).detail).toContain(
-      "privacy mode on",
+  it("adds the privacy mode note, short enough for a phone", () => {
+    const { detail } = healthLine(
+      { phase: "running", mode: "polling", username: "my_clawdis_bot", lastOkAt: 0, privacyMode: true },
+      0,
     );
+    expect(detail).toBe(
+      "@my_clawdis_bot; long polling; last poll 0s ago; privacy mode on: in groups it sees only commands, mentions and replies",
+    );
+    expect(detail?.length).toBeLessThan(120);
   });
 });

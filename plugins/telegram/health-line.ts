@@ -12,8 +12,12 @@ export interface TelegramSnapshot {
   privacyMode?: boolean;
 }
 
+/** Said once in the start log. */
 export const PRIVACY_NOTE =
   "privacy mode on: in groups the bot sees only /commands, @mentions of it and replies to it (turn it off with @BotFather /setprivacy to keep group context)";
+
+/** The same, short enough for `/status` on a phone (docs/telegram.md says how to turn it off). */
+export const PRIVACY_SHORT = "privacy mode on: in groups it sees only commands, mentions and replies";
 
 /**
  * One line of health. Pure. `offline` (Telegram unreachable) is `down`, so replies wait in the core's outbox
@@ -27,7 +31,7 @@ export function healthLine(snapshot: TelegramSnapshot, now: number): TransportHe
   parts.push(snapshot.lastOkAt === undefined ? `no ${what} yet` : `${what} ${ago(now - snapshot.lastOkAt)}`);
   if (snapshot.lastError)
     parts.push(`last error ${ago(now - snapshot.lastError.at)}: ${snapshot.lastError.message}`);
-  if (snapshot.privacyMode) parts.push(PRIVACY_NOTE);
+  if (snapshot.privacyMode) parts.push(PRIVACY_SHORT);
   const detail = parts.join("; ");
   const state =
     snapshot.phase === "running"

@@ -1,5 +1,11 @@
 import { definePlugin, PLUGIN_API_VERSION } from "../../src/plugin-api/index.js";
-import { TELEGRAM_SECTION, type TelegramConfig, telegramEnv, telegramToken } from "./config.js";
+import {
+  TELEGRAM_SECTION,
+  type TelegramConfig,
+  telegramEnv,
+  telegramToken,
+  telegramTokenSource,
+} from "./config.js";
 
 /**
  * Telegram: a bot (from @BotFather) on grammY, by long polling or a webhook on the gateway's HTTP server. Its
@@ -26,7 +32,10 @@ export default definePlugin<TelegramConfig>({
       import("./allow-list.js"),
     ]);
     return {
-      ...new TelegramRuntime(context, { token }).instance(),
+      ...new TelegramRuntime(context, {
+        token,
+        tokenSource: telegramTokenSource(context.config, telegramEnv()),
+      }).instance(),
       // As at start: an allowlist edited to empty or to "*" is said again.
       configChanged: (keys) => {
         if (!keys.includes("telegram.allowFrom")) return;

@@ -263,7 +263,7 @@ describe("TelegramRuntime", () => {
     expect(waits).toEqual([1250, 2500, 5000, 10_000, 12_500, 12_500, 12_500, 12_500]);
   });
 
-  it("a 401 at start is fatal and says to check the token", async () => {
+  it("a 401 at start is fatal and says which token to check", async () => {
     const { tg, dir, runtime } = await setup(async () => ({ status: "duplicate" }));
     cleanup = async () => {
       await tg.close();
@@ -271,7 +271,7 @@ describe("TelegramRuntime", () => {
     };
     tg.failNext("getMe", { status: 401, description: "Unauthorized" });
     const error = await runtime.start(new AbortController().signal).catch((e: unknown) => e);
-    expect(error).toMatchObject({ fatal: true, message: expect.stringContaining("check the token") });
+    expect(error).toMatchObject({ fatal: true, message: expect.stringContaining("check telegram.botToken") });
     await runtime.stop();
   });
 });

@@ -31,6 +31,8 @@ const BUSY_POLL_MS = 1000;
 
 export interface RuntimeOptions {
   token: string;
+  /** Where the token came from (`telegram.botToken` or `TELEGRAM_BOT_TOKEN`): a 401 says what to fix. */
+  tokenSource?: string;
   now?: () => number;
   random?: () => number;
   /** The download deadlines' timers (a manual clock in tests). */
@@ -167,7 +169,7 @@ export class TelegramRuntime {
   }
 
   private startError(error: unknown): Error {
-    const failure = classifyError(error);
+    const failure = classifyError(error, this.options.tokenSource);
     const wrapped = new Error(failure.message, { cause: error });
     if (failure.kind === "unauthorized") return Object.assign(wrapped, { fatal: true });
     return wrapped;
@@ -214,7 +216,7 @@ export class TelegramRuntime {
       } catch (error) {
         if (signal.aborted) return;
         failures += 1;
-        const failure = classifyError(error);
+        const failure = classifyError(error, this.options.tokenSource);
         this.noteError(failure.message);
         if (failure.kind === "unauthorized") {
           this.snapshot.phase = "offline";

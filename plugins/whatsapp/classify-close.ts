@@ -42,19 +42,21 @@ export function classifyClose(
       return {
         action: "stop",
         reason: "logged out",
-        message: "WhatsApp logged this device out (401); run `clawdis login` to link it again",
+        message: "WhatsApp logged this device out (401) — stop the gateway, run `clawdis login`, start it",
       };
     case 403:
       return {
         action: "stop",
         reason: "forbidden",
-        message: "WhatsApp refuses this account (403); check the phone, then run `clawdis login`",
+        message:
+          "WhatsApp refuses this account (403) — check the phone, then stop the gateway, run `clawdis login`, start it",
       };
     case 411:
       return {
         action: "stop",
         reason: "multi-device mismatch",
-        message: "WhatsApp says this link is out of date (411); run `clawdis logout`, then `clawdis login`",
+        message:
+          "WhatsApp says this link is out of date (411) — stop the gateway, run `clawdis logout` and `clawdis login`, start it",
       };
     case 440:
       return {

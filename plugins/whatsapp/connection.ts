@@ -139,7 +139,8 @@ export class WhatsappConnection {
     if (!me?.id) {
       throw Object.assign(
         new Error(
-          `WhatsApp is not linked (no credentials in ${dir}); run \`clawdis login\`, then restart the gateway`,
+          // `clawdis login` needs the state directory the gateway holds: stop, log in, start.
+          "WhatsApp is not linked — stop the gateway, run `clawdis login`, start it",
         ),
         { fatal: true },
       );

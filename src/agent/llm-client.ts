@@ -1,10 +1,9 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type OpenAI from "openai";
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
-import type { AgentConfig } from "../core/config-schema.js";
-import type { Env } from "../core/paths.js";
 import type { ToolDefinition } from "../plugin-api/types.js";
 import type { StoredChatMessage, StoredToolCall } from "../sessions/types.js";
+import { NO_API_KEY, trimSlashes } from "./endpoint.js";
 import { createHttpFetch } from "./http-fetch.js";
 import { type ChunkLike, type FinishReason, type LlmUsage, ReplyAssembler } from "./llm-assemble.js";
 import { describeLlmFailure, innermostMessage, type LlmFailure, systemErrorCode } from "./llm-errors.js";
@@ -37,21 +36,13 @@ function loadSdk(): Promise<Sdk> {
   return sdk;
 }
 
-export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
-/** Sent when no key is configured: local servers ignore it, and the SDK refuses to start without one. */
-export const NO_API_KEY = "not-needed";
 /**
  * The SDK's own timeout only covers the wait for headers, and its default (10 min) would cut prefill short of
  * the prefill watchdog (30 min by default). Time is the watchdogs' job: they abort through `signal`.
  */
 const SDK_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 
-export interface Endpoint {
-  baseUrl: string;
-  apiKey: string;
-  model?: string;
-}
-
+export { DEFAULT_BASE_URL, type Endpoint, NO_API_KEY, resolveEndpoint } from "./endpoint.js";
 export type { FinishReason, LlmUsage };
 
 export type LlmResult =
@@ -112,13 +103,6 @@ export interface LlmClientOptions {
    * that records the waits and resolves at once.
    */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
-}
-
-/** Config first, then env `OPENAI_BASE_URL` / `OPENAI_API_KEY`; empty values count as absent. */
-export function resolveEndpoint(agent: AgentConfig, env: Env): Endpoint {
-  const baseUrl = trimSlashes(agent.baseUrl ?? present(env.OPENAI_BASE_URL) ?? DEFAULT_BASE_URL);
-  const apiKey = agent.apiKey ?? present(env.OPENAI_API_KEY) ?? NO_API_KEY;
-  return agent.model ? { baseUrl, apiKey, model: agent.model } : { baseUrl, apiKey };
 }
 
 export function createLlmClient(options: LlmClientOptions): LlmClient {
@@ -408,12 +392,4 @@ export function convertTool(tool: ToolDefinition): ChatCompletionTool {
     type: "function",
     function: { name: tool.name, description: tool.description, parameters: tool.parameters },
   };
-}
-
-function present(value: string | undefined): string | undefined {
-  return value && value.trim().length > 0 ? value.trim() : undefined;
-}
-
-function trimSlashes(url: string): string {
-  return url.replace(/\/+$/, "");
 }

@@ -1,28 +1,55 @@
 import { readFile } from "node:fs/promises";
 import { configDigest } from "../core/config-digest.js";
-import type { ClawdisConfig } from "../core/config-schema.js";
 import { formatAge } from "../core/format.js";
-import type { Env } from "../core/paths.js";
 import { readConfigStatus } from "../runtime/config-state.js";
+import { transportLine } from "../runtime/status-report.js";
 import type { DoctorReport } from "./doctor-journal.js";
-import { probeGateway } from "./gateway-client.js";
+import type { GatewayState } from "./gateway-client.js";
 
 /**
- * Doctor's look at the running gateway's config (asked over its API, `GET /api/status`): which file it loaded,
- * and whether it runs on that file as it is now (the digests of the text agree). Says nothing when no gateway
- * runs. An edit it refused or a deleted file is a note (the config check above reports what is wrong with the
- * file); a gateway that runs on another version of the file for no reason it gives is a problem.
+ * Doctor's look at the running gateway (what `GET /api/status` said): which config file it loaded, whether it
+ * runs on that file as it is now (the digests of the text agree), then its transports. Says nothing when no
+ * gateway runs. An edit it refused or a deleted file is a note (the config check above reports what is wrong with
+ * the file); a gateway that runs on another version of the file for no reason it gives is a problem; a gateway
+ * that started without a file runs on the defaults, which is fine. A transport that is down is a problem with its
+ * cause and fix (as `/status` says it); one that is off is a note.
  */
 export async function checkGatewayConfig(
-  config: ClawdisConfig,
-  env: Env,
+  gateway: GatewayState,
   configFile: string,
   report: DoctorReport,
 ): Promise<void> {
-  const gateway = await probeGateway(config, env);
   if (!gateway.running || gateway.error !== undefined) return;
   const who =
     typeof gateway.pid === "number" ? `the running gateway (pid ${gateway.pid})` : "the running gateway";
+  await checkConfigFile(gateway, who, configFile, report);
+  checkTransports(gateway, who, report);
+}
+
+function checkTransports(gateway: GatewayState & { running: true }, who: string, report: DoctorReport): void {
+  const transports = Array.isArray(gateway.transports) ? gateway.transports : [];
+  const off: string[] = [];
+  for (const t of transports) {
+    const view = {
+      id: String(t.id),
+      state: String(t.state),
+      ...(typeof t.detail === "string" ? { detail: t.detail } : {}),
+      ...(typeof t.lastError === "string" ? { lastError: t.lastError } : {}),
+    };
+    if (view.state === "disabled" || view.state === "stopped") off.push(view.id);
+    else if (view.state === "ok") report.ok(`${who}: ${transportLine(view)}`);
+    else if (view.state === "down") report.problem(`${who}: ${transportLine(view)}`);
+    else report.note(`${who}: ${transportLine(view)}`);
+  }
+  if (off.length > 0) report.note(`${who}: off: ${off.join(", ")}`);
+}
+
+async function checkConfigFile(
+  gateway: GatewayState & { running: true },
+  who: string,
+  configFile: string,
+  report: DoctorReport,
+): Promise<void> {
   const status = readConfigStatus(gateway.config);
   if (!status) {
     report.note(`${who} does not say which config it runs on (a version before config hot reload)`);
@@ -35,6 +62,11 @@ export async function checkGatewayConfig(
     return;
   }
   const text = await readFile(configFile, "utf8").catch(() => undefined);
+  // Started without a file (the digest of "no text" is null) and none since: the defaults, as they should be.
+  if (text === undefined && status.sha256 === null && !status.deleted) {
+    report.ok(`${who} runs on every default: there is no config file at ${configFile}`);
+    return;
+  }
   if (status.deleted || text === undefined) {
     report.note(`${who} loaded ${configFile}, which is gone now: it runs on the last good config`);
     return;

@@ -1,7 +1,8 @@
 import { mkdir, mkdtemp, open, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type FakeOpenAI, startFakeOpenAI } from "../../test/fakes/openai-server.js";
 import { runDoctor } from "./doctor.js";
 import { LARGE_JOURNAL_BYTES } from "./doctor-journal.js";
 import { recordingIO } from "./io.js";
@@ -18,8 +19,22 @@ describe("doctor: the journal", () => {
     await rm(state, { recursive: true, force: true });
   });
 
+  // The model endpoint doctor asks (no gateway runs here).
+  let fake: FakeOpenAI;
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+  });
+  afterAll(async () => {
+    await fake.close();
+  });
+
   async function doctor(): Promise<{ code: number; out: string }> {
-    const io = recordingIO({ CLAWDIS_STATE_DIR: state, HOME: state, OPENAI_MODEL: "test-model" });
+    const io = recordingIO({
+      CLAWDIS_STATE_DIR: state,
+      HOME: state,
+      OPENAI_BASE_URL: fake.url,
+      OPENAI_MODEL: "fake-model",
+    });
     const code = await runDoctor({}, io);
     return { code, out: io.out };
   }
@@ -49,6 +64,28 @@ describe("doctor: the journal", () => {
     const { code, out } = await doctor();
     expect(out).toMatch(/✓ journal .*inbound\.jsonl: 0\.0 MB, 1 message not answered yet/);
     expect(out).toContain("- journal: 1 line does not parse");
+    expect(code).toBe(0);
+  });
+
+  it("counts a message a reply record ends (`ends`) as answered", async () => {
+    const reply = JSON.stringify({
+      op: "reply",
+      at: 2,
+      id: "r1",
+      sessionKey: "main",
+      sessionId: "s1",
+      entries: [],
+      ends: [{ jid: "a" }],
+    });
+    await writeFile(
+      join(state, "journal", "inbound.jsonl"),
+      `${[accept("a"), accept("b"), reply].join("\n")}\n`,
+      {
+        mode: 0o600,
+      },
+    );
+    const { code, out } = await doctor();
+    expect(out).toMatch(/✓ journal .*inbound\.jsonl: 0\.0 MB, 1 message not answered yet/);
     expect(code).toBe(0);
   });
 

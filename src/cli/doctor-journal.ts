@@ -34,6 +34,8 @@ export async function checkJournal(env: Env, report: DoctorReport): Promise<void
     read = await readRecords(path, (record: JournalRecord, bytes) => {
       if (record.op === "accept") open.set(record.jid, bytes);
       else if (record.op === "end") open.delete(record.jid);
+      // A reply to the local API ends its records in the reply record itself (no `end` follows).
+      else if (record.op === "reply") for (const end of record.ends ?? []) open.delete(end.jid);
     });
   } catch (error) {
     report.problem(`journal ${path} cannot be read: ${describeError(error)}`);

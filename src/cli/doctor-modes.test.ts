@@ -1,7 +1,8 @@
 import { chmod, mkdir, mkdtemp, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type FakeOpenAI, startFakeOpenAI } from "../../test/fakes/openai-server.js";
 import { runDoctor } from "./doctor.js";
 import { findWideModes, isTooOpen, octal, tightenedMode } from "./doctor-modes.js";
 import { recordingIO } from "./io.js";
@@ -90,8 +91,22 @@ describe("findWideModes", () => {
 });
 
 describe("clawdis doctor: file modes", () => {
+  // The model endpoint doctor asks (no gateway runs here).
+  let fake: FakeOpenAI;
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+  });
+  afterAll(async () => {
+    await fake.close();
+  });
   const doctor = async (fix: boolean, env: Record<string, string> = {}) => {
-    const io = recordingIO({ CLAWDIS_STATE_DIR: state, HOME: root, OPENAI_MODEL: "test-model", ...env });
+    const io = recordingIO({
+      CLAWDIS_STATE_DIR: state,
+      HOME: root,
+      OPENAI_BASE_URL: fake.url,
+      OPENAI_MODEL: "fake-model",
+      ...env,
+    });
     const code = await runDoctor({ fix }, io);
     return { code, out: io.out };
   };

@@ -1,7 +1,10 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
+import { createServer as createHttpServer } from "node:http";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type FakeOpenAI, startFakeOpenAI } from "../../test/fakes/openai-server.js";
 import { makeHeader, readTranscript } from "../sessions/transcript.js";
 import { runDoctor } from "./doctor.js";
 import { recordingIO } from "./io.js";
@@ -19,11 +22,21 @@ afterEach(async () => {
   await rm(state, { recursive: true, force: true });
 });
 
+/** The model endpoint doctor asks when no gateway runs (it lists test-model and fake-model). */
+let fake: FakeOpenAI;
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+  fake.models.unshift("test-model");
+});
+afterAll(async () => {
+  await fake.close();
+});
+
 /** `clawdis doctor` with a model named in the environment (the model check has its own test). */
 async function doctor(
   fix = false,
   json = false,
-  env: Record<string, string> = { OPENAI_MODEL: "test-model" },
+  env: Record<string, string> = { OPENAI_MODEL: "test-model", OPENAI_BASE_URL: fake.url },
 ): Promise<{ code: number; out: string; err: string }> {
   const io = recordingIO({ CLAWDIS_STATE_DIR: state, HOME: state, ...env });
   const code = await runDoctor({ fix, json }, io);
@@ -316,10 +329,100 @@ describe("doctor: the model", () => {
     expect(code).toBe(1);
   });
 
-  it("names the model and where it came from, or says the endpoint's only model will be used", async () => {
-    expect((await doctor()).out).toContain("✓ model test-model (from env OPENAI_MODEL)");
-    const { out, code } = await doctor(false, false, { OPENAI_BASE_URL: "http://127.0.0.1:9/v1" });
-    expect(out).toContain("- no model named: the gateway uses the endpoint's only model");
-    expect(code).toBe(0);
+  it("names the model, where it came from and that the endpoint answers (asked, GET /models)", async () => {
+    const asked = fake.modelRequests.length;
+    expect((await doctor()).out).toContain(
+      `✓ model test-model (from env OPENAI_MODEL) at ${fake.url}, which answers`,
+    );
+    expect(fake.modelRequests.length).toBe(asked + 1);
+  });
+
+  it("with no model named, names the endpoint's only model, or says it lists several", async () => {
+    fake.models.splice(0, fake.models.length, "only-one");
+    try {
+      const { out, code } = await doctor(false, false, { OPENAI_BASE_URL: fake.url });
+      expect(out).toContain(`✓ no model named: the gateway uses only-one, the only model ${fake.url} lists`);
+      expect(code).toBe(0);
+      fake.models.push("another");
+      const two = await doctor(false, false, { OPENAI_BASE_URL: fake.url });
+      expect(two.out).toContain(`✗ no model named and ${fake.url} lists 2 models`);
+      expect(two.code).toBe(1);
+    } finally {
+      fake.models.splice(0, fake.models.length, "test-model", "fake-model");
+    }
+  });
+
+  it("an endpoint that does not answer is a problem naming it and the error, not a ✓", async () => {
+    // A port nothing listens on any more: the connection is refused.
+    const closed = createServer();
+    await new Promise<void>((done) => closed.listen(0, "127.0.0.1", done));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((done) => closed.close(done));
+    const endpoint = `http://127.0.0.1:${port}/v1`;
+    const { out, code } = await doctor(false, false, {
+      OPENAI_MODEL: "test-model",
+      OPENAI_BASE_URL: endpoint,
+    });
+    expect(out).toContain(
+      `✗ model test-model (from env OPENAI_MODEL): the endpoint ${endpoint} does not answer GET /models: the connection was refused: is the server running?`,
+    );
+    expect(out).not.toMatch(/✓ model/);
+    expect(code).toBe(1);
+  });
+
+  it("a model the endpoint does not list is a problem", async () => {
+    const { out, code } = await doctor(false, false, { OPENAI_MODEL: "nope", OPENAI_BASE_URL: fake.url });
+    expect(out).toContain(
+      `✗ model nope (from env OPENAI_MODEL) is not in the list of ${fake.url} (test-model, fake-model)`,
+    );
+    expect(code).toBe(1);
+  });
+});
+
+describe("doctor: a running gateway that has no config file", () => {
+  it("says it runs on the defaults (never 'which is gone now'), and takes the model from the gateway", async () => {
+    // What a gateway started without a file answers at GET /api/status (its config digest is null).
+    const configFile = join(state, "clawdis.json");
+    const body = {
+      pid: process.pid,
+      config: { path: configFile, sha256: null, appliedAt: 1 },
+      transports: [{ id: "webchat", state: "ok", restarts: 0 }],
+      model: {
+        configured: true,
+        name: "env-model",
+        source: "env OPENAI_MODEL",
+        baseUrl: fake.url,
+        endpointSource: "env OPENAI_BASE_URL",
+        reachable: true,
+        checkedAt: Date.now(),
+      },
+    };
+    const server = createHttpServer((req, res) => {
+      const ok = req.url === "/api/status" && req.headers.authorization === "Bearer gateway-token-0123456789";
+      res.writeHead(ok ? 200 : 401, { "content-type": "application/json" });
+      res.end(JSON.stringify(ok ? body : { error: "unauthorized" }));
+    });
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      await mkdir(state, PRIVATE_DIR);
+      await writeFile(join(state, "gateway.token"), "gateway-token-0123456789\n", PRIVATE_FILE);
+      await writeFile(
+        join(state, "gateway.json"),
+        JSON.stringify({ pid: process.pid, url, startedAt: 1 }),
+        PRIVATE_FILE,
+      );
+      // doctor's own environment names no model: only the gateway knows it.
+      const { out } = await doctor(false, false, {});
+      expect(out).toContain(
+        `✓ the running gateway (pid ${process.pid}) runs on every default: there is no config file at ${configFile}`,
+      );
+      expect(out).not.toContain("gone now");
+      expect(out).not.toContain("No model is configured");
+      expect(out).toContain(`✓ the running gateway (pid ${process.pid}): webchat ok`);
+      expect(out).toContain("the running gateway uses model env-model (from env OPENAI_MODEL)");
+    } finally {
+      await new Promise((done) => server.close(done));
+    }
   });
 });

@@ -4,7 +4,6 @@ import { type ClawdisConfig, defaultConfig, loadConfig } from "../core/config.js
 import type { ConfigSectionsSource } from "../core/config-sections.js";
 import { describeError } from "../core/errors.js";
 import { createLogger, type Logger } from "../core/logger.js";
-import { noModelHint } from "../core/no-model-hint.js";
 import {
   configPath,
   defaultStorePath,
@@ -12,7 +11,6 @@ import {
   legacyStorePath,
   stateDir,
 } from "../core/paths.js";
-import { modelSetup } from "../runtime/model-source.js";
 import { isValidSessionId, quoteId, whyInvalid } from "../sessions/session-id.js";
 import { SessionStore } from "../sessions/store.js";
 import { withFileLock } from "../sessions/store-lock.js";
@@ -23,16 +21,19 @@ import { readTranscript, type TranscriptRead } from "../sessions/transcript.js";
 import { copyAside, repairTranscript } from "../sessions/transcript-repair.js";
 import { checkGatewayConfig } from "./doctor-gateway-config.js";
 import { checkJournal } from "./doctor-journal.js";
+import { checkModel } from "./doctor-model.js";
 import { checkModes } from "./doctor-modes.js";
 import { DoctorFindings, doctorJson, summarize, summaryLine } from "./doctor-report.js";
+import { probeGateway } from "./gateway-client.js";
 import type { CliIO } from "./io.js";
 import { count } from "./plural.js";
 
 /**
- * `clawdis doctor [--fix] [--json]`: checks the config, the session store, the transcripts, the journal and the
- * file modes, one line per finding ("✓" fine, "-" worth knowing, "✗" a problem, "✓ fixed:" repaired), then one
- * summary line. Exit 0 when nothing is wrong or everything found was fixed, 1 when a problem remains (a bad config
- * included: reporting it is doctor's job, so not 2). After `--fix` repaired something, the whole check runs once
+ * `clawdis doctor [--fix] [--json]`: checks the config, the running gateway (its config, transports and model;
+ * without one, the model endpoint itself), the session store, the transcripts, the journal and the file modes,
+ * one line per finding ("✓" fine, "-" worth knowing, "✗" a problem, "✓ fixed:" repaired), then one summary line.
+ * Exit 0 when nothing is wrong or everything found was fixed, 1 when a problem remains (a bad config included:
+ * reporting it is doctor's job, so not 2). After `--fix` repaired something, the whole check runs once
  * more, silently: what it finds is what remains, so "all fixed" and exit 0 are never said while something is left.
  * `--json` prints one object instead (see DoctorJson), nothing else on stdout.
  *
@@ -99,14 +100,6 @@ async function checkEverything(
       loaded.exists ? `config ${loaded.path} is valid` : `no config at ${loaded.path}: every default applies`,
     );
     for (const warning of loaded.warnings) report.note(warning);
-    // The gateway's start would run without a model: say so here, with the fix, not only at the first message.
-    const setup = modelSetup(loaded.config.inbound.reply.agent, io.env);
-    if (setup.state === "missing") report.problem(noModelHint(loaded.path).join("\n    "));
-    else if (setup.state === "discover")
-      report.note(
-        "no model named: the gateway uses the endpoint's only model when GET /models lists exactly one",
-      );
-    else report.ok(`model ${setup.name} (from ${setup.source})`);
     for (const { key, closest } of loaded.unchecked) {
       const typo = closest === undefined ? "" : ` (did you mean "${closest}"?)`;
       report.note(
@@ -121,8 +114,12 @@ async function checkEverything(
       `checking the default store ${storePath}${opts.fix ? "; sessions are not repaired until the config is valid" : ""}`,
     );
   }
-  // The running gateway's view (its address comes from the state directory when the config does not load).
-  await checkGatewayConfig(config, io.env, configFile, report);
+  // The running gateway's view (its address comes from the state directory when the config does not load): its
+  // config, transports and model. Without one, the model as this config and environment give it, asked at the
+  // endpoint: a gateway started now would run without a model, or with one it cannot reach.
+  const gateway = await probeGateway(config, io.env);
+  await checkGatewayConfig(gateway, configFile, report);
+  await checkModel(configOk ? config.inbound.reply.agent : undefined, io.env, configFile, gateway, report);
   const fix = opts.fix === true && configOk;
   const logLines: string[] = [];
   const logger = createLogger({ level: "warn", sink: (line) => logLines.push(line.message) });

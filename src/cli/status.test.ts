@@ -100,9 +100,10 @@ describe("clawdis status", () => {
         {
           id: "echo",
           state: "down",
-          detail: "not restarted",
-          lastError: "Telegram says 401: check the token",
+          detail: "not restarted: fix what the error says",
+          lastError: "Telegram says 401: Unauthorized — check telegram.botToken (saving the file is enough)",
         },
+        { id: "flaky", state: "down", detail: "restarting in 4s", lastError: "could not reach it" },
       ],
     };
     const gateway = await startGateway(200, body);
@@ -120,8 +121,11 @@ describe("clawdis status", () => {
     expect(human.out).toContain("gateway: restarted 2m ago: config change: gateway.port");
     expect(human.out).toMatch(/telegram\s+running\s+@clawdis_bot/);
     expect(human.out).toMatch(/whatsapp\s+stopped/);
-    // A transport that is down says why, in the human view too.
-    expect(human.out).toMatch(/echo\s+down\s+not restarted — Telegram says 401: check the token/);
+    // A transport that is down says why and what to do (the error), and when it restarts, in the human view too.
+    expect(human.out).toMatch(
+      /echo\s+down\s+Telegram says 401: Unauthorized — check telegram\.botToken \(saving the file is enough\)\n/,
+    );
+    expect(human.out).toMatch(/flaky\s+down\s+could not reach it · restarting in 4s/);
   });
 
   it("says when the gateway refuses the token", async () => {

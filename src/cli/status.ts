@@ -7,7 +7,7 @@ import { noModelHint } from "../core/no-model-hint.js";
 import { defaultStorePath, resolveConfigPath } from "../core/paths.js";
 import { readConfigStatus } from "../runtime/config-state.js";
 import { modelSetup } from "../runtime/model-source.js";
-import { configStatusLine } from "../runtime/status-report.js";
+import { configStatusLine, transportWhy } from "../runtime/status-report.js";
 import { readStoreFile } from "../sessions/store-read.js";
 import type { SessionMap } from "../sessions/types.js";
 import { renderTable } from "./format-table.js";
@@ -146,15 +146,17 @@ function humanStatus(report: StatusReport, now: number): string {
     lines.push("transports: none");
   } else {
     lines.push("transports:");
-    const rows = transports.map((t) => {
-      const detail = typeof t.detail === "string" ? t.detail : "";
-      // A transport that is down says why (e.g. "Telegram says 401: check the token").
-      const why =
-        t.state === "down" && typeof t.lastError === "string" && !detail.includes(t.lastError)
-          ? t.lastError
-          : "";
-      return [String(t.id), String(t.state), [detail, why].filter((x) => x.length > 0).join(" — ")];
-    });
+    // A transport that is down says why and what to do (e.g. "Telegram says 401: Unauthorized — check …").
+    const rows = transports.map((t) => [
+      String(t.id),
+      String(t.state),
+      transportWhy({
+        id: String(t.id),
+        state: String(t.state),
+        ...(typeof t.detail === "string" ? { detail: t.detail } : {}),
+        ...(typeof t.lastError === "string" ? { lastError: t.lastError } : {}),
+      }),
+    ]);
     lines.push(
       ...renderTable(["ID", "STATE", "DETAIL"], rows)
         .split("\n")

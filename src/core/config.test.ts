@@ -89,6 +89,25 @@ describe("loadConfig", () => {
     expect(loaded.workspaceDir).toBe(join(other, "workspace"));
   });
 
+  it("with clawdis.json and clawdis.json5 both in the state dir, reads the .json one and says the other is ignored", async () => {
+    await writeFile(join(state, "clawdis.json"), "{ logging: { level: 'debug' } }");
+    await writeFile(join(state, "clawdis.json5"), "{ logging: { level: 'error' } }");
+    const loaded = loadConfig({ ...env, CLAWDIS_STATE_DIR: state });
+    expect(loaded.path).toBe(join(state, "clawdis.json"));
+    expect(loaded.config.logging.level).toBe("debug");
+    expect(loaded.warnings).toContain(
+      `both clawdis.json and clawdis.json5 are in ${state}: ${join(state, "clawdis.json")} is read, ${join(state, "clawdis.json5")} is ignored (move what it holds into clawdis.json, then delete it)`,
+    );
+  });
+
+  it("reads clawdis.json5 when it is the only one, without a note", async () => {
+    await writeFile(join(state, "clawdis.json5"), "{ logging: { level: 'error' } }");
+    const loaded = loadConfig({ ...env, CLAWDIS_STATE_DIR: state });
+    expect(loaded.path).toBe(join(state, "clawdis.json5"));
+    expect(loaded.config.logging.level).toBe("error");
+    expect(loaded.warnings.filter((w) => w.includes("json5"))).toEqual([]);
+  });
+
   it("honours CLAWDIS_CONFIG_PATH, with ~ expanded, over the state dir", async () => {
     await writeFile(join(home, "custom.json5"), "{ logging: { level: 'debug' } }");
     await writeFile(join(state, "clawdis.json"), "{ logging: { level: 'error' } }");

@@ -203,8 +203,11 @@ interface ConfigFile {
  */
 function readConfigFile(env: Env): ConfigFile {
   const { path, explicit, both } = resolveConfigPath(env);
+  // `both` only when `path` is `<state>/clawdis.json`: its neighbour `clawdis.json5` is the one left unread.
   const notes = both
-    ? [`both clawdis.json and clawdis.json5 exist next to each other; reading ${path}, not the .json5 one`]
+    ? [
+        `both clawdis.json and clawdis.json5 are in ${dirname(path)}: ${path} is read, ${path}5 is ignored (move what it holds into clawdis.json, then delete it)`,
+      ]
     : [];
   return readConfigFileAt(path, explicit, notes);
 }

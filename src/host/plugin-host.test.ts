@@ -15,6 +15,7 @@ import {
 } from "../plugin-api/index.js";
 import {
   type BasePluginContext,
+  NOT_RESTARTED,
   PluginHost,
   type PluginHostOptions,
   type PluginStatus,
@@ -228,7 +229,7 @@ describe("PluginHost start and restart", () => {
     await host.start();
     expect(stateOf(host, "revoked")).toMatchObject({
       state: "down",
-      detail: "not restarted: the error is fatal; fix it and restart the gateway",
+      detail: NOT_RESTARTED,
       lastError: "Telegram says 401: the bot token was revoked",
     });
     clock.advance(60 * 60_000);

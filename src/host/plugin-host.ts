@@ -106,6 +106,13 @@ interface Slot {
   busy: Promise<void>;
 }
 
+/**
+ * The detail of a plugin left down by a fatal error. What really brings it back: a config change of its settings
+ * restarts it (PluginHost.applyReload), an environment variable is read only when the gateway starts.
+ */
+export const NOT_RESTARTED =
+  "not restarted: fix what the error says; a fix saved to the config file restarts it, one in the environment needs a gateway restart";
+
 /** Up to this fraction of a retry-after hint is added at random before the restart. */
 const RETRY_AFTER_JITTER = 0.1;
 
@@ -467,7 +474,7 @@ export class PluginHost {
     await this.retire(slot, attempt);
     if (this.phase !== "running" || slot.attempt !== attempt) return;
     if (delay === null) {
-      this.setState(slot, "down", "not restarted: the error is fatal; fix it and restart the gateway");
+      this.setState(slot, "down", NOT_RESTARTED);
       return;
     }
     const handle = this.clock.setTimeout(() => {

@@ -1,20 +1,42 @@
-import { formatAge, formatTokens } from "../core/format.js";
+import { formatAge } from "../core/format.js";
 import type { SessionEntry } from "../sessions/types.js";
 import type { ConfigStatus } from "./config-state.js";
 import type { ModelSnapshot } from "./model-probe.js";
+
+/**
+ * The pieces of `/status` that `clawdis status` shares: the config line and the transport lines. Pure. The chat
+ * message itself is composed in status-text.ts.
+ */
+
+/** One transport as the plugin host reports it (`PluginStatus`, or the same fields from `GET /api/status`). */
+export interface TransportView {
+  id: string;
+  state: string;
+  detail?: string;
+  /** The error that took it down last (it names the fix). */
+  lastError?: string;
+}
+
+/** Who reads `/status`: a direct chat (or the CLI) sees local paths and the endpoint URL; a group does not. */
+export type StatusAudience = "direct" | "group";
 
 /** What `/status` shows; gathered by the gateway without a model call and without waiting for a turn. */
 export interface StatusInput {
   version: string;
   now: number;
   startedAt: number;
+  /** The in-process restart this gateway was started by: when and why. */
+  restarted?: { at: number; reason: string };
+  audience: StatusAudience;
   sessionKey: string;
   entry: SessionEntry | undefined;
   storePath: string;
   contextWindow: number;
-  transports: { id: string; state: string; detail?: string }[];
+  transports: TransportView[];
   /** Replies waiting for a transport that is down (see runtime/outbox.ts). */
   parked?: { channel: string; count: number; oldestMs: number; reported: boolean }[];
+  /** The outbox's line about replies a chat refused for good (outbox-status.ts), if any. */
+  undelivered?: string | undefined;
   model: ModelSnapshot;
   busy: boolean;
   waiting: number;
@@ -22,63 +44,51 @@ export interface StatusInput {
   config?: ConfigStatus;
 }
 
-/** The `/status` line about the config file, when its last edit did not take; else undefined. Pure. */
-export function configStatusLine(config: ConfigStatus | undefined): string | undefined {
+/**
+ * The line about the config file, when its last edit did not take; else undefined. `group`: without the path.
+ * Pure.
+ */
+export function configStatusLine(
+  config: ConfigStatus | undefined,
+  audience: StatusAudience = "direct",
+): string | undefined {
   if (config?.rejected) {
-    return `config: last edit rejected ${formatAge(config.rejected.ageMs)} ago: ${config.rejected.summary}`;
+    return `config: last edit rejected ${formatAge(config.rejected.ageMs)} ago: ${config.rejected.summary}; running on the last good config until a good save`;
   }
   if (config?.deleted) {
-    return `config: ${config.path} was deleted ${formatAge(config.deleted.ageMs)} ago; running on the last good config`;
+    const file = audience === "group" ? "the config file" : config.path;
+    return `config: ${file} was deleted ${formatAge(config.deleted.ageMs)} ago; running on the last good config`;
   }
   return undefined;
 }
 
-/** `/status`: one line per topic. Pure. */
-export function formatStatus(input: StatusInput): string {
-  const lines: string[] = [];
-  lines.push(`clawdis ${input.version} · gateway up ${formatAge(input.now - input.startedAt)}`);
-  const config = configStatusLine(input.config);
-  if (config) lines.push(config);
-  const transports = input.transports.map((t) => `${t.id} ${t.state}${t.detail ? ` (${t.detail})` : ""}`);
-  lines.push(`Transports: ${transports.length > 0 ? transports.join(" · ") : "none"}`);
-  for (const p of input.parked ?? []) {
-    lines.push(
-      `Waiting to send: ${p.count} ${p.count === 1 ? "reply" : "replies"} for ${p.channel}, the oldest for ${formatAge(p.oldestMs)} (sent when ${p.channel} is back)`,
-    );
-  }
-  const m = input.model;
-  if (!m.configured) {
-    lines.push(
-      `Model: not configured (set inbound.reply.agent.model in clawdis.json, or OPENAI_MODEL) · endpoint ${m.baseUrl} (from ${m.endpointSource ?? "config"})`,
-    );
-  } else {
-    const reach =
-      m.reachable === null
-        ? "checking…"
-        : m.reachable
-          ? "reachable"
-          : `unreachable${m.error ? `: ${m.error}` : ""}`;
-    const age = m.checkedAt ? ` (checked ${formatAge(input.now - m.checkedAt)} ago)` : "";
-    const sources = `model from ${m.source ?? "config"}, endpoint from ${m.endpointSource ?? "config"}`;
-    lines.push(`Model: ${m.name} at ${m.baseUrl} — ${reach}${age} · ${sources}`);
-  }
-  const e = input.entry;
-  if (!e) {
-    lines.push(`Session: ${input.sessionKey} (no messages yet)`);
-  } else {
-    const used = e.contextTokens ?? 0;
-    const pct = input.contextWindow > 0 ? ((used / input.contextWindow) * 100).toFixed(1) : "?";
-    const est = e.contextEstimated ? " (estimated)" : "";
-    lines.push(
-      `Context: ${formatTokens(used)}/${formatTokens(input.contextWindow)} tokens (${pct}%)${est} · compactions ${e.compactionCount ?? 0}`,
-    );
-    const age = formatAge(input.now - (e.createdAt ?? e.updatedAt));
-    lines.push(`Session: ${input.sessionKey} · id ${e.sessionId} · age ${age}`);
-  }
-  lines.push(`Store: ${input.storePath}`);
-  lines.push(`Thinking: ${e?.thinkingLevel ?? "off"} · Verbose: ${e?.verboseLevel ?? "off"}`);
-  lines.push(
-    `Turn: ${input.busy ? "running" : "idle"}${input.waiting > 0 ? ` · ${input.waiting} waiting` : ""}`,
+/** The host's own words for a plugin on its way down or waiting to restart (see plugin-host.ts). */
+const RESTARTING = /^restarting in /;
+
+/**
+ * Why a transport is in its state, and what to do, in one short piece; "" when there is nothing to add. A plugin
+ * the host took down says its error (which names the fix), plus when it restarts; the host's "failed; stopping
+ * it" and "not restarted" add nothing to that. Anything else says its own detail (a running transport's health,
+ * which is the truth even when an older error is still on record). Pure.
+ */
+export function transportWhy(t: TransportView): string {
+  const detail = t.detail ?? "";
+  if (t.state !== "down" || t.lastError === undefined || !isHostDownDetail(detail)) return detail;
+  return RESTARTING.test(detail) ? `${t.lastError} · ${detail}` : t.lastError;
+}
+
+/** A detail the plugin host itself set on a failed plugin (its error says more). */
+function isHostDownDetail(detail: string): boolean {
+  return (
+    detail === "" ||
+    detail.startsWith("failed; stopping it") ||
+    detail.startsWith("not restarted") ||
+    RESTARTING.test(detail)
   );
-  return lines.join("\n");
+}
+
+/** `telegram ok: @bot; long polling; last poll 2s ago`, `whatsapp down: not linked — …`. One line. Pure. */
+export function transportLine(t: TransportView): string {
+  const why = transportWhy(t);
+  return `${t.id} ${t.state}${why.length > 0 ? `: ${why}` : ""}`;
 }

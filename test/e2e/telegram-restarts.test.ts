@@ -60,21 +60,23 @@ describe("e2e: Telegram across restarts, bad tokens and webhooks", () => {
     await third.stop();
   });
 
-  it("401 stops only Telegram, with 'check the token' in the log, /api/status and clawdis status", async () => {
+  it("401 stops only Telegram, with 'check telegram.botToken' in the log, /api/status and clawdis status", async () => {
     const { state, tg } = await telegramE2e({ botToken: "999:revoked" });
     const gw = await state.startGateway();
-    await gw.stderr.waitFor(/Telegram says 401: Unauthorized; check the token/);
+    await gw.stderr.waitFor(/Telegram says 401: Unauthorized — check telegram\.botToken/);
     const status = await gw.call<{ transports?: unknown }>("GET", "/api/status");
-    expect(JSON.stringify(status.body)).toMatch(/telegram.*check the token/);
+    expect(JSON.stringify(status.body)).toMatch(/telegram.*check telegram\.botToken/);
     const human = await state.cli(["status"]);
-    expect(human.stdout).toMatch(/telegram\s+down\s+not restarted/);
+    expect(human.stdout).toMatch(
+      /telegram\s+down\s+Telegram says 401: Unauthorized — check telegram\.botToken/,
+    );
     const json = await state.cli(["status", "--json"]);
     const transports = (
       JSON.parse(json.stdout) as { gateway: { transports: { id: string; state: string }[] } }
     ).gateway.transports;
     const telegram = transports.find((t) => t.id === "telegram");
     expect(telegram?.state).toBe("down");
-    expect(JSON.stringify(telegram)).toContain("check the token");
+    expect(JSON.stringify(telegram)).toContain("check telegram.botToken");
     // The rest of the gateway keeps working.
     const answer = await gw.agent("still here?");
     expect(answer.body.payloads).toEqual([{ text: "echo: still here?" }]);

@@ -99,8 +99,13 @@ describe("e2e: Telegram through the real gateway", () => {
       () => tg.textsTo(GROUP.id).find((t) => t.includes("telegram")),
       "the /status answer in the group",
     );
-    expect(status).toMatch(/@clawdis_test_bot; long polling; last poll \d+s ago/);
+    expect(status).toMatch(/^telegram ok: @clawdis_test_bot; long polling; last poll \d+s ago/m);
     expect(status).toContain("privacy mode on");
+    // A group sees no local path and no endpoint URL (a direct chat does).
+    expect(status).not.toContain(state.dir);
+    expect(status).not.toContain("Store:");
+    expect(status).not.toContain(state.fake.url);
+    expect(status).toMatch(/^Model: fake-model — /m);
   });
 
   it("a 10,000-character reply arrives whole, in order, in chunks of at most 4096", async () => {

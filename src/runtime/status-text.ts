@@ -1,0 +1,94 @@
+import { formatAge, formatTokens } from "../core/format.js";
+import { configStatusLine, type StatusInput, transportLine } from "./status-report.js";
+
+/**
+ * The chat `/status` answer: short lines that fit a phone, one per transport, no nested parentheses. Pure.
+ * Contract: a down transport says why and what to do; for a group (`audience: "group"`) no local file path and
+ * no endpoint URL appear anywhere (the store line is left out, the config file and the endpoint are not named,
+ * and anything else that looks like an absolute path is replaced by "…"); a direct chat gets them.
+ */
+export function statusText(input: StatusInput): string {
+  const group = input.audience === "group";
+  const lines: string[] = [];
+  lines.push(`clawdis ${input.version} · gateway up ${formatAge(input.now - input.startedAt)}`);
+  if (input.restarted) {
+    lines.push(`restarted ${formatAge(input.now - input.restarted.at)} ago: ${input.restarted.reason}`);
+  }
+  const config = configStatusLine(input.config, input.audience);
+  if (config) lines.push(config);
+  if (input.transports.length === 0) lines.push("Transports: none");
+  for (const t of input.transports) lines.push(transportLine(t));
+  for (const p of input.parked ?? []) {
+    lines.push(
+      `Waiting to send: ${p.count} ${p.count === 1 ? "reply" : "replies"} for ${p.channel}, the oldest for ${formatAge(p.oldestMs)}; sent when ${p.channel} is back`,
+    );
+  }
+  if (input.undelivered) lines.push(input.undelivered);
+  lines.push(modelLine(input));
+  const e = input.entry;
+  if (!e) {
+    lines.push(`Session: ${input.sessionKey}, no messages yet`);
+  } else {
+    const used = e.contextTokens ?? 0;
+    const pct = input.contextWindow > 0 ? ((used / input.contextWindow) * 100).toFixed(1) : "?";
+    const est = e.contextEstimated ? " (estimated)" : "";
+    lines.push(
+      `Context: ${formatTokens(used)}/${formatTokens(input.contextWindow)} tokens (${pct}%)${est} · compactions ${e.compactionCount ?? 0}`,
+    );
+    const age = formatAge(input.now - (e.createdAt ?? e.updatedAt));
+    lines.push(`Session: ${input.sessionKey} · id ${e.sessionId} · age ${age}`);
+  }
+  if (!group) lines.push(`Store: ${input.storePath}`);
+  lines.push(`Thinking: ${e?.thinkingLevel ?? "off"} · Verbose: ${e?.verboseLevel ?? "off"}`);
+  lines.push(
+    `Turn: ${input.busy ? "running" : "idle"}${input.waiting > 0 ? ` · ${input.waiting} waiting` : ""}`,
+  );
+  return (group ? lines.map((line) => hidePaths(hideEndpoint(line, input.model.baseUrl))) : lines).join("\n");
+}
+
+/**
+ * `Model: qwen at http://…/v1 — reachable, checked 5s ago · model from config, endpoint from config`; for a
+ * group without the endpoint. Not configured: what to set, and that saving the file is enough.
+ */
+function modelLine(input: StatusInput): string {
+  const m = input.model;
+  const group = input.audience === "group";
+  if (!m.configured) {
+    const endpoint = group ? "" : ` · endpoint ${m.baseUrl}, from ${m.endpointSource ?? "config"}`;
+    return `Model: not configured — set inbound.reply.agent.model in the config file and save it, or OPENAI_MODEL and restart${endpoint}`;
+  }
+  const reach =
+    m.reachable === null
+      ? "checking…"
+      : m.reachable
+        ? "reachable"
+        : `unreachable${m.error ? `: ${m.error}` : ""}`;
+  const age = m.checkedAt ? `, checked ${formatAge(input.now - m.checkedAt)} ago` : "";
+  const at = group ? "" : ` at ${m.baseUrl}`;
+  const sources = group
+    ? `model from ${m.source ?? "config"}`
+    : `model from ${m.source ?? "config"}, endpoint from ${m.endpointSource ?? "config"}`;
+  return `Model: ${m.name}${at} — ${reach}${age} · ${sources}`;
+}
+
+/** `text` with the endpoint URL and its host:port replaced by "the endpoint" (an error names them). Pure. */
+function hideEndpoint(text: string, baseUrl: string): string {
+  let host: string | undefined;
+  try {
+    host = new URL(baseUrl).host;
+  } catch {
+    host = undefined;
+  }
+  let out = text.split(baseUrl).join("the endpoint");
+  if (host) out = out.split(host).join("the endpoint");
+  return out;
+}
+
+/**
+ * `text` with absolute local paths (`/home/me/.clawdis/…`, `~/…`; two segments at least, so `/status` stays)
+ * replaced by "…". A URL's path is left alone: a slash right after a letter, digit, colon or slash does not start
+ * a path. Pure.
+ */
+export function hidePaths(text: string): string {
+  return text.replace(/(?<![\w:/.~-])(?:~(?:\/[\w.@+-]+)+|(?:\/[\w.@+-]+){2,})\/?/g, "…");
+}
