@@ -62,10 +62,17 @@ async function allAnswered(gw: GatewayProcess, state: E2eState): Promise<void> {
  * The final answers of `main` in transcript order, each with the person's messages it answers (by their text),
  * and every person's message: what "answered once, in order" is checked on.
  */
+/** An answer without the sender's name the model saw its message under ("answer: bob: hi" -> "answer: hi"). */
+function unlabelled(text: string): string {
+  return text.replace(/^answer: (alice|bob): /, "answer: ");
+}
+
 async function answers(state: E2eState): Promise<{ finals: string[]; users: string[] }> {
   const messages = await state.messages((await state.readStore()).main?.sessionId ?? "");
   return {
-    finals: messages.filter((m) => m.meta?.final === true).map(contentOf),
+    // Two people write to main, so the model sees each message under its sender's name ("bob: …"); the fake
+    // model echoes it, and the label is left out here.
+    finals: messages.filter((m) => m.meta?.final === true).map((m) => unlabelled(contentOf(m))),
     users: messages.filter((m) => m.message.role === "user").map(contentOf),
   };
 }
@@ -110,7 +117,7 @@ describe("e2e: a drained turn resumes before the messages that waited behind it"
       "answer: alice 4",
       "answer: bob 5",
     ]);
-    expect((await second.outbox()).map((o) => o.text)).toEqual(finals);
+    expect((await second.outbox()).map((o) => unlabelled(o.text))).toEqual(finals);
     // The long tool ran once: the resumed turn went on from its result.
     expect((await readFile(join(state.dir, "runs"), "utf8")).trim().split("\n")).toEqual(["run"]);
     expect(second.stderr.text()).not.toMatch(/send it again/);
