@@ -3,8 +3,15 @@ import type { ServerResponse } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Api } from "grammy";
 import type { Update, UserFromGetMe } from "grammy/types";
-import type { HttpRequest, PluginContext, PluginInstance, Transport } from "../../src/plugin-api/types.js";
-import { allowFromWarnings, authorizeSender } from "./allow-list.js";
+import type {
+  AuthorizeResult,
+  HttpRequest,
+  InboundMessage,
+  PluginContext,
+  PluginInstance,
+  Transport,
+} from "../../src/plugin-api/types.js";
+import { allowFromWarnings, authorizeSender, ownerLine, telegramOwners } from "./allow-list.js";
 import { classifyError, pollBackoffMs } from "./classify-error.js";
 import type { TelegramConfig } from "./config.js";
 import { fetchMedia } from "./fetch-media.js";
@@ -82,12 +89,18 @@ export class TelegramRuntime {
     return {
       capabilities: { maxTextLength: TELEGRAM_TEXT_LIMIT, attachments: true },
       // `context.config` at each message: `telegram.allowFrom` changes while the gateway runs.
-      authorize: (message) =>
-        authorizeSender(this.context.config.allowFrom, message, this.usernames.get(message.senderId)),
+      authorize: (message) => this.authorize(message, this.usernames.get(message.senderId)),
       send: (message, signal) => sendTelegram(this.api, message, signal),
       split: (text) => splitMessage(text),
       health: () => healthLine(this.snapshot, this.now()),
     };
+  }
+
+  /** `authorizeSender` on the settings of now: `telegram.allowFrom` and `inbound.owner` change while it runs. */
+  private authorize(message: InboundMessage, username: string | undefined): AuthorizeResult {
+    const { config, gatewayConfig, id } = this.context;
+    const owners = telegramOwners(config.allowFrom, gatewayConfig.inbound.owner[id]).ids;
+    return authorizeSender(config.allowFrom, owners, message, username);
   }
 
   async start(signal: AbortSignal): Promise<void> {
@@ -100,6 +113,7 @@ export class TelegramRuntime {
     this.snapshot.username = this.me.username;
     this.snapshot.privacyMode = this.me.can_read_all_group_messages === false;
     for (const line of allowFromWarnings(config.allowFrom)) logger.warn(line);
+    logOwner(this.context);
     if (this.snapshot.privacyMode) logger.info(PRIVACY_NOTE);
     if (config.webhookUrl) {
       try {
@@ -228,7 +242,7 @@ export class TelegramRuntime {
     if (!inbound) return;
     if (inbound.username) this.usernames.set(inbound.message.senderId, inbound.username);
     // A stranger's files are not downloaded: the gateway denies the message, and it must cost no write.
-    const allowed = authorizeSender(config.allowFrom, inbound.message, inbound.username).allowed;
+    const allowed = this.authorize(inbound.message, inbound.username).allowed;
     if (allowed && inbound.files.length > 0) {
       const media = {
         api: this.api,
@@ -287,4 +301,12 @@ function sameSecret(given: string, expected: string): boolean {
   const a = Buffer.from(given);
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Says who the owner is on Telegram (at start, and when `telegram.allowFrom` or `inbound.owner` changes). */
+export function logOwner(
+  context: Pick<PluginContext<TelegramConfig>, "config" | "gatewayConfig" | "id" | "logger">,
+): void {
+  const line = ownerLine(context.config.allowFrom, context.gatewayConfig.inbound.owner[context.id]);
+  if (line) context.logger[line.level](line.text);
 }
