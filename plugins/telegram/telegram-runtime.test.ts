@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { defaultConfig } from "../../src/core/config-schema.js";
 import type {
   GatewayEvent,
   InboundMessage,
@@ -34,6 +35,7 @@ async function setup(receive: (m: InboundMessage) => Promise<ReceiveResult>) {
   const context = {
     id: "telegram",
     config,
+    gatewayConfig: defaultConfig(),
     pluginStateDir: dir,
     stagingDir: dir,
     logger,
