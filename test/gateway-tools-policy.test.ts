@@ -1,3 +1,5 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { builtinTools } from "../src/agent/tools/index.js";
 import { done, startTestGateway, type TestGateway } from "./helpers/gateway-harness.js";
@@ -69,6 +71,19 @@ describe("gateway: tools are for people's own messages", () => {
     });
     await done(await t.chat.inject({ text: "hi" }));
     expect(offered(0)).toEqual(["bash", "edit_file", "read_file", "send_file", "write_file"]);
+  });
+
+  it("under scope global, the global session's tools run in the workspace itself, as the primary one's do", async () => {
+    t = await startTestGateway({
+      tools: builtinTools(),
+      config: { inbound: { reply: { session: { scope: "global" } } } },
+    });
+    await mkdir(join(t.stateDir, "workspace"), { recursive: true });
+    await writeFile(join(t.stateDir, "workspace", "notes.txt"), "in the workspace");
+    t.fake.enqueue({ toolCalls: [{ name: "read_file", arguments: { path: "notes.txt" } }] }, { text: "ok" });
+    await done(await t.chat.inject({ text: "read my notes" }));
+    const results = t.fake.requests[1]!.body.messages.filter((m) => m.role === "tool");
+    expect(results.map((m) => m.content)).toEqual(["in the workspace"]);
   });
 });
 
