@@ -19,6 +19,7 @@ import type {
 import { type ChatCommand, directiveUsage } from "./routing/chat-command.js";
 import {
   allowStep,
+  authorityOf,
   dedupeStep,
   journalStep,
   sessionKeyStep,
@@ -43,8 +44,10 @@ import {
 import { SessionRegistry } from "./runtime/session-registry.js";
 import { SessionRunner, type WorkItem } from "./runtime/session-runner.js";
 import { stateLockPath } from "./runtime/state-lock.js";
+import { stateSecrets } from "./runtime/state-secrets.js";
 import type { StatusAudience } from "./runtime/status-report.js";
 import { statusText } from "./runtime/status-text.js";
+import { toolsPolicy, withFileAccess } from "./runtime/tools-policy.js";
 import { TranscriptSync } from "./runtime/transcript-sync.js";
 import { warmSessions } from "./runtime/warm-sessions.js";
 import { removeAbandonedTempFiles } from "./sessions/abandoned-temp-files.js";
@@ -144,12 +147,15 @@ export class Gateway {
   /** Resolves once the records left open by the last run are queued: new messages are dispatched after them. */
   private replayQueued: Promise<void>;
   private markReplayQueued: () => void = () => {};
+  /** The state directory's files no tool call may touch (src/runtime/state-secrets.ts). */
+  private readonly secrets: readonly { path: string; what: string }[];
 
   constructor(readonly options: GatewayOptions) {
     this.replayQueued = new Promise((resolve) => {
       this.markReplayQueued = resolve;
     });
     this.clock = options.clock ?? systemClock;
+    this.secrets = stateSecrets(options.env, options.configPath);
     const gateway = this;
     this.startedAt = this.clock.now();
     const logger = options.logger;
@@ -360,13 +366,19 @@ export class Gateway {
     if (open.length > 0)
       this.options.logger.info("finishing messages accepted before the last stop", { count: open.length });
     for (const record of open) {
+      // A record from before version 2 does not say: then a channel no plugin has is the local API's.
+      const local = record.local ?? !this.host.states().some((p) => p.id === record.message.channel);
+      // The turn keeps the authority it was accepted with; a record from before authorities gets the safe one.
+      const message = {
+        ...record.message,
+        authority: record.message.authority ?? authorityOf(record.message, local),
+      };
       const item: WorkItem = {
         jid: record.jid,
         sessionKey: this.sessionKeyFor(record.message),
-        message: record.message,
+        message,
         text: record.message.text,
-        // A record from before version 2 does not say: then a channel no plugin has is the local API's.
-        local: record.local ?? !this.host.states().some((p) => p.id === record.message.channel),
+        local,
         restored: record,
         resolve: () => {},
       };
@@ -674,17 +686,25 @@ export class Gateway {
   }
 
   /**
-   * Tools are for people's own messages: the primary (or global) session gets `tools.main`, groups
-   * `tools.groups`, any other key none. Automated input (webhooks) gets only what its source grants
-   * (`allowedTools`, from `webhooks.<name>.tools`), whatever session it goes to.
+   * The turn's tools: what the tools policy grants this message's authority in this session
+   * (src/runtime/tools-policy.ts), each call told where its file tools may go (the session's workspace only, when
+   * confined; never the state directory's secrets).
    */
   toolsFor(key: string, message: InboundMessage): ToolDefinition[] {
     const all = [...this.options.builtinTools, ...this.host.tools()];
-    const tools = this.config.inbound.reply.agent.tools;
-    if (message.automated) return selectTools(all, message.allowedTools ?? []);
-    if (key === this.mainKey || key === "global") return selectTools(all, tools.main);
-    if (key.startsWith("group:")) return selectTools(all, tools.groups);
-    return [];
+    const grant = toolsPolicy({
+      sessionKey: key,
+      primaryKey: this.mainKey,
+      authority: message.authority ?? authorityOf(message, false),
+      channel: message.channel,
+      senderId: message.senderId,
+      ...(message.allowedTools ? { allowedTools: message.allowedTools } : {}),
+      tools: this.config.inbound.reply.agent.tools,
+    });
+    return withFileAccess(selectTools(all, grant.names, grant.allowBashByStar ? [] : ["bash"]), {
+      confined: grant.confined,
+      secrets: this.secrets,
+    });
   }
 
   /** The context of one plugin instance; its routes and listeners are removed when `retired` aborts. */

@@ -1,8 +1,14 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { builtinTools } from "../src/agent/tools/index.js";
 import { done, startTestGateway, type TestGateway } from "./helpers/gateway-harness.js";
 
-/** Which tools the model is offered, by where the message came from (issue 6, D3: webhook input got `bash`). */
+/**
+ * Which tools the model is offered, by where the message came from and who sent it (issue 6, D3: webhook input
+ * got `bash`; issue 36: another allowed person's DM got `bash`). The test transport's owner is alice; bob is
+ * allowed.
+ */
 describe("gateway: tools are for people's own messages", () => {
   let t: TestGateway | undefined;
   afterEach(async () => {
@@ -17,6 +23,21 @@ describe("gateway: tools are for people's own messages", () => {
     t = await startTestGateway({ tools: builtinTools() });
     await done(await t.chat.inject({ text: "hi" }));
     expect(offered(0)).toEqual(["bash", "edit_file", "read_file", "send_file", "write_file"]);
+  });
+
+  it("another allowed person's message in the primary session gets none", async () => {
+    t = await startTestGateway({ tools: builtinTools() });
+    await done(await t.chat.inject({ text: "run id", senderId: "bob", chatId: "c-bob" }));
+    expect(t.fake.requests[0]!.body.tools).toBeUndefined();
+  });
+
+  it("tools.people gives a listed person exactly theirs; '*' for them leaves out bash", async () => {
+    t = await startTestGateway({
+      tools: builtinTools(),
+      config: { inbound: { reply: { agent: { tools: { people: { "chat:bob": ["*"] } } } } } },
+    });
+    await done(await t.chat.inject({ text: "hi", senderId: "bob", chatId: "c-bob" }));
+    expect(offered(0)).toEqual(["edit_file", "read_file", "send_file", "write_file"]);
   });
 
   it("automated input into main gets no tools, even with tools.main = ['*']", async () => {
@@ -50,6 +71,19 @@ describe("gateway: tools are for people's own messages", () => {
     });
     await done(await t.chat.inject({ text: "hi" }));
     expect(offered(0)).toEqual(["bash", "edit_file", "read_file", "send_file", "write_file"]);
+  });
+
+  it("under scope global, the global session's tools run in the workspace itself, as the primary one's do", async () => {
+    t = await startTestGateway({
+      tools: builtinTools(),
+      config: { inbound: { reply: { session: { scope: "global" } } } },
+    });
+    await mkdir(join(t.stateDir, "workspace"), { recursive: true });
+    await writeFile(join(t.stateDir, "workspace", "notes.txt"), "in the workspace");
+    t.fake.enqueue({ toolCalls: [{ name: "read_file", arguments: { path: "notes.txt" } }] }, { text: "ok" });
+    await done(await t.chat.inject({ text: "read my notes" }));
+    const results = t.fake.requests[1]!.body.messages.filter((m) => m.role === "tool");
+    expect(results.map((m) => m.content)).toEqual(["in the workspace"]);
   });
 });
 

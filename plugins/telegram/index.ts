@@ -27,7 +27,7 @@ export default definePlugin<TelegramConfig>({
         fatal: true,
       });
     }
-    const [{ TelegramRuntime }, { allowFromWarnings }] = await Promise.all([
+    const [{ TelegramRuntime }, { allowFromWarnings, logOwner }] = await Promise.all([
       import("./telegram-runtime.js"),
       import("./allow-list.js"),
     ]);
@@ -36,10 +36,12 @@ export default definePlugin<TelegramConfig>({
         token,
         tokenSource: telegramTokenSource(context.config, telegramEnv()),
       }).instance(),
-      // As at start: an allowlist edited to empty or to "*" is said again.
+      // As at start: an allowlist edited to empty or to "*" is said again, and so is who the owner is.
       configChanged: (keys) => {
-        if (!keys.includes("telegram.allowFrom")) return;
-        for (const line of allowFromWarnings(context.config.allowFrom)) context.logger.warn(line);
+        const allowFrom = keys.includes("telegram.allowFrom");
+        if (allowFrom)
+          for (const line of allowFromWarnings(context.config.allowFrom)) context.logger.warn(line);
+        if (allowFrom || keys.some((key) => key.startsWith("inbound.owner"))) logOwner(context);
       },
     };
   },

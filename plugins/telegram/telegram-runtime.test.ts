@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
+import { defaultConfig } from "../../src/core/config-schema.js";
 import type {
   GatewayEvent,
   InboundMessage,
@@ -40,6 +41,7 @@ async function setup(
   const context = {
     id: "telegram",
     config,
+    gatewayConfig: defaultConfig(),
     pluginStateDir: dir,
     stagingDir,
     logger,

@@ -3,8 +3,15 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Api } from "grammy";
 import type { Update, UserFromGetMe } from "grammy/types";
 import { type DownloadTimers, downloadLimits } from "../../src/plugin-api/download-deadline.js";
-import type { HttpRequest, PluginContext, PluginInstance, Transport } from "../../src/plugin-api/types.js";
-import { allowFromWarnings, authorizeSender } from "./allow-list.js";
+import type {
+  AuthorizeResult,
+  HttpRequest,
+  InboundMessage,
+  PluginContext,
+  PluginInstance,
+  Transport,
+} from "../../src/plugin-api/types.js";
+import { allowFromWarnings, authorizeSender, logOwner, telegramOwners } from "./allow-list.js";
 import { ChatLanes } from "./chat-lanes.js";
 import { classifyError, pollBackoffMs } from "./classify-error.js";
 import type { TelegramConfig } from "./config.js";
@@ -110,12 +117,18 @@ export class TelegramRuntime {
     return {
       capabilities: { maxTextLength: TELEGRAM_TEXT_LIMIT, attachments: true },
       // `context.config` at each message: `telegram.allowFrom` changes while the gateway runs.
-      authorize: (message) =>
-        authorizeSender(this.context.config.allowFrom, message, this.usernames.get(message.senderId)),
+      authorize: (message) => this.authorize(message, this.usernames.get(message.senderId)),
       send: (message, signal) => sendTelegram(this.api, message, signal),
       split: (text) => splitMessage(text),
       health: () => healthLine(this.snapshot, this.now()),
     };
+  }
+
+  /** `authorizeSender` on the settings of now: `telegram.allowFrom` and `inbound.owner` change while it runs. */
+  private authorize(message: InboundMessage, username: string | undefined): AuthorizeResult {
+    const { config, gatewayConfig, id } = this.context;
+    const owners = telegramOwners(config.allowFrom, gatewayConfig.inbound.owner[id]).ids;
+    return authorizeSender(config.allowFrom, owners, message, username);
   }
 
   async start(signal: AbortSignal): Promise<void> {
@@ -128,6 +141,7 @@ export class TelegramRuntime {
     this.snapshot.username = this.me.username;
     this.snapshot.privacyMode = this.me.can_read_all_group_messages === false;
     for (const line of allowFromWarnings(config.allowFrom)) logger.warn(line);
+    logOwner(this.context);
     if (this.snapshot.privacyMode) logger.info(PRIVACY_NOTE);
     if (config.webhookUrl) {
       try {
@@ -340,7 +354,7 @@ export class TelegramRuntime {
   private async receiveInbound(inbound: TelegramInbound, update: Update, signal: AbortSignal): Promise<void> {
     const { config } = this.context;
     // A stranger's files are not downloaded: the gateway denies the message, and it must cost no write.
-    const allowed = authorizeSender(config.allowFrom, inbound.message, inbound.username).allowed;
+    const allowed = this.authorize(inbound.message, inbound.username).allowed;
     if (allowed && inbound.files.length > 0) {
       const media = {
         api: this.api,

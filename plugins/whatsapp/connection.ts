@@ -23,6 +23,7 @@ import {
   writePrivateFile,
 } from "../../src/plugin-api/index.js";
 import { credentialsDir, openAuthState, removeAuthState, type WhatsappAuth } from "./auth-state.js";
+import { authorizeSender, ownerLines } from "./authorize-sender.js";
 import { baileysLogger } from "./baileys-logger.js";
 import { classifyClose } from "./classify-close.js";
 import type { WhatsappConfig } from "./config.js";
@@ -83,6 +84,8 @@ export class WhatsappConnection {
   private sock: WASocket | undefined;
   private generation = 0;
   private state: LinkState = { kind: "idle" };
+  /** Whether the owner line was logged (once per run, at the first link). */
+  private ownerSaid = false;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private me: AccountView | undefined;
   private inbox: Promise<void> = Promise.resolve();
@@ -173,18 +176,16 @@ export class WhatsappConnection {
   }
 
   authorize(message: InboundMessage): AuthorizeResult {
-    if (message.chatType === "group") return { allowed: true };
-    const allowFrom = this.context.gatewayConfig.inbound.allowFrom;
-    if (allowFrom.includes("*")) return { allowed: true };
-    if (message.senderId === this.ownNumber) return { allowed: true };
-    if (allowFrom.includes(message.senderId)) return { allowed: true };
-    if (isLidUser(message.senderId)) {
-      return {
-        allowed: false,
-        reason: `sender ${message.senderId} writes as a LID whose phone number WhatsApp has not told us; it cannot match inbound.allowFrom`,
-      };
-    }
-    return { allowed: false, reason: `sender ${message.senderId} is not in inbound.allowFrom` };
+    const inbound = this.context.gatewayConfig.inbound;
+    return authorizeSender(
+      {
+        allowFrom: inbound.allowFrom,
+        owners: inbound.owner[this.context.id],
+        ownNumber: this.ownNumber,
+        senderIsLid: isLidUser(message.senderId) === true,
+      },
+      message,
+    );
   }
 
   health(): TransportHealth {
@@ -302,6 +303,11 @@ export class WhatsappConnection {
     if (update.connection === "open") {
       this.state = { kind: "open", since: this.now() };
       this.context.logger.info(`WhatsApp linked as ${this.ownNumber ?? "?"}`);
+      if (!this.ownerSaid) {
+        this.ownerSaid = true;
+        const lines = ownerLines(this.ownNumber, this.context.gatewayConfig.inbound.owner[this.context.id]);
+        for (const line of lines) this.context.logger[line.level](line.text);
+      }
       return;
     }
     if (update.connection !== "close") return;

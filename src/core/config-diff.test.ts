@@ -87,7 +87,7 @@ describe("diffConfig: what a change needs", () => {
         agent.baseUrl = "http://127.0.0.1:9/v1";
         agent.apiKey = "sk-new";
         agent.model = "other";
-        agent.tools = { main: ["read_file"], groups: [] };
+        agent.tools = { main: ["read_file"], groups: [], people: {} };
       },
       {
         need: "live",

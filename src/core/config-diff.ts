@@ -59,6 +59,7 @@ type Path = readonly (string | number)[];
 /** Core key paths applied live; a path covers the keys below it. Anything else in the core needs the gateway. */
 const LIVE_CORE: readonly string[] = [
   "inbound.allowFrom",
+  "inbound.owner",
   "inbound.groupChat",
   "inbound.reply.agent.baseUrl",
   "inbound.reply.agent.apiKey",

@@ -45,10 +45,20 @@ export const sessionSchema = z.strictObject({
 });
 
 export const toolsSchema = z.strictObject({
-  /** Tools offered in the primary (and global) session; `"*"` means every tool. */
+  /** Tools the owner is offered in the primary (or global) session; `"*"` means every tool. */
   main: z.array(z.string().min(1)).default(["*"]),
-  /** Tools offered in group sessions; none unless listed. */
+  /** Tools offered in group sessions, to whoever writes there (confined to the group's folder); none unless listed. */
   groups: z.array(z.string().min(1)).default([]),
+  /**
+   * Tools for people who are not the owner, in the primary session: `"<channel>:<sender id>"` (e.g.
+   * `"telegram:222"`) → names; confined to the workspace. Default none: other people talk without tools.
+   */
+  people: z
+    .record(
+      z.string().regex(/^[a-z0-9-]+:.+$/, 'a "<channel>:<sender id>" key like "telegram:222"'),
+      z.array(z.string().min(1)),
+    )
+    .default({}),
 });
 
 export const agentSchema = z.strictObject({
@@ -80,7 +90,24 @@ export const groupChatSchema = z.strictObject({
   historyLimit: z.number().int().min(0).max(1000).default(50),
 });
 
+/** A transport's owner ids: strings, or numbers written as such (Telegram user ids), kept as strings. */
+const ownerIds = z.array(
+  z.union([
+    z.string().trim().min(1),
+    z
+      .number()
+      .int()
+      .transform((n) => String(n)),
+  ]),
+);
+
 export const inboundSchema = z.strictObject({
+  /**
+   * The owner, per transport: plugin id → ids in that transport's own terms (Telegram: user ids or "@username";
+   * WhatsApp: E.164). Tools of the primary session run only for the owner. A transport not listed takes its
+   * default (Telegram: the first user of telegram.allowFrom; WhatsApp: your own number), said in the start log.
+   */
+  owner: z.record(z.string().regex(/^[a-z0-9-]+$/, 'a plugin id like "telegram"'), ownerIds).default({}),
   /** WhatsApp senders allowed in direct chats (E.164, or "*" for everyone). Empty: only the own chat. */
   allowFrom: z
     .array(z.string().regex(/^(\*|\+[1-9][0-9]{5,15})$/, 'an E.164 number like "+4915123456789" or "*"'))

@@ -6,7 +6,8 @@ import type { Logger } from "../core/logger.js";
  * Bumped on any incompatible change to this module; plugins declare the version they were written for.
  * 2: attachments carry a local `path` (no `url`), `fail(error, { retryAfterMs })`, plugin-owned config
  * sections, turn lifecycle events with channel and chat; later, optional members only: `reload` and
- * `configChanged` (config hot reload). The host still loads plugins written for 1.
+ * `configChanged` (config hot reload), `authority` on `authorize`'s answer, `files` on the tool context. The
+ * host still loads plugins written for 1.
  */
 export const PLUGIN_API_VERSION = 2;
 /** The versions the host loads. */
@@ -56,6 +57,16 @@ export interface ReplyContext {
 }
 
 /**
+ * Who an input is from (SPEC section 7, Authority), the one field that carries it:
+ * - `owner`: the person the agent works for (the transport's owner ids; local clients holding the gateway token);
+ * - `allowed`: someone the transport's allowlist names, who may talk to the agent;
+ * - `untrusted`: someone let in only by where they write (a member of an allowed group, anyone under `"*"`);
+ * - `automated`: no person (webhooks).
+ * Tools follow it: the primary session's tools run only for the owner (docs/agent.md, Who gets tools).
+ */
+export type Authority = "owner" | "allowed" | "untrusted" | "automated";
+
+/**
  * The one normalized inbound message. Every transport turns its SDK's events into this, once, at the edge;
  * the core never sees a transport's own types.
  */
@@ -88,6 +99,12 @@ export interface InboundMessage {
   allowedTools?: string[];
   /** Route to this session key instead of the computed one (webhooks, `clawdis agent --session`). */
   sessionKey?: string;
+  /**
+   * Set by the gateway when it accepts the message, and kept with it in the journal (a turn run again after a
+   * restart keeps the authority it started with): the transport's `authorize` verdict, `owner` for the gateway's
+   * own API, `automated` for automated input. Whatever a plugin puts here is replaced.
+   */
+  authority?: Authority;
 }
 
 export interface OutboundMessage {
@@ -136,8 +153,16 @@ export interface TransportHealth {
   detail?: string;
 }
 
-/** Whether a sender may talk to the agent. Deny by default: a transport allows only what its config lists. */
-export type AuthorizeResult = { allowed: true } | { allowed: false; reason: string };
+/**
+ * Whether a sender may talk to the agent, and with what authority. Deny by default: a transport allows only what
+ * its config lists. `authority` absent: `allowed` (the sender talks; the primary session's tools are the
+ * owner's). A transport says `owner` for its owner ids (`inbound.owner.<id>`, or its own default), `untrusted`
+ * for a sender let in only by the chat they write in or by `"*"`. `automated` is not a transport's to give:
+ * it comes from `InboundMessage.automated`.
+ */
+export type AuthorizeResult =
+  | { allowed: true; authority?: Exclude<Authority, "automated"> }
+  | { allowed: false; reason: string };
 
 export interface Transport {
   capabilities: TransportCapabilities;
@@ -173,6 +198,11 @@ export interface ToolContext {
   attach?(attachment: OutboundAttachment): void;
   /** The session's working directory. */
   cwd: string;
+  /**
+   * Where file tools may go on this call; set by the gateway on every call it makes (docs/agent.md, Tools). A
+   * tool that takes paths resolves them with symlinks followed and refuses what this does not allow.
+   */
+  files?: ToolFileAccess;
   sessionKey: string;
   /** Milliseconds this call may take (the tool watchdog). */
   timeoutMs: number;
@@ -182,6 +212,17 @@ export interface ToolContext {
    * Absent where no watchdog runs; tools call it as `context.progress?.()`.
    */
   progress?(): void;
+}
+
+/** The paths a tool call may use: see `ToolContext.files`. */
+export interface ToolFileAccess {
+  /**
+   * When set, every path must resolve (symlinks followed, `..` applied) inside this folder, the session's
+   * workspace: outside the primary session, and for anyone but the owner. Absent: anywhere but `secrets`.
+   */
+  confinedTo?: string;
+  /** Files and folders no tool call reads, writes or sends, whoever asks: the state directory's secrets. */
+  secrets: readonly { path: string; what: string }[];
 }
 
 export interface ToolResult {

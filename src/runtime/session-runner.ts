@@ -12,6 +12,7 @@ import type { Logger } from "../core/logger.js";
 import { noModelReply } from "../core/no-model-hint.js";
 import type { InboundMessage, OutboundAttachment, ToolDefinition, TurnOutcome } from "../plugin-api/types.js";
 import { parseChatCommand } from "../routing/chat-command.js";
+import { sessionKeyFor } from "../routing/session-key.js";
 import type { Journal, ReplyEnd } from "../sessions/journal.js";
 import { matchResetTrigger, touchInteraction } from "../sessions/lifecycle.js";
 import type { SessionStore } from "../sessions/store.js";
@@ -494,12 +495,13 @@ export class SessionRunner {
   }
 
   /**
-   * The session's working directory (tools, attachments): the workspace for main, a folder per other key. Not
-   * created here: a turn that runs no tool and stages no file never touches it; the first tool call of a turn
-   * creates it (0700) when it is not there (`withWorkspace`), and staging an attachment creates its inbox in it.
+   * The session's working directory (tools, attachments): the workspace for the primary session (`mainKey`, or
+   * `global` under `scope: "global"`), a folder per other key. Not created here: a turn that runs no tool and
+   * stages no file never touches it; the first tool call of a turn creates it (0700) when it is not there
+   * (`withWorkspace`), and staging an attachment creates its inbox in it.
    */
   private cwdFor(key: string): string {
-    return key === this.deps.config.inbound.reply.session.mainKey
+    return key === sessionKeyFor({ chatType: "direct", chatId: "" }, this.deps.config.inbound.reply.session)
       ? this.deps.workspaceDir
       : join(this.deps.workspaceDir, safeDirName(key));
   }

@@ -1,4 +1,4 @@
-import type { Attachment, ChatType, InboundMessage, ReplyContext } from "../plugin-api/types.js";
+import type { Attachment, Authority, ChatType, InboundMessage, ReplyContext } from "../plugin-api/types.js";
 
 /**
  * The journal's own record of an accepted message (version 2), built from the inbound message by a mapper so
@@ -22,6 +22,8 @@ export interface JournalMessageV2 {
   automated?: boolean;
   allowedTools?: string[];
   sessionKey?: string;
+  /** Who it is from, as accepted (absent in records from before authorities: see `authorityOf`). */
+  authority?: Authority;
   /** From the gateway's own API: the reply travels in the outcome, never through a transport. */
   local: boolean;
 }
@@ -47,6 +49,7 @@ export function toJournalMessage(message: InboundMessage, origin: { local: boole
   if (message.automated !== undefined) record.automated = message.automated;
   if (message.allowedTools !== undefined) record.allowedTools = message.allowedTools;
   if (message.sessionKey !== undefined) record.sessionKey = message.sessionKey;
+  if (message.authority !== undefined) record.authority = message.authority;
   return record;
 }
 

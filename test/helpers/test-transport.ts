@@ -15,6 +15,8 @@ import {
 export class TestTransport {
   readonly sent: OutboundMessage[] = [];
   readonly allowed = new Set<string>(["alice", "bob"]);
+  /** The allowed senders who are the owner (the others are `allowed`): the primary session's tools are theirs. */
+  readonly owners = new Set<string>(["alice"]);
   /** Read on every send, so a test may change it after start. */
   maxTextLength = 4000;
   /** While set, every send fails with this message (the chat app is unreachable). */
@@ -55,7 +57,10 @@ export class TestTransport {
               self.down ? { state: "down" as const, detail: "reconnecting" } : { state: "ok" as const },
             authorize: (message: InboundMessage) =>
               self.allowed.has(message.senderId)
-                ? { allowed: true as const }
+                ? {
+                    allowed: true as const,
+                    authority: self.owners.has(message.senderId) ? ("owner" as const) : ("allowed" as const),
+                  }
                 : { allowed: false as const, reason: "not in the test allowlist" },
             send: async (message: OutboundMessage) => {
               if (self.failSends) throw new Error(self.failSends);

@@ -1,12 +1,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import type { ToolDefinition } from "../../plugin-api/types.js";
-import {
-  describeFsError,
-  optionalBoolean,
-  requireString,
-  resolveToolPath,
-  ToolArgError,
-} from "./tool-args.js";
+import { describeFsError, optionalBoolean, requireString, ToolArgError } from "./tool-args.js";
+import { resolveToolPath } from "./tool-path.js";
 
 /**
  * `edit_file`: replaces an exact piece of text. `old_text` must occur exactly once, unless `replace_all` is
@@ -50,7 +45,9 @@ export function editFileTool(): ToolDefinition {
       }
       if (oldText === newText)
         return { ok: false, output: "edit_file: old_text and new_text are the same; nothing to change" };
-      const absolute = resolveToolPath(context.cwd, path);
+      const resolved = await resolveToolPath(context, path, "edit_file");
+      if (!resolved.ok) return { ok: false, output: resolved.error };
+      const absolute = resolved.path;
       let text: string;
       try {
         text = await readFile(absolute, { encoding: "utf8", signal: context.signal });

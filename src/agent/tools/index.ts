@@ -17,11 +17,16 @@ export function builtinTools(): ToolDefinition[] {
 }
 
 /**
- * The tools a session may use, from `inbound.reply.agent.tools.main` / `.groups`: `"*"` means all, else the
- * listed names (names that match no tool are ignored). Order follows `all`; when two tools share a name, the
- * first one wins, so a name is offered to the model only once.
+ * The tools a turn may use, from a grant (src/runtime/tools-policy.ts): `"*"` means all but the names in
+ * `starSkips` (which are taken only when listed by name), else the listed names (names that match no tool are
+ * ignored). Order follows `all`; when two tools share a name, the first one wins, so a name is offered to the
+ * model only once.
  */
-export function selectTools(all: ToolDefinition[], allowed: string[]): ToolDefinition[] {
+export function selectTools(
+  all: ToolDefinition[],
+  allowed: readonly string[],
+  starSkips: readonly string[] = [],
+): ToolDefinition[] {
   const everything = allowed.includes("*");
   const wanted = new Set(allowed);
   const seen = new Set<string>();
@@ -29,7 +34,7 @@ export function selectTools(all: ToolDefinition[], allowed: string[]): ToolDefin
   for (const tool of all) {
     if (seen.has(tool.name)) continue;
     seen.add(tool.name);
-    if (everything || wanted.has(tool.name)) selected.push(tool);
+    if (wanted.has(tool.name) || (everything && !starSkips.includes(tool.name))) selected.push(tool);
   }
   return selected;
 }

@@ -1,12 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import type { ToolDefinition } from "../../plugin-api/types.js";
-import {
-  describeFsError,
-  optionalInteger,
-  requireString,
-  resolveToolPath,
-  ToolArgError,
-} from "./tool-args.js";
+import { describeFsError, optionalInteger, requireString, ToolArgError } from "./tool-args.js";
+import { resolveToolPath } from "./tool-path.js";
 
 /**
  * `read_file`: the text of a file, or a window of its lines (`offset` is the 1-based first line, `limit` the
@@ -63,7 +58,9 @@ export function readFileTool(options: ReadFileToolOptions = {}): ToolDefinition 
         if (error instanceof ToolArgError) return { ok: false, output: `read_file: ${error.message}` };
         throw error;
       }
-      const absolute = resolveToolPath(context.cwd, path);
+      const resolved = await resolveToolPath(context, path, "read_file");
+      if (!resolved.ok) return { ok: false, output: resolved.error };
+      const absolute = resolved.path;
       let data: Buffer;
       try {
         const info = await stat(absolute);

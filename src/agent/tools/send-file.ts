@@ -1,7 +1,8 @@
 import { stat } from "node:fs/promises";
 import { basename, extname } from "node:path";
 import type { AttachmentKind, ToolDefinition } from "../../plugin-api/types.js";
-import { describeFsError, requireString, resolveToolPath, ToolArgError } from "./tool-args.js";
+import { describeFsError, requireString, ToolArgError } from "./tool-args.js";
+import { resolveToolPath } from "./tool-path.js";
 
 /** The largest file `send_file` attaches (chat apps refuse larger ones anyway). */
 export const MAX_SEND_FILE_BYTES = 50 * 1024 * 1024;
@@ -59,7 +60,9 @@ export function sendFileTool(): ToolDefinition {
         throw error;
       }
       if (!context.attach) return { ok: false, output: "send_file: this chat cannot receive files" };
-      const absolute = resolveToolPath(context.cwd, path);
+      const resolved = await resolveToolPath(context, path, "send_file");
+      if (!resolved.ok) return { ok: false, output: resolved.error };
+      const absolute = resolved.path;
       try {
         const info = await stat(absolute);
         if (!info.isFile()) return { ok: false, output: `send_file: ${path} is not a regular file` };

@@ -1,6 +1,3 @@
-import { homedir } from "node:os";
-import { join, resolve } from "node:path";
-
 /**
  * Reading a tool's arguments. Models send what they send: a wrong or missing argument is an expected failure
  * that goes back to the model as `{ ok: false }` with a message it can act on, never a crash.
@@ -41,13 +38,6 @@ export function optionalBoolean(args: Record<string, unknown>, name: string): bo
   if (typeof raw === "boolean") return raw;
   if (raw === "true" || raw === "false") return raw === "true";
   throw new ToolArgError(`argument "${name}" must be true or false`);
-}
-
-/** A path as the model gave it: `~` expanded, relative paths against the tool working directory. */
-export function resolveToolPath(cwd: string, path: string): string {
-  if (path === "~") return homedir();
-  if (path.startsWith("~/")) return join(homedir(), path.slice(2));
-  return resolve(cwd, path);
 }
 
 /** One line for a failed file operation, in terms of the path the model used. */

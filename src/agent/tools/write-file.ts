@@ -1,7 +1,8 @@
 import { mkdir, stat, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { ToolDefinition } from "../../plugin-api/types.js";
-import { describeFsError, requireString, resolveToolPath, ToolArgError } from "./tool-args.js";
+import { describeFsError, requireString, ToolArgError } from "./tool-args.js";
+import { resolveToolPath } from "./tool-path.js";
 
 /**
  * `write_file`: writes the whole content of a file, creating missing parent directories, replacing the file
@@ -35,7 +36,9 @@ export function writeFileTool(): ToolDefinition {
         if (error instanceof ToolArgError) return { ok: false, output: `write_file: ${error.message}` };
         throw error;
       }
-      const absolute = resolveToolPath(context.cwd, path);
+      const resolved = await resolveToolPath(context, path, "write_file");
+      if (!resolved.ok) return { ok: false, output: resolved.error };
+      const absolute = resolved.path;
       try {
         const existed = await stat(absolute).then(
           (info) => {

@@ -1,3 +1,4 @@
+import type { Authority, AuthorizeResult, InboundMessage } from "../../plugin-api/types.js";
 import { whyInvalidSessionKey } from "../../sessions/session-key-rules.js";
 import type { AdmissionDeps, Step } from "./types.js";
 
@@ -18,10 +19,29 @@ export function dedupeStep(deps: Pick<AdmissionDeps, "isDuplicate">): Step {
   };
 }
 
-/** The transport of the message's channel decides whether its sender may talk to the agent; local input passes. */
+/**
+ * The authority a message is accepted with (SPEC section 7): automated input is `automated` whoever hands it in;
+ * the gateway's own API (token holders: web chat, terminal, `clawdis agent`) is the owner; anything else is what
+ * its transport's `authorize` said (absent: `allowed`). Also what a journal record from before authorities gets.
+ */
+export function authorityOf(
+  message: Pick<InboundMessage, "automated">,
+  local: boolean,
+  verdict?: AuthorizeResult,
+): Authority {
+  if (message.automated) return "automated";
+  if (local) return "owner";
+  return (verdict?.allowed && verdict.authority) || "allowed";
+}
+
+/**
+ * The transport of the message's channel decides whether its sender may talk to the agent, and with what
+ * authority (set on the message, replacing what the plugin put there); local input passes.
+ */
 export function allowStep(deps: Pick<AdmissionDeps, "inputTransport" | "logDenied">): Step {
   return async (ctx, next) => {
-    if (!ctx.local) {
+    if (ctx.local) ctx.message = { ...ctx.message, authority: authorityOf(ctx.message, true) };
+    else {
       const transport = deps.inputTransport(ctx.message.channel);
       if (!transport) {
         ctx.result = { status: "denied", reason: `no running transport "${ctx.message.channel}"` };
@@ -33,6 +53,7 @@ export function allowStep(deps: Pick<AdmissionDeps, "inputTransport" | "logDenie
         ctx.result = { status: "denied", reason: verdict.reason };
         return;
       }
+      ctx.message = { ...ctx.message, authority: authorityOf(ctx.message, false, verdict) };
     }
     await next();
   };

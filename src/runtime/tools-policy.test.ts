@@ -1,0 +1,109 @@
+import { describe, expect, it } from "vitest";
+import type { Authority, ToolContext, ToolDefinition } from "../plugin-api/types.js";
+import { type ToolGrant, type ToolsConfig, toolsPolicy, withFileAccess } from "./tools-policy.js";
+
+const tools: ToolsConfig = {
+  main: ["*"],
+  groups: ["read_file", "send_file"],
+  people: { "telegram:222": ["read_file"] },
+};
+
+const grant = (
+  sessionKey: string,
+  authority: Authority,
+  senderId = "111",
+  extra: { primaryKey?: string; allowedTools?: string[] } = {},
+): ToolGrant =>
+  toolsPolicy({
+    sessionKey,
+    primaryKey: extra.primaryKey ?? "main",
+    authority,
+    channel: "telegram",
+    senderId,
+    ...(extra.allowedTools ? { allowedTools: extra.allowedTools } : {}),
+    tools,
+  });
+
+describe("toolsPolicy", () => {
+  it.each<[string, ToolGrant, ToolGrant]>([
+    ["the owner in main", grant("main", "owner"), { names: ["*"], allowBashByStar: true, confined: false }],
+    [
+      "another allowed person in main: none",
+      grant("main", "allowed", "333"),
+      { names: [], allowBashByStar: false, confined: true },
+    ],
+    [
+      "an allowed person listed in tools.people: theirs, confined",
+      grant("main", "allowed", "222"),
+      { names: ["read_file"], allowBashByStar: false, confined: true },
+    ],
+    [
+      "an untrusted sender in main (scope global, a group stranger): none",
+      grant("main", "untrusted", "999"),
+      { names: [], allowBashByStar: false, confined: true },
+    ],
+    [
+      "a group member: tools.groups, confined",
+      grant("group:-100", "untrusted", "999"),
+      { names: ["read_file", "send_file"], allowBashByStar: false, confined: true },
+    ],
+    [
+      "the owner in a group: tools.groups, confined too",
+      grant("group:-100", "owner"),
+      { names: ["read_file", "send_file"], allowBashByStar: false, confined: true },
+    ],
+    [
+      "automated input: what its source grants, confined",
+      grant("main", "automated", "hook:ci", { allowedTools: ["*"] }),
+      { names: ["*"], allowBashByStar: false, confined: true },
+    ],
+    [
+      "automated input without a grant: none",
+      grant("hooks:ci", "automated", "hook:ci"),
+      { names: [], allowBashByStar: false, confined: true },
+    ],
+    [
+      "the owner under another key (an API session): none",
+      grant("telegram:12345", "owner"),
+      { names: [], allowBashByStar: false, confined: true },
+    ],
+    [
+      "under scope global the primary key is global",
+      grant("global", "owner", "111", { primaryKey: "global" }),
+      { names: ["*"], allowBashByStar: true, confined: false },
+    ],
+    [
+      "under scope per-sender a key named global is not the primary one",
+      grant("global", "owner"),
+      { names: [], allowBashByStar: false, confined: true },
+    ],
+  ])("%s", (_what, actual, expected) => {
+    expect(actual).toEqual(expected);
+  });
+});
+
+describe("withFileAccess", () => {
+  const seen: ToolContext[] = [];
+  const tool: ToolDefinition = {
+    name: "read_file",
+    description: "reads",
+    parameters: { type: "object" },
+    execute: async (_args, context) => {
+      seen.push(context);
+      return { ok: true, output: "" };
+    },
+  };
+  const context: ToolContext = {
+    signal: new AbortController().signal,
+    cwd: "/ws/g",
+    sessionKey: "g",
+    timeoutMs: 1,
+  };
+  const secrets = [{ path: "/state/gateway.token", what: "the gateway token" }];
+
+  it("confines a confined call to its working directory, and always names the secrets", async () => {
+    await withFileAccess([tool], { confined: true, secrets })[0]!.execute({}, context);
+    await withFileAccess([tool], { confined: false, secrets })[0]!.execute({}, context);
+    expect(seen.map((c) => c.files)).toEqual([{ secrets, confinedTo: "/ws/g" }, { secrets }]);
+  });
+});

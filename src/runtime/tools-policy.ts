@@ -1,0 +1,83 @@
+import type { Authority, ToolDefinition, ToolFileAccess } from "../plugin-api/types.js";
+import { GROUP_KEY_PREFIX } from "../routing/session-key.js";
+
+/**
+ * Which tools a turn is offered, and whether its file tools are confined to the session's workspace (docs/agent.md,
+ * Who gets tools). Pure, table-tested; the gateway applies it (`Gateway.toolsFor`).
+ *
+ * - the primary session (`mainKey`, or `global` under `scope: "global"`): the owner gets `tools.main`, with file
+ *   tools anywhere but the state directory's secrets; anyone else gets what `tools.people["<channel>:<sender>"]`
+ *   lists for them (default none), confined to the workspace;
+ * - a group session (`group:<id>`): `tools.groups` for whoever writes, the owner too, confined to the group's folder;
+ * - automated input (webhooks): exactly what its source grants (`allowedTools`), confined, whatever the session;
+ * - any other session key: none.
+ * `"*"` means every tool; given to anyone but the owner it leaves out `bash`, which no confinement holds: bash
+ * reaches a non-owner only when listed by name.
+ */
+
+/** The tools config as the policy reads it (`inbound.reply.agent.tools`). */
+export interface ToolsConfig {
+  main: readonly string[];
+  groups: readonly string[];
+  /** `"<channel>:<senderId>"` → tools that person gets in the primary session (they are not the owner). */
+  people: Readonly<Record<string, readonly string[]>>;
+}
+
+export interface ToolsPolicyInput {
+  sessionKey: string;
+  /** The primary session's key: `mainKey`, or `global` under `scope: "global"`. */
+  primaryKey: string;
+  authority: Authority;
+  channel: string;
+  senderId: string;
+  /** Automated input only: what its source grants. */
+  allowedTools?: readonly string[];
+  tools: ToolsConfig;
+}
+
+export interface ToolGrant {
+  /** Tool names, or `"*"` for all (see `allowBashByStar`). */
+  names: readonly string[];
+  /** Whether `"*"` takes in `bash` too: only for the owner. */
+  allowBashByStar: boolean;
+  /** File tools resolve inside the session's workspace only. */
+  confined: boolean;
+}
+
+const NONE: ToolGrant = { names: [], allowBashByStar: false, confined: true };
+
+/** The key `tools.people` uses for a sender. */
+export function personKey(channel: string, senderId: string): string {
+  return `${channel}:${senderId}`;
+}
+
+export function toolsPolicy(input: ToolsPolicyInput): ToolGrant {
+  const { authority, sessionKey, tools } = input;
+  if (authority === "automated") return { ...NONE, names: input.allowedTools ?? [] };
+  if (sessionKey === input.primaryKey) {
+    if (authority === "owner") return { names: tools.main, allowBashByStar: true, confined: false };
+    return { ...NONE, names: tools.people[personKey(input.channel, input.senderId)] ?? [] };
+  }
+  if (sessionKey.startsWith(GROUP_KEY_PREFIX)) return { ...NONE, names: tools.groups };
+  return NONE;
+}
+
+/**
+ * The tools with each call told where its file tools may go (`ToolContext.files`): confined calls to the call's
+ * working directory (the session's workspace), every call away from `secrets`.
+ */
+export function withFileAccess(
+  tools: readonly ToolDefinition[],
+  access: { confined: boolean; secrets: ToolFileAccess["secrets"] },
+): ToolDefinition[] {
+  return tools.map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    parameters: tool.parameters,
+    execute: (args, context) =>
+      tool.execute(args, {
+        ...context,
+        files: { secrets: access.secrets, ...(access.confined ? { confinedTo: context.cwd } : {}) },
+      }),
+  }));
+}
