@@ -30,6 +30,7 @@ import type { WhatsappConfig } from "./config.js";
 import { downloadMedia } from "./download-media.js";
 import { endSocket } from "./end-socket.js";
 import { formatAge } from "./format-age.js";
+import { quietLibsignal } from "./libsignal-console.js";
 import { sendWhatsapp } from "./send.js";
 import { type AccountView, e164, type MediaInfo, toInbound } from "./to-inbound.js";
 
@@ -132,6 +133,7 @@ export class WhatsappConnection {
   }
 
   private async open(signal: AbortSignal): Promise<void> {
+    quietLibsignal((line) => this.context.logger.debug(`libsignal: ${line}`));
     const dir = credentialsDir(this.context.stateDir);
     const auth = await openAuthState(dir, { now: this.now }).catch((error: unknown) => {
       // A corrupt creds.json: a restart cannot fix it (the message names the file and the fix).

@@ -12,6 +12,7 @@ import { silentBaileysLogger } from "./baileys-logger.js";
 import { whatsappSchema } from "./config.js";
 import type { MakeSocket } from "./connection.js";
 import { endSocket } from "./end-socket.js";
+import { quietLibsignal } from "./libsignal-console.js";
 import { e164 } from "./to-inbound.js";
 
 /**
@@ -65,6 +66,8 @@ export function createWhatsappLogin(
         options.print(`${(error as Error).message}\n`);
         return 1;
       }
+      // Like Baileys' own logger here, libsignal's session lines are dropped (the flow says what matters).
+      quietLibsignal(() => {});
       const connect = () =>
         makeSocket({
           auth: auth.state,

@@ -3,8 +3,9 @@ import { mkdtemp, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { waitWithDeadline } from "../../test/helpers/wait-deadline.js";
 import { ownerForThisProcess } from "../sessions/lock-owner.js";
-import { isOwnerAlive, StateLock, stateLockPath, stateOwnerOf } from "./state-lock.js";
+import { isOwnerAlive, reap, StateLock, stateLockPath, stateOwnerOf } from "./state-lock.js";
 
 /** An owner record as another process on this host would write it. */
 function ownerRecord(fields: Record<string, unknown>): string {
@@ -46,8 +47,10 @@ describe("StateLock", () => {
 
   it("takes over at once a lock whose owner is dead, also when many try at once", async () => {
     // Many rounds: a takeover that moves a live lock aside, even for a moment, lets a third taker win as well.
+    // One dead pid for all rounds: were it reused meanwhile, the record's start time would still mark it dead.
+    const pid = deadPid();
     for (let round = 0; round < 40; round++) {
-      await writeFile(stateLockPath(dir), ownerRecord({ pid: deadPid(), token: `dead-${round}` }));
+      await writeFile(stateLockPath(dir), ownerRecord({ pid, token: `dead-${round}` }));
       const results = await Promise.all(Array.from({ length: 8 }, () => take()));
       const winners = results.filter((r) => r.ok);
       expect(winners).toHaveLength(1);
@@ -55,6 +58,22 @@ describe("StateLock", () => {
       expect(winners[0]!.ok && holder.token === winners[0]!.lock.info.token).toBe(true);
       if (winners[0]!.ok) await winners[0]!.lock.release();
     }
+  });
+
+  it("the reaper removes only the dead owner's file: a live lock put in place after its first read survives", async () => {
+    const path = stateLockPath(dir);
+    await writeFile(path, ownerRecord({ pid: deadPid(), token: "dead-one" }));
+    // Between the reaper's first read and its guarded re-read, the dead lock went and a live owner took the path.
+    const live = ownerRecord({ kind: "agent", token: "live-one" });
+    const reaped = await reap(path, "dead-one", {
+      guardTaken: async () => {
+        await rm(path);
+        await writeFile(path, live);
+      },
+    });
+    expect(reaped).toBe(true);
+    expect(await readFile(path, "utf8")).toBe(live);
+    expect(await take()).toMatchObject({ ok: false, holder: { token: "live-one", kind: "agent" } });
   });
 
   it("a reaping guard left by a reaper that died mid-reap does not block the takeover for long", async () => {
@@ -96,7 +115,10 @@ describe("StateLock", () => {
   it("watch tells the owner when the file is no longer its own", async () => {
     const first = await take();
     if (!first.ok) throw new Error("not taken");
-    const lost = new Promise<string>((resolve) => first.lock.watch(resolve, 10));
+    const lost = waitWithDeadline<string>("the watch to report the lock lost", 5_000, (resolve) => {
+      first.lock.watch(resolve, 10);
+      return () => {};
+    });
     await rm(stateLockPath(dir));
     expect(await lost).toMatch(/removed or replaced/);
   });

@@ -170,12 +170,22 @@ async function readOwner(path: string): Promise<StateOwner | "missing" | "unread
 /** A reaping guard this old was left by a reaper that died mid-reap (a reap takes milliseconds). */
 const REAP_GUARD_STALE_MS = 5000;
 
+/** Test seam of `reap`: `guardTaken` runs once the guard is held, before the file is read again. */
+export interface ReapHooks {
+  guardTaken?: () => Promise<void>;
+}
+
 /**
  * Removes the stale lock whose token is `deadToken` (undefined: an unreadable file), unless another process is
  * reaping it now (then false: try again shortly). Under the guard the file is read again and removed only while
  * it is still the dead one: a lock created meanwhile (only possible once the dead one is gone) is never touched.
+ * Exported for its test (a live lock put in place between the guard and the re-read survives).
  */
-async function reap(path: string, deadToken: string | undefined): Promise<boolean> {
+export async function reap(
+  path: string,
+  deadToken: string | undefined,
+  hooks: ReapHooks = {},
+): Promise<boolean> {
   const guard = `${path}.reaping`;
   let handle: FileHandle;
   try {
@@ -187,6 +197,7 @@ async function reap(path: string, deadToken: string | undefined): Promise<boolea
   }
   try {
     await handle.close();
+    await hooks.guardTaken?.();
     const now = await readOwner(path);
     const isTheDeadOne =
       now === "unreadable" ? deadToken === undefined : typeof now === "object" && now.token === deadToken;

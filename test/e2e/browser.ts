@@ -39,14 +39,35 @@ export function chooseBrowser(env: NodeJS.ProcessEnv, exists: (path: string) => 
   return { source: "packaged" };
 }
 
-/** The version of `@sparticuz/chromium` installed in node_modules (it names the unpacked folder). */
+/**
+ * The version of `@sparticuz/chromium` installed in node_modules (it names the unpacked folder): read from the
+ * package's own `package.json`, the first one above its entry file that names the package (the entry sits in
+ * `build/` or `build/cjs/` depending on the version).
+ */
 export async function packagedVersion(): Promise<string> {
-  const entry = createRequire(import.meta.url).resolve("@sparticuz/chromium");
-  const manifest = JSON.parse(await readFile(join(dirname(entry), "..", "package.json"), "utf8")) as {
-    version?: unknown;
-  };
-  if (typeof manifest.version !== "string") throw new Error("@sparticuz/chromium has no version");
-  return manifest.version;
+  const name = "@sparticuz/chromium";
+  let dir = dirname(createRequire(import.meta.url).resolve(name));
+  for (;;) {
+    const manifest = await readManifest(join(dir, "package.json"));
+    if (manifest?.name === name) {
+      if (typeof manifest.version !== "string") {
+        throw new Error(`${name} has no version in ${dir}/package.json`);
+      }
+      return manifest.version;
+    }
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`${name}: no package.json naming it above its entry file`);
+    dir = parent;
+  }
+}
+
+/** A `package.json`'s name and version, or undefined when there is none at that path. */
+async function readManifest(path: string): Promise<{ name?: unknown; version?: unknown } | undefined> {
+  const text = await readFile(path, "utf8").catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return undefined;
+    throw error;
+  });
+  return text === undefined ? undefined : (JSON.parse(text) as { name?: unknown; version?: unknown });
 }
 
 /**

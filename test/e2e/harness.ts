@@ -30,6 +30,8 @@ export const ECHO_PLUGIN = [
 const LISTENING = /listening on (http:\/\/\S+)/;
 /** How long a SIGTERM'd gateway may take before the test calls it a failure (the product's own deadline is 30 s). */
 export const STOP_DEADLINE_MS = 10_000;
+/** How long `call` waits for an answer (a turn included) before failing with the gateway's stderr. */
+export const CALL_DEADLINE_MS = 20_000;
 
 export type Json = Record<string, unknown>;
 
@@ -154,16 +156,27 @@ export class GatewayProcess extends ClawdisProcess {
     body?: unknown,
     headers: Json = {},
   ): Promise<HttpAnswer<T>> {
-    const res = await fetch(`${this.url}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${this.token}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-        ...(headers as Record<string, string>),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
+    const signal = AbortSignal.timeout(CALL_DEADLINE_MS);
+    let res: Response;
+    let text: string;
+    try {
+      res = await fetch(`${this.url}${path}`, {
+        method,
+        signal,
+        headers: {
+          authorization: `Bearer ${this.token}`,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+          ...(headers as Record<string, string>),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      text = await res.text();
+    } catch (error) {
+      if (!signal.aborted) throw error;
+      throw new Error(
+        `${method} ${path} to ${this.label}: no answer within ${CALL_DEADLINE_MS} ms; stderr:\n${this.stderr.tail(2000)}`,
+      );
+    }
     let parsed: unknown = text;
     try {
       parsed = JSON.parse(text);
@@ -394,8 +407,48 @@ export async function cleanupAll(): Promise<void> {
   await Promise.all([...live].map((state) => state.cleanup()));
 }
 
-/** A port that was free a moment ago (the config needs a fixed one: `clawdis status` probes `gateway.port`). */
-export function freePort(): Promise<number> {
+/** The ports `freePort` hands out: below Linux's ephemeral range, one slice per Vitest worker. */
+const PORT_BASE = 20_000;
+const PORT_SLICE = 1_500;
+const PORT_SLICES = 8;
+/** Ports this process handed out already (a state's port is not bound until its gateway starts). */
+const handedOut = new Set<number>();
+
+/**
+ * A port that was free a moment ago (the config needs a fixed one: `clawdis status` probes `gateway.port`), never
+ * one this process handed out before. Drawn at random from this Vitest worker's slice of 20000–31999, below the
+ * kernel's ephemeral range (`ip_local_port_range`, 32768–60999 by default): no outgoing connection and no
+ * `listen(0)` anywhere on the machine takes it between this check and the gateway's bind, or while a gateway
+ * restarts on it. Where the ephemeral range starts lower (or is unknown), a port the kernel picks.
+ */
+export async function freePort(): Promise<number> {
+  if (!(await belowEphemeralRange(PORT_BASE + PORT_SLICE * PORT_SLICES))) return kernelPort();
+  const slice = (Number(process.env.VITEST_POOL_ID ?? "1") - 1) % PORT_SLICES;
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = PORT_BASE + slice * PORT_SLICE + Math.floor(Math.random() * PORT_SLICE);
+    if (handedOut.has(port) || !(await canBind(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error(`no free port in ${PORT_BASE + slice * PORT_SLICE}+${PORT_SLICE} after 100 tries`);
+}
+
+/** Whether every port below `end` is outside the kernel's ephemeral range (Linux; false when unknown). */
+async function belowEphemeralRange(end: number): Promise<boolean> {
+  const range = await readFile("/proc/sys/net/ipv4/ip_local_port_range", "utf8").catch(() => "");
+  const low = Number(range.trim().split(/\s+/)[0]);
+  return Number.isInteger(low) && low >= end;
+}
+
+function canBind(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
+function kernelPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);

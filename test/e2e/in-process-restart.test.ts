@@ -77,7 +77,7 @@ const announced = new WeakMap<GatewayProcess, number>();
  * than it pointed them at already.
  */
 async function listeningAgain(gw: GatewayProcess, from: number): Promise<void> {
-  const { match, end } = await gw.stderr.waitFor(/listening on (http:\/\/\S+)/, { from, timeoutMs: 40_000 });
+  const { match, end } = await gw.stderr.waitFor(/listening on (http:\/\/\S+)/, { from, timeoutMs: 20_000 });
   if (end <= (announced.get(gw) ?? 0)) return;
   gw.url = match[1] ?? gw.url;
   announced.set(gw, end);
@@ -92,7 +92,7 @@ async function movePort(state: E2eState, gw: GatewayProcess, port: number): Prom
   await writeConfigPort(state, port);
   await gw.stderr.waitFor(/INFO restarted reason="config change: gateway\.port"/, {
     from,
-    timeoutMs: 40_000,
+    timeoutMs: 20_000,
   });
   await listeningAgain(gw, from);
 }

@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type WaitOptions, waitWithDeadline } from "../helpers/wait-deadline.js";
 
 /**
  * A scripted OpenAI-compatible server on 127.0.0.1 for tests: `POST /v1/chat/completions` (SSE when
@@ -128,12 +129,15 @@ export interface FakeOpenAI {
   events: EventEmitter;
   enqueue(...replies: FakeReply[]): void;
   setDefault(handler: (body: ChatRequestBody) => FakeReply | Promise<FakeReply>): void;
-  /** Resolves with the n-th (1-based) chat completion request once it has arrived. */
-  waitForRequest(n: number): Promise<FakeRequest>;
+  /**
+   * Resolves with the n-th (1-based) chat completion request once it has arrived. Every wait rejects after
+   * `timeoutMs` (default WAIT_DEADLINE_MS) saying what it waited for and how many requests came.
+   */
+  waitForRequest(n: number, options?: WaitOptions): Promise<FakeRequest>;
   /** Resolves when the client of the n-th request went away before its response was complete. */
-  waitForAbort(n: number): Promise<FakeRequest>;
+  waitForAbort(n: number, options?: WaitOptions): Promise<FakeRequest>;
   /** Resolves with the n-th (1-based) `GET /v1/models` request once it has arrived. */
-  waitForModelsRequest(n: number): Promise<FakeModelsRequest>;
+  waitForModelsRequest(n: number, options?: WaitOptions): Promise<FakeModelsRequest>;
   /** Answers every held `GET /v1/models` now, and clears `hangModels`. */
   releaseModels(): void;
   /** Lets every hanging reply (now and until the next `hold()`) carry on and finish. */
@@ -257,34 +261,47 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     setDefault: (fn) => {
       handler = fn;
     },
-    waitForRequest: (n) =>
-      new Promise((resolve) => {
-        const found = requests[n - 1];
-        if (found) return resolve(found);
-        const onRequest = (request: FakeRequest) => {
-          if (request.n !== n) return;
-          events.off("request", onRequest);
-          resolve(request);
-        };
-        events.on("request", onRequest);
-      }),
-    waitForAbort: async (n) => {
-      const request = await fake.waitForRequest(n);
-      const how = await request.closed;
+    waitForRequest: (n, options = {}) =>
+      waitWithDeadline<FakeRequest>(
+        () => `chat request #${n} at the fake OpenAI server (${requestCount} arrived)`,
+        options.timeoutMs,
+        (resolve) => {
+          const found = requests[n - 1];
+          if (found) resolve(found);
+          const onRequest = (request: FakeRequest) => {
+            if (request.n === n) resolve(request);
+          };
+          events.on("request", onRequest);
+          return () => events.off("request", onRequest);
+        },
+      ),
+    waitForAbort: async (n, options = {}) => {
+      const request = await fake.waitForRequest(n, options);
+      const how = await waitWithDeadline<"finished" | "aborted">(
+        `the client of chat request #${n} to go away (its response is still open)`,
+        options.timeoutMs,
+        (resolve) => {
+          void request.closed.then(resolve);
+          return () => {};
+        },
+      );
       if (how !== "aborted") throw new Error(`request ${n} finished normally; its client did not go away`);
       return request;
     },
-    waitForModelsRequest: (n) =>
-      new Promise((resolve) => {
-        const found = modelRequests[n - 1];
-        if (found) return resolve(found);
-        const onRequest = (request: FakeModelsRequest) => {
-          if (request.n !== n) return;
-          events.off("models-request", onRequest);
-          resolve(request);
-        };
-        events.on("models-request", onRequest);
-      }),
+    waitForModelsRequest: (n, options = {}) =>
+      waitWithDeadline<FakeModelsRequest>(
+        () => `GET /v1/models #${n} at the fake OpenAI server (${modelRequests.length} arrived)`,
+        options.timeoutMs,
+        (resolve) => {
+          const found = modelRequests[n - 1];
+          if (found) resolve(found);
+          const onRequest = (request: FakeModelsRequest) => {
+            if (request.n === n) resolve(request);
+          };
+          events.on("models-request", onRequest);
+          return () => events.off("models-request", onRequest);
+        },
+      ),
     releaseModels: () => {
       fake.hangModels = false;
       events.emit("release-models");

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type WaitOptions, waitWithDeadline } from "../helpers/wait-deadline.js";
 
 /**
  * A Telegram Bot API server on 127.0.0.1 for tests, spoken to by real grammY (`apiRoot: fake.url`). It keeps what
@@ -345,38 +346,43 @@ export class FakeTelegram {
   }
 
   /**
-   * Resolves once `predicate` holds (checked after every API call and now). With `timeoutMs`, rejects after that
-   * long naming `what` (a deadline that turns a hang into a readable failure, never how a test waits).
+   * Resolves once `predicate` holds (checked after every API call and now); rejects after `timeoutMs` (default
+   * WAIT_DEADLINE_MS) with `what` and a summary of the calls so far.
    */
-  waitFor<T>(predicate: () => T | undefined | false, what = "a condition", timeoutMs?: number): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const timer =
-        timeoutMs === undefined
-          ? undefined
-          : setTimeout(() => {
-              this.listeners.delete(check);
-              reject(new Error(`fake Telegram: timed out after ${timeoutMs} ms waiting for ${what}`));
-            }, timeoutMs);
-      const check = () => {
-        let value: T | undefined | false;
-        try {
-          value = predicate();
-        } catch (error) {
-          this.listeners.delete(check);
-          clearTimeout(timer);
-          reject(error);
-          return;
-        }
-        if (value !== undefined && value !== false) {
-          this.listeners.delete(check);
-          clearTimeout(timer);
-          resolve(value);
-        }
-      };
-      Object.defineProperty(check, "name", { value: what });
-      this.listeners.add(check);
-      check();
-    });
+  waitFor<T>(
+    predicate: () => T | undefined | false,
+    what = "a condition",
+    options: WaitOptions = {},
+  ): Promise<T> {
+    return waitWithDeadline<T>(
+      () => `${what} at the fake Telegram server; ${this.describeCalls()}`,
+      options.timeoutMs,
+      (resolve, reject) => {
+        const check = () => {
+          let value: T | undefined | false;
+          try {
+            value = predicate();
+          } catch (error) {
+            reject(error);
+            return;
+          }
+          if (value !== undefined && value !== false) resolve(value);
+        };
+        Object.defineProperty(check, "name", { value: what });
+        this.listeners.add(check);
+        check();
+        return () => this.listeners.delete(check);
+      },
+    );
+  }
+
+  /** The API calls so far by method, and the last texts sent: what a timed-out wait saw instead. */
+  describeCalls(): string {
+    const counts = new Map<string, number>();
+    for (const call of this.calls) counts.set(call.method, (counts.get(call.method) ?? 0) + 1);
+    const methods = [...counts].map(([method, n]) => `${method}×${n}`).join(", ") || "none";
+    const last = this.sent.slice(-5).map((m) => `${m.chatId}: ${JSON.stringify(m.text.slice(0, 80))}`);
+    return `calls: ${methods}; ${this.sent.length} sent${last.length > 0 ? `, the last: ${last.join(" | ")}` : ""}; pending updates ${this.pending().length}; polling ${this.polling}`;
   }
 
   /**

@@ -7,6 +7,7 @@ import makeWASocket, {
   type WASocket,
 } from "@whiskeysockets/baileys";
 import { credentialsDir, openAuthState } from "../../plugins/whatsapp/auth-state.js";
+import { type WaitOptions, waitWithDeadline } from "../helpers/wait-deadline.js";
 import { endOfflineBacklog, linkedCreds } from "./whatsapp-peer.js";
 
 /**
@@ -26,28 +27,35 @@ export interface SentMessage {
 
 export interface RecordedCall<T> {
   items: T[];
-  /** Resolves when at least `n` calls were recorded. */
-  waitFor(n: number): Promise<T[]>;
+  /**
+   * Resolves when at least `n` calls were recorded; rejects after `timeoutMs` (default WAIT_DEADLINE_MS) naming
+   * the call and how many there were.
+   */
+  waitFor(n: number, options?: WaitOptions): Promise<T[]>;
 }
 
-function recorder<T>(): RecordedCall<T> & { push(item: T): void } {
+function recorder<T>(name: string): RecordedCall<T> & { push(item: T): void } {
   const items: T[] = [];
-  const waiters: { n: number; resolve: (items: T[]) => void }[] = [];
+  const waiters = new Set<() => void>();
   return {
     items,
     push(item) {
       items.push(item);
-      for (const waiter of [...waiters]) {
-        if (items.length >= waiter.n) {
-          waiters.splice(waiters.indexOf(waiter), 1);
-          waiter.resolve(items);
-        }
-      }
+      for (const waiter of [...waiters]) waiter();
     },
-    waitFor(n) {
-      return items.length >= n
-        ? Promise.resolve(items)
-        : new Promise((resolve) => waiters.push({ n, resolve }));
+    waitFor(n, options = {}) {
+      return waitWithDeadline<T[]>(
+        () => `${n} ${name} (${items.length} so far)`,
+        options.timeoutMs,
+        (resolve) => {
+          const check = () => {
+            if (items.length >= n) resolve(items);
+          };
+          waiters.add(check);
+          check();
+          return () => waiters.delete(check);
+        },
+      );
     },
   };
 }
@@ -68,12 +76,12 @@ export interface SocketRecorder {
 export const PAIRING_CODE = "ABCD1234";
 
 export function recordSockets(): SocketRecorder {
-  const sockets = recorder<WASocket>();
-  const sent = recorder<SentMessage>();
-  const presence = recorder<{ kind: string; jid: string | undefined }>();
-  const read = recorder<WAMessageKey>();
-  const pairing = recorder<string>();
-  const logouts = recorder<number>();
+  const sockets = recorder<WASocket>("sockets opened");
+  const sent = recorder<SentMessage>("messages sent");
+  const presence = recorder<{ kind: string; jid: string | undefined }>("presence updates");
+  const read = recorder<WAMessageKey>("read receipts");
+  const pairing = recorder<string>("pairing code requests");
+  const logouts = recorder<number>("logout requests");
   return {
     sockets,
     sent,

@@ -1,5 +1,6 @@
 import { once } from "node:events";
 import { type WebSocket, WebSocketServer } from "ws";
+import { type WaitOptions, waitWithDeadline } from "../helpers/wait-deadline.js";
 
 /**
  * A WebSocket server on 127.0.0.1 that stands where WhatsApp's would: it accepts connections and never answers
@@ -13,10 +14,10 @@ export interface FakeWhatsappServer {
   readonly connections: number;
   /** Connections open now. */
   readonly open: number;
-  /** Resolves when the server has accepted `n` connections in all. */
-  waitForConnections(n: number): Promise<void>;
-  /** Resolves when no connection is open. */
-  waitForNoneOpen(): Promise<void>;
+  /** Resolves when the server has accepted `n` connections in all (rejects after `timeoutMs`, saying so). */
+  waitForConnections(n: number, options?: WaitOptions): Promise<void>;
+  /** Resolves when no connection is open (rejects after `timeoutMs`, saying so). */
+  waitForNoneOpen(options?: WaitOptions): Promise<void>;
   /** Drops every open connection (the client sees a network error). */
   dropAll(): void;
   close(): Promise<void>;
@@ -27,9 +28,9 @@ export async function startFakeWhatsappServer(): Promise<FakeWhatsappServer> {
   await once(server, "listening");
   const clients = new Set<WebSocket>();
   let connections = 0;
-  const waiters: (() => void)[] = [];
+  const waiters = new Set<() => void>();
   const notify = () => {
-    for (const waiter of waiters.splice(0)) waiter();
+    for (const waiter of [...waiters]) waiter();
   };
   server.on("connection", (socket) => {
     connections += 1;
@@ -41,14 +42,19 @@ export async function startFakeWhatsappServer(): Promise<FakeWhatsappServer> {
     socket.on("error", () => {});
     notify();
   });
-  const waitUntil = (done: () => boolean) =>
-    new Promise<void>((resolve) => {
-      const check = () => {
-        if (done()) resolve();
-        else waiters.push(check);
-      };
-      check();
-    });
+  const waitUntil = (done: () => boolean, what: () => string, options: WaitOptions = {}) =>
+    waitWithDeadline<void>(
+      () => `${what()} at the fake WhatsApp server`,
+      options.timeoutMs,
+      (resolve) => {
+        const check = () => {
+          if (done()) resolve();
+        };
+        waiters.add(check);
+        check();
+        return () => waiters.delete(check);
+      },
+    );
   const address = server.address();
   if (typeof address !== "object" || address === null)
     throw new Error("the fake WhatsApp server has no port");
@@ -60,8 +66,18 @@ export async function startFakeWhatsappServer(): Promise<FakeWhatsappServer> {
     get open() {
       return clients.size;
     },
-    waitForConnections: (n) => waitUntil(() => connections >= n),
-    waitForNoneOpen: () => waitUntil(() => clients.size === 0),
+    waitForConnections: (n, options) =>
+      waitUntil(
+        () => connections >= n,
+        () => `${n} connections (${connections} so far)`,
+        options,
+      ),
+    waitForNoneOpen: (options) =>
+      waitUntil(
+        () => clients.size === 0,
+        () => `no open connection (${clients.size} open)`,
+        options,
+      ),
     dropAll() {
       for (const client of clients) client.terminate();
     },

@@ -1,9 +1,10 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, rm } from "node:fs/promises";
+import { mkdir, rm, utimes } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { LOCK_STALE_MS } from "../../src/sessions/store-lock.js";
 import { ClawdisProcess, cleanupAll, DIST_MAIN, type E2eState, type GatewayProcess } from "../e2e/harness.js";
 import { expectNothingLost } from "./expect-nothing-lost.js";
 import { scenarioTimeout } from "./fault-budget.js";
@@ -13,6 +14,8 @@ import { sendApi } from "./traffic.js";
 
 const HOLDER = join(dirname(fileURLToPath(import.meta.url)), "fixtures", "hold-store-lock.mjs");
 const DIST_DIR = dirname(dirname(DIST_MAIN));
+/** How long the bare lock directory stays fresh once the restarted gateway listens. */
+const FRESH_FOR_MS = 2_000;
 
 /**
  * The session store's lock (reliability review rows 5, 6 and 28; issue 6 defects 1 and 6). A lock left by a
@@ -99,6 +102,10 @@ describe("fault: the session store's lock", () => {
       await mkdir(`${state.storePath}.lock`);
 
       const gw = await state.startGateway();
+      // Aged to go stale 2 s from now rather than 10: the next update still finds it fresh and waits for it to
+      // go stale (the wait the gateway must outlast), without spending the whole stale time.
+      const aged = (Date.now() - (LOCK_STALE_MS - FRESH_FOR_MS)) / 1000;
+      await utimes(`${state.storePath}.lock`, aged, aged);
       expect.soft(await sendRound(gw, ledger, ["k1", "k2", "main"])).toEqual([]);
       await finish(state, gw, ledger, "bare lock directory");
     },

@@ -29,7 +29,7 @@ describe("fault: Telegram sends failing", () => {
   }, async () => {
     const { state, tg } = await telegramE2e();
     const gw = await state.startGateway();
-    await tg.waitFor(() => tg.polling, "the first long poll", 15_000);
+    await tg.waitFor(() => tg.polling, "the first long poll", { timeoutMs: 15_000 });
     // Alice's chat answers 502, Bob's 429 with retry_after 1, while getUpdates goes on as usual.
     const heal = tg.failWhile("sendMessage", (params) =>
       chatOf(params) === String(ALICE.id)
@@ -52,7 +52,7 @@ describe("fault: Telegram sends failing", () => {
     await tg.waitFor(
       () => tg.failedCalls("sendMessage", ALICE.id) >= 6 && tg.failedCalls("sendMessage", BOB.id) >= 8,
       "six failed tries to Alice (502) and eight to Bob (429)",
-      60_000,
+      { timeoutMs: 60_000 },
     );
     expect(gw.stderr.text()).not.toMatch(/cannot be delivered|could not be delivered/);
     heal();
@@ -61,7 +61,7 @@ describe("fault: Telegram sends failing", () => {
         audit([...sent[ALICE.id]!, ...sent[BOB.id]!], [...tokensTo(tg, ALICE.id), ...tokensTo(tg, BOB.id)])
           .lost.length === 0,
       "every reply after the outage",
-      45_000,
+      { timeoutMs: 45_000 },
     );
     for (const user of [ALICE, BOB]) {
       const got = tokensTo(tg, user.id);
@@ -78,7 +78,7 @@ describe("fault: Telegram sends failing", () => {
   it("a permanent 403 ends that reply, logged with the chat and why, listed in /status; the chat's next reply goes out", async () => {
     const { state, tg } = await telegramE2e();
     const gw = await state.startGateway();
-    await tg.waitFor(() => tg.polling, "the first long poll", 15_000);
+    await tg.waitFor(() => tg.polling, "the first long poll", { timeoutMs: 15_000 });
     const unblock = tg.failWhile("sendMessage", (params) =>
       chatOf(params) === String(ALICE.id)
         ? { status: 403, description: "Forbidden: bot was blocked by the user" }
@@ -93,18 +93,16 @@ describe("fault: Telegram sends failing", () => {
     const status = await tg.waitFor(
       () => tg.textsTo(BOB.id).find((t) => t.includes("Not delivered")),
       "the /status reply to Bob",
-      15_000,
+      { timeoutMs: 15_000 },
     );
     expect(status).toMatch(
       /Not delivered: 1 reply refused by the chat — telegram chat 111, \d+s ago: Telegram says 403/,
     );
     unblock();
     tg.pushMessage({ chat: privateChat(ALICE), from: ALICE, text: "tok-ali-1 unblocked" });
-    await tg.waitFor(
-      () => tokensTo(tg, ALICE.id).includes("tok-ali-1"),
-      "the reply after unblocking",
-      15_000,
-    );
+    await tg.waitFor(() => tokensTo(tg, ALICE.id).includes("tok-ali-1"), "the reply after unblocking", {
+      timeoutMs: 15_000,
+    });
     expect(tokensTo(tg, ALICE.id)).toEqual(["tok-ali-1"]);
     await gw.stop();
     const journal = await readFile(join(state.dir, "journal", "inbound.jsonl"), "utf8");
@@ -131,12 +129,12 @@ describe("fault: Telegram sends failing", () => {
       );
       tg.failNext("sendDocument", BAD_GATEWAY);
       const gw = await state.startGateway();
-      await tg.waitFor(() => tg.polling, "the first long poll", 15_000);
+      await tg.waitFor(() => tg.polling, "the first long poll", { timeoutMs: 15_000 });
       tg.pushMessage({ chat: privateChat(ALICE), from: ALICE, text: "send me the report" });
       await tg.waitFor(
         () => tg.sent.some((m) => m.method === "sendDocument"),
         "the document after its failed upload",
-        30_000,
+        { timeoutMs: 30_000 },
       );
       await gw.stop();
       expect(tg.callsOf("sendDocument")).toHaveLength(2);
@@ -157,7 +155,7 @@ describe("fault: Telegram sends failing", () => {
     const { state, tg } = await telegramE2e();
     // A long reply each (the echo of a long message), and a bound of a few of them.
     const gw = await state.startGateway({ env: { CLAWDIS_OUTBOX_MEMORY_BYTES: "1500" } });
-    await tg.waitFor(() => tg.polling, "the first long poll", 15_000);
+    await tg.waitFor(() => tg.polling, "the first long poll", { timeoutMs: 15_000 });
     const heal = tg.failWhile("sendMessage", () => BAD_GATEWAY);
     const sent: Record<string, string[]> = { [ALICE.id]: [], [BOB.id]: [] };
     const padding = "x".repeat(400);
@@ -173,13 +171,15 @@ describe("fault: Telegram sends failing", () => {
       }
     }
     // Every turn ran, so every reply was handed to the outbox while no send went through.
-    await tg.waitFor(() => tg.failedCalls("sendMessage") >= 2, "failed sends in both chats", 15_000);
+    await tg.waitFor(() => tg.failedCalls("sendMessage") >= 2, "failed sends in both chats", {
+      timeoutMs: 15_000,
+    });
     heal();
     const all = [...sent[ALICE.id]!, ...sent[BOB.id]!];
     await tg.waitFor(
       () => audit(all, [...tokensTo(tg, ALICE.id), ...tokensTo(tg, BOB.id)]).lost.length === 0,
       "every reply, those on disk too",
-      60_000,
+      { timeoutMs: 60_000 },
     );
     for (const user of [ALICE, BOB]) {
       const got = tokensTo(tg, user.id);

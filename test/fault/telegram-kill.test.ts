@@ -60,7 +60,7 @@ describe("fault: kill -9 while Telegram replies go out", () => {
             USERS.flatMap((u) => tokensTo(tg, u.id)),
           ).lost.length === 0,
         "every message answered after the last restart",
-        60_000,
+        { timeoutMs: 60_000 },
       )
       .catch((error: unknown) => {
         const { lost } = audit(

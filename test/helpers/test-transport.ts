@@ -7,6 +7,7 @@ import {
   type PluginContext,
   type PluginDefinition,
 } from "../../src/plugin-api/index.js";
+import { type WaitOptions, waitWithDeadline } from "./wait-deadline.js";
 
 /**
  * A transport for in-process gateway tests: `inject` hands a message in like a chat app would; every send is
@@ -99,17 +100,21 @@ export class TestTransport {
     return this.context.receive(message);
   }
 
-  waitForSent(count: number): Promise<OutboundMessage[]> {
-    if (this.sent.length >= count) return Promise.resolve(this.sent.slice());
-    return new Promise((resolve) => {
-      const onSent = (n: number) => {
-        if (n >= count) {
-          this.emitter.off("sent", onSent);
-          resolve(this.sent.slice());
-        }
-      };
-      this.emitter.on("sent", onSent);
-    });
+  /** Resolves once `count` messages were sent; rejects after `timeoutMs` (default WAIT_DEADLINE_MS), saying what was. */
+  waitForSent(count: number, options: WaitOptions = {}): Promise<OutboundMessage[]> {
+    return waitWithDeadline<OutboundMessage[]>(
+      () =>
+        `${count} sends through the test transport (${this.sent.length} so far${this.sent.length > 0 ? `, the last: ${JSON.stringify(this.sent.at(-1)?.text.slice(0, 120))}` : ""})`,
+      options.timeoutMs,
+      (resolve) => {
+        const onSent = () => {
+          if (this.sent.length >= count) resolve(this.sent.slice());
+        };
+        this.emitter.on("sent", onSent);
+        onSent();
+        return () => this.emitter.off("sent", onSent);
+      },
+    );
   }
 
   textsTo(chatId: string): string[] {

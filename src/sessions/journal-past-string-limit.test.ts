@@ -1,0 +1,52 @@
+import { mkdtemp, open, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createMemoryLogger } from "../core/logger.js";
+import type { InboundMessage } from "../plugin-api/types.js";
+import { Journal } from "./journal.js";
+
+/** The journal past V8's longest string: its own file, since it writes and reads ~556 MB (left out of test:quick). */
+
+function message(id: string, text = "hi"): InboundMessage {
+  return {
+    channel: "test",
+    chatId: "c1",
+    chatType: "direct",
+    senderId: "s1",
+    messageId: id,
+    text,
+    receivedAt: 1,
+  };
+}
+
+describe("Journal: a file past the longest string", () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "clawdis-journal-big-"));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("opens a journal larger than the longest string V8 can hold (streamed, line by line)", async () => {
+    const { logger } = createMemoryLogger();
+    // 530 finished records of 1 MiB each: ~556 MB, past V8's ~512 MB string limit that a whole-file read hits.
+    const handle = await open(join(dir, "inbound.jsonl"), "w");
+    const text = "x".repeat(1024 * 1024);
+    for (let i = 0; i < 530; i++) {
+      await handle.write(
+        `${JSON.stringify({ op: "accept", jid: `j${i}`, at: 1, msg: message(`big${i}`, text) })}\n`,
+      );
+      await handle.write(`${JSON.stringify({ op: "end", jid: `j${i}`, at: 2, outcome: "replied" })}\n`);
+    }
+    await handle.write(`${JSON.stringify({ op: "accept", jid: "open-one", at: 3, msg: message("last") })}\n`);
+    await handle.close();
+    expect((await stat(join(dir, "inbound.jsonl"))).size).toBeGreaterThan(0x1fffffe8);
+    const journal = new Journal({ dir, logger });
+    expect((await journal.openJournal()).map((r) => r.jid)).toEqual(["open-one"]);
+    expect(journal.isDuplicate(message("big529"))).toBe(true);
+    await journal.close();
+    expect((await stat(join(dir, "inbound.jsonl"))).size).toBeLessThan(1024 * 1024);
+  }, 60_000);
+});
