@@ -1,11 +1,9 @@
-import type { ServerResponse } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Api } from "grammy";
 import type { Update, UserFromGetMe } from "grammy/types";
 import { type DownloadTimers, downloadLimits } from "../../src/plugin-api/download-deadline.js";
 import type {
   AuthorizeResult,
-  HttpRequest,
   InboundMessage,
   PluginContext,
   PluginInstance,
@@ -17,10 +15,10 @@ import { classifyError, pollBackoffMs } from "./classify-error.js";
 import type { TelegramConfig } from "./config.js";
 import { fetchMedia } from "./fetch-media.js";
 import { grammySignal } from "./grammy-signal.js";
+import { handleWebhook } from "./handle-webhook.js";
 import { healthLine, PRIVACY_NOTE, type TelegramSnapshot } from "./health-line.js";
 import { OffsetStore } from "./offset-store.js";
 import { pollRetryMs } from "./poll-retry.js";
-import { sameSecret } from "./same-secret.js";
 import { sendTelegram } from "./send.js";
 import { splitMessage, TELEGRAM_TEXT_LIMIT } from "./split-message.js";
 import { CHANNEL, type TelegramInbound, toInbound } from "./to-inbound.js";
@@ -101,7 +99,25 @@ export class TelegramRuntime {
       if (event.type === "turn-end" && event.channel === CHANNEL) this.typing.stop(event.turnId);
     });
     if (config.webhookUrl) {
-      context.http.route("POST", config.webhookPath, (req, res) => this.onWebhook(req, res), { auth: false });
+      context.http.route(
+        "POST",
+        config.webhookPath,
+        (req, res) =>
+          handleWebhook(req, res, {
+            secret: this.context.config.webhookSecret ?? "",
+            deliver: (update, signal) => this.deliver(update, signal),
+            taken: () => {
+              this.snapshot.lastOkAt = this.now();
+            },
+            failed: (message) => {
+              this.noteError(message);
+              this.context.logger.error("a webhook update was not taken; Telegram will send it again", {
+                error: message,
+              });
+            },
+          }),
+        { auth: false },
+      );
     }
   }
 
@@ -372,41 +388,6 @@ export class TelegramRuntime {
     const result = await this.context.receive(inbound.message);
     if (result.status === "duplicate") {
       this.context.logger.debug("update seen before; skipped", { updateId: update.update_id });
-    }
-  }
-
-  /** Webhook mode: Telegram POSTs one update; 200 only once the gateway took it, so a failure is redelivered. */
-  private async onWebhook(req: HttpRequest, res: ServerResponse): Promise<void> {
-    const expected = this.context.config.webhookSecret ?? "";
-    const header = req.headers["x-telegram-bot-api-secret-token"];
-    const given = typeof header === "string" ? header : "";
-    if (!expected || !sameSecret(given, expected)) {
-      res.statusCode = 401;
-      res.end("wrong or missing X-Telegram-Bot-Api-Secret-Token\n");
-      return;
-    }
-    let update: Update;
-    try {
-      update = JSON.parse(await req.body()) as Update;
-      if (typeof update?.update_id !== "number") throw new Error("no update_id");
-    } catch {
-      res.statusCode = 400;
-      res.end("the body must be a Telegram update (JSON with update_id)\n");
-      return;
-    }
-    try {
-      await this.deliver(update, req.signal);
-      this.snapshot.lastOkAt = this.now();
-      res.statusCode = 200;
-      res.end("ok\n");
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      this.noteError(message);
-      this.context.logger.error("a webhook update was not taken; Telegram will send it again", {
-        error: message,
-      });
-      res.statusCode = 500;
-      res.end("not taken; send it again\n");
     }
   }
 }
