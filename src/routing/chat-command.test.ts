@@ -43,7 +43,9 @@ describe("directiveState", () => {
     expect(directiveState("think", undefined)).toBe(
       "Thinking level: off. Change it with /think off|minimal|low|medium|high.",
     );
-    expect(directiveState("verbose", { verboseLevel: "on" })).toBe("Verbose: on. Change it with /verbose on|off.");
+    expect(directiveState("verbose", { verboseLevel: "on" })).toBe(
+      "Verbose: on. Change it with /verbose on|off.",
+    );
     expect(directiveState("verbose", {})).toBe("Verbose: off. Change it with /verbose on|off.");
   });
 });

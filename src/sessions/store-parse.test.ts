@@ -63,7 +63,8 @@ describe("parseStoreText", () => {
 
 describe("parseStoreText on text that is not JSON", () => {
   it("says the line and column, never JSON.parse's position (what `clawdis sessions` and `status` print)", () => {
-    const text = '{\n  "main": { "sessionId": "a", "updatedAt": 1 }\n  "work": { "sessionId": "b", "updatedAt": 2 }\n}\n';
+    const text =
+      '{\n  "main": { "sessionId": "a", "updatedAt": 1 }\n  "work": { "sessionId": "b", "updatedAt": 2 }\n}\n';
     const parsed = parseStoreText(text);
     expect(parsed.ok).toBe(false);
     if (parsed.ok) return;
@@ -73,7 +74,9 @@ describe("parseStoreText on text that is not JSON", () => {
 
   it("counts lines after a byte order mark and says a file of only whitespace is empty", () => {
     const parsed = parseStoreText('\ufeff{\n"a": {}\n,}');
-    expect(!parsed.ok && parsed.reason).toBe("not valid JSON at line 3, column 2: expected a double-quoted key, found '}'");
+    expect(!parsed.ok && parsed.reason).toBe(
+      "not valid JSON at line 3, column 2: expected a double-quoted key, found '}'",
+    );
     const blank = parseStoreText("\ufeff \n ");
     expect(!blank.ok && blank.reason).toBe("the file is empty");
   });
