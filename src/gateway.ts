@@ -16,7 +16,7 @@ import type {
   ToolDefinition,
   TurnOutcome,
 } from "./plugin-api/types.js";
-import { type ChatCommand, directiveUsage } from "./routing/chat-command.js";
+import { type ChatCommand, directiveState, directiveUsage } from "./routing/chat-command.js";
 import {
   allowStep,
   authorityOf,
@@ -623,6 +623,9 @@ export class Gateway {
         await this.runner.answer(item, stopped ? "Stopped." : "Nothing to stop: no turn is running.");
         return true;
       }
+      case "show-directive":
+        await this.runner.answer(item, directiveState(command.directive, await this.store.get(key)));
+        return true;
       case "invalid-directive":
         await this.runner.answer(item, directiveUsage(command.directive));
         return true;

@@ -72,7 +72,11 @@ async function fakeGateway(reply: AgentReply): Promise<FakeGateway> {
   return { baseUrl: `http://127.0.0.1:${port}`, requests };
 }
 
-async function chat(baseUrl: string, lines: string[], options: { token?: string; isTTY?: boolean } = {}) {
+async function chat(
+  baseUrl: string,
+  lines: string[],
+  options: { token?: string; isTTY?: boolean; color?: boolean } = {},
+) {
   const output = new PassThrough();
   let printed = "";
   output.setEncoding("utf8");
@@ -85,6 +89,7 @@ async function chat(baseUrl: string, lines: string[], options: { token?: string;
     input: Readable.from(lines),
     output,
     isTTY: options.isTTY ?? false,
+    ...(options.color !== undefined ? { color: options.color } : {}),
     chatId: "terminal-test",
   });
   return { code, printed };
@@ -210,6 +215,44 @@ describe("runTerminalChat", () => {
     const { printed } = await chat(gw.baseUrl, ["x\n"], { isTTY: true });
     expect(printed).toContain('\u001b[2m⚙ bash {"command":"ls"}\u001b[22m\n');
     expect(printed).toContain("\u001b[2mclawdis chat — session main, model test-model.");
+  });
+
+  describe("Markdown in the reply", () => {
+    const markdownReply = (res: ServerResponse) =>
+      sse(res, [
+        ["delta", { text: "Here is **bo" }],
+        ["delta", { text: "ld text** and `snake_case`\n```js\nconst a_b = 1;\n``" }],
+        ["delta", { text: "`\n- item *one*" }],
+        ["done", done("Here is **bold text** and `snake_case`\n```js\nconst a_b = 1;\n```\n- item *one*")],
+      ]);
+
+    it("at a terminal is rendered with ANSI styles, each line once, however the deltas split it", async () => {
+      const gw = await fakeGateway(markdownReply);
+      const { printed } = await chat(gw.baseUrl, ["x\n"], { isTTY: true });
+      expect(printed).toContain(
+        "Here is \u001b[1mbold text\u001b[22m and \u001b[36msnake_case\u001b[39m\n" +
+          "\u001b[2m```js\u001b[22m\n\u001b[36mconst a_b = 1;\u001b[39m\n\u001b[2m```\u001b[22m\n" +
+          "• item \u001b[3mone\u001b[23m\n",
+      );
+      expect(printed).not.toContain("**");
+      expect(printed.split("bold text")).toHaveLength(2);
+    });
+
+    it("piped, or at a terminal with NO_COLOR, is printed as it arrives, raw", async () => {
+      const raw = "Here is **bold text** and `snake_case`\n```js\nconst a_b = 1;\n```\n- item *one*\n";
+      const gw = await fakeGateway(markdownReply);
+      expect((await chat(gw.baseUrl, ["x\n"])).printed).toBe(raw);
+      const noColor = await chat(gw.baseUrl, ["x\n"], { isTTY: true, color: false });
+      expect(noColor.printed).toContain(raw);
+      // readline still moves the cursor at the prompt; no style (bold, dim, italic, colour) is set.
+      for (const sgr of ["1", "2", "3", "4", "36"]) expect(noColor.printed).not.toContain(`\u001b[${sgr}m`);
+    });
+
+    it("renders an answer that was not streamed (done only) the same way", async () => {
+      const gw = await fakeGateway((res) => sse(res, [["done", done("## Status\n**ok**", "command")]]));
+      const { printed } = await chat(gw.baseUrl, ["/status\n"], { isTTY: true });
+      expect(printed).toContain("\u001b[1m\u001b[4mStatus\u001b[24m\u001b[22m\n\u001b[1mok\u001b[22m\n");
+    });
   });
 
   it("exits 1 with one line when the gateway is not running", async () => {

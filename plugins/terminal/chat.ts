@@ -10,8 +10,13 @@ export interface TerminalChatOptions {
   token: string;
   input: NodeJS.ReadableStream;
   output: NodeJS.WritableStream;
-  /** A person at a terminal: prompt, line editing, Ctrl+C handling and colours. Otherwise plain lines. */
+  /** A person at a terminal: prompt, line editing and Ctrl+C handling. Otherwise plain lines. */
   isTTY: boolean;
+  /**
+   * ANSI styles: dim tool lines, and the reply's Markdown rendered (bold, code, lists, headings). Default `isTTY`;
+   * the CLI passes false when `NO_COLOR` is set. Without it replies print as they arrive, raw.
+   */
+  color?: boolean;
   /** Identifies this chat in events and transcripts; default a new `terminal-<id>` per run. */
   chatId?: string;
   /** `--attach`: watch a session live instead of chatting (nothing is sent); see `runAttach`. */
@@ -70,7 +75,8 @@ export async function runTerminalChat(options: TerminalChatOptions): Promise<num
   }
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
   const chatId = options.chatId ?? `terminal-${randomUUID().slice(0, 8)}`;
-  const style = createStyle(options.isTTY);
+  const color = options.color ?? options.isTTY;
+  const style = createStyle(color);
   const out = new LineWriter(options.output);
 
   const status = await checkGateway(baseUrl, options.token, out);
@@ -123,6 +129,7 @@ export async function runTerminalChat(options: TerminalChatOptions): Promise<num
           out,
           style,
           signal: turn.controller.signal,
+          markdown: color,
         });
         turn = undefined;
         if (end.kind === "exit") return end.code;

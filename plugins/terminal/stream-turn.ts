@@ -1,4 +1,5 @@
 import { readSse } from "../../src/plugin-api/index.js";
+import { MarkdownStream, renderMarkdown } from "./markdown-terminal.js";
 import { formatToolCall, type Style, sanitize } from "./terminal-style.js";
 
 /** Writes text and remembers whether the cursor is at the start of a line. */
@@ -50,7 +51,13 @@ function errorMessage(body: unknown, status: number): string {
  * `segments` are the streamed texts between tool calls; a payload equal to the last one or to all of them
  * together was already printed.
  */
-function printDone(body: DoneBody, segments: string[], out: LineWriter, style: Style): void {
+function printDone(
+  body: DoneBody,
+  segments: string[],
+  out: LineWriter,
+  style: Style,
+  markdown: boolean,
+): void {
   const texts = (body.payloads ?? []).map((p) => (typeof p.text === "string" ? p.text : "")).filter((t) => t);
   const shown = new Set(
     [segments.at(-1) ?? "", segments.join(""), segments.join("\n"), segments.join("\n\n")].map((t) =>
@@ -59,7 +66,7 @@ function printDone(body: DoneBody, segments: string[], out: LineWriter, style: S
   );
   for (const text of texts) {
     if (shown.has(sanitize(text).trim())) continue;
-    out.line(sanitize(text));
+    out.line(markdown ? renderMarkdown(sanitize(text), style) : sanitize(text));
   }
   const reason = body.meta?.stopReason;
   if (texts.length === 0 && typeof reason === "string" && reason !== "end" && reason !== "command") {
@@ -71,7 +78,9 @@ function printDone(body: DoneBody, segments: string[], out: LineWriter, style: S
 /**
  * Sends one message to `POST /api/agent` with `Accept: text/event-stream` and prints the turn as it happens:
  * reply text as it streams, each tool call as one dim line, failed tool results as one red line, and at `done`
- * whatever the stream did not show. Never throws for gateway trouble: it prints one line and says what to do next
+ * whatever the stream did not show. With `markdown` (a terminal with colour) the reply is rendered as Markdown
+ * line by line: a line is printed, styled, once it is complete (the rest of the last one at a tool call or the
+ * end); without it, text is printed as it arrives, as it is. Never throws for gateway trouble: it prints one line and says what to do next
  * (a stream that breaks or ends without `done` ends the chat with 1: the gateway went away, the message is safe).
  */
 export async function streamTurn(options: {
@@ -81,8 +90,11 @@ export async function streamTurn(options: {
   out: LineWriter;
   style: Style;
   signal: AbortSignal;
+  /** Render the reply's Markdown with ANSI styles (see markdown-terminal.ts); default false: raw text. */
+  markdown?: boolean;
 }): Promise<TurnEnd> {
   const { baseUrl, out, style, signal } = options;
+  const markdown = options.markdown === true;
   let res: Response;
   try {
     res = await fetch(`${baseUrl}/api/agent`, {
@@ -119,12 +131,14 @@ export async function streamTurn(options: {
   if (!type.startsWith("text/event-stream") || !res.body) {
     // A gateway that answers with the JSON body instead of a stream: print its payloads.
     const body = (await res.json().catch(() => ({}))) as DoneBody;
-    printDone(body, [], out, style);
+    printDone(body, [], out, style, markdown);
     return { kind: "continue" };
   }
 
   const segments: string[] = [];
   let segment = -1;
+  const rendered = markdown ? new MarkdownStream((text) => out.write(text), style) : undefined;
+  const flush = () => rendered?.flush();
   try {
     for await (const event of readSse(res.body)) {
       const data: unknown = JSON.parse(event.data);
@@ -133,24 +147,30 @@ export async function streamTurn(options: {
         const text = sanitize(d.text);
         if (segment < 0) segment = segments.push("") - 1;
         segments[segment] += text;
-        out.write(text);
+        if (rendered) rendered.push(text);
+        else out.write(text);
       } else if (event.event === "tool-call") {
         segment = -1;
+        flush();
         out.line(style.dim(formatToolCall(String(d.name ?? "tool"), String(d.arguments ?? ""))));
       } else if (event.event === "tool-result" && d.ok === false) {
+        flush();
         const first = sanitize(String(d.output ?? "")).split("\n")[0] ?? "";
         out.line(style.red(`✗ ${String(d.name ?? "tool")} failed${first ? `: ${first.slice(0, 160)}` : ""}`));
       } else if (event.event === "done") {
+        flush();
         printDone(
           d as DoneBody,
           segments.filter((t) => t.trim()),
           out,
           style,
+          markdown,
         );
         return { kind: "continue" };
       }
     }
   } catch {
+    flush();
     if (signal.aborted) {
       out.line(style.dim("(stopped waiting for this reply)"));
       return { kind: "continue" };
@@ -158,6 +178,7 @@ export async function streamTurn(options: {
     out.line(style.red(wentAwayLine(baseUrl)));
     return { kind: "exit", code: 1 };
   }
+  flush();
   out.line(style.red(wentAwayLine(baseUrl)));
   return { kind: "exit", code: 1 };
 }

@@ -1,16 +1,36 @@
-/** ANSI styling, only when writing to a terminal; plain text otherwise (pipes, files, tests). */
-export interface Style {
+import type { MarkdownStyle } from "./markdown-terminal.js";
+
+/**
+ * ANSI styling, only when writing to a terminal that takes colour; plain text otherwise (pipes, files, tests,
+ * `NO_COLOR`). Also what the Markdown renderer styles with.
+ */
+export interface Style extends MarkdownStyle {
   dim(text: string): string;
   red(text: string): string;
   bold(text: string): string;
 }
 
-export function createStyle(isTTY: boolean): Style {
-  if (!isTTY) return { dim: (t) => t, red: (t) => t, bold: (t) => t };
+export function createStyle(color: boolean): Style {
+  if (!color) {
+    const plain = (t: string) => t;
+    return {
+      dim: plain,
+      red: plain,
+      bold: plain,
+      italic: plain,
+      underline: plain,
+      code: plain,
+      strike: plain,
+    };
+  }
   return {
     dim: (t) => `\x1b[2m${t}\x1b[22m`,
     red: (t) => `\x1b[31m${t}\x1b[39m`,
     bold: (t) => `\x1b[1m${t}\x1b[22m`,
+    italic: (t) => `\x1b[3m${t}\x1b[23m`,
+    underline: (t) => `\x1b[4m${t}\x1b[24m`,
+    code: (t) => `\x1b[36m${t}\x1b[39m`,
+    strike: (t) => `\x1b[9m${t}\x1b[29m`,
   };
 }
 

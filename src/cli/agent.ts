@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { loadConfig } from "../core/config.js";
-import { ClawdisError } from "../core/errors.js";
+import { loadConfig, parseConfigText } from "../core/config.js";
+import type { ClawdisConfig } from "../core/config-schema.js";
+import { ClawdisError, isClawdisError } from "../core/errors.js";
 import { createLogger } from "../core/logger.js";
-import { gatewayTokenPath, stateDir } from "../core/paths.js";
+import { configPath, type Env, gatewayTokenPath, stateDir } from "../core/paths.js";
 import type { OutcomeBody } from "../plugin-api/outcome-body.js";
 import type { TurnOutcome } from "../plugin-api/types.js";
 import { describeHolder, ownForAgent } from "../runtime/own-state-dir.js";
@@ -28,6 +29,9 @@ export const AGENT_WAIT_MS = 120_000;
  * is printed as it comes, tool calls as dim lines (no colour with NO_COLOR); piped, only the final reply is
  * printed. A gateway that goes away mid-turn is one line on stderr (the message is safe in its journal), exit 1.
  * The in-process path prints the final reply in every case.
+ *
+ * A config file that does not load does not stop a message to a running gateway (see configForAgent): it is sent,
+ * with a warning on stderr. Without a gateway it is the config error (exit 2).
  */
 export async function runAgent(
   opts: { message?: string; session?: string; json?: boolean },
@@ -37,7 +41,7 @@ export async function runAgent(
   if (!opts.message || opts.message.trim().length === 0) {
     throw new ClawdisError("USAGE", "agent needs a message: clawdis agent -m <text>");
   }
-  const { config } = loadConfig(io.env);
+  const { config, invalid } = configForAgent(io.env);
   const dir = stateDir(io.env);
   const logger = createLogger({ level: config.logging.level });
   const until = Date.now() + AGENT_WAIT_MS;
@@ -48,6 +52,9 @@ export async function runAgent(
   const messageId = randomUUID();
   while (reply === undefined) {
     const connection = await connectGateway(config, io.env, toldWaiting ? 3000 : undefined);
+    // Only a running gateway can take a message while the file does not load: it runs on its last good config.
+    if (!connection && invalid) throw invalid;
+    if (connection && invalid) io.stderr(`${invalidConfigWarning(invalid)}\n`);
     if (connection) {
       live = io.isTTY && !opts.json ? new LiveReply(io.stdout, useColor(io.isTTY, io.env)) : undefined;
       reply = await streamAgentTurn(
@@ -89,6 +96,25 @@ export async function runAgent(
   else for (const p of reply.payloads) io.stdout(`${p.text}\n`);
   const ok = reply.meta.stopReason === "end" || reply.meta.stopReason === "command";
   return ok ? EXIT.ok : EXIT.failed;
+}
+
+/**
+ * The config `clawdis agent` finds the gateway with. When the file does not load (a config error, exit 2), the
+ * defaults and that error: a running gateway is found through the state directory (its lock and `gateway.json`)
+ * and needs only the token, so the turn can still go to it; in-process the error stands.
+ */
+export function configForAgent(env: Env): { config: ClawdisConfig; invalid?: ClawdisError } {
+  try {
+    return { config: loadConfig(env).config };
+  } catch (error) {
+    if (!isClawdisError(error) || error.exitCode !== EXIT.usage) throw error;
+    return { config: parseConfigText("{}", configPath(env)), invalid: error };
+  }
+}
+
+/** The stderr line when the message goes to a running gateway although the config file does not load. Pure. */
+export function invalidConfigWarning(error: ClawdisError): string {
+  return `clawdis: warning: the config file does not load (${error.message}); the running gateway keeps running on its last good config, so the message goes to it. Fix the file: the gateway takes it when it is saved`;
 }
 
 async function runInProcess(

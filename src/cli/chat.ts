@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { loadConfig } from "../core/config.js";
+import { useColor } from "./agent-live.js";
 import { connectGateway } from "./gateway-client.js";
 import { type CliIO, EXIT } from "./io.js";
 
@@ -9,6 +10,8 @@ export type TerminalChat = (options: {
   input: NodeJS.ReadableStream;
   output: NodeJS.WritableStream;
   isTTY: boolean;
+  /** ANSI styles and rendered Markdown: on a terminal, unless NO_COLOR is set. */
+  color?: boolean;
   chatId?: string;
   /** `--attach`: watch the session live, send nothing. */
   attach?: { session?: string; filter?: string };
@@ -43,12 +46,14 @@ export async function runChat(
     io.stderr(`the gateway is not running at http://${bind}:${port}: start it with \`clawdis gateway\`\n`);
     return EXIT.failed;
   }
+  const isTTY = Boolean(process.stdin.isTTY && process.stdout.isTTY);
   return terminalChat({
     baseUrl: connection.url,
     token: connection.token,
     input: process.stdin,
     output: process.stdout,
-    isTTY: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+    isTTY,
+    color: useColor(isTTY, io.env),
     chatId: `terminal:${randomUUID()}`,
     ...(opts.attach
       ? {

@@ -28,6 +28,34 @@ import { type CliIO, EXIT } from "./io.js";
 /** How long `clawdis gateway` may take to stop after SIGINT/SIGTERM. */
 const STOP_DEADLINE_MS = 30_000;
 
+/** What the command line sets for one run of `clawdis gateway`, over the config file. */
+export interface GatewayRunOptions {
+  /** `--port <n>`, as typed; checked by `parsePortOption`. */
+  port?: string;
+}
+
+/**
+ * `--port <n>`: a whole number from 0 to 65535 (0: any free port, as for `gateway.port`). Pure.
+ * @throws ClawdisError USAGE (exit 2) naming the flag and what was given.
+ */
+export function parsePortOption(value: string): number {
+  const port = /^\d+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
+  if (!Number.isInteger(port) || port > 65535) {
+    throw new ClawdisError(
+      "USAGE",
+      `--port: expected a port number from 0 to 65535 (0: any free port), got ${JSON.stringify(value)}`,
+    );
+  }
+  return port;
+}
+
+/** `loaded` with `gateway.port` set to `port` (the config file is not touched). Pure. */
+export function withPort(loaded: LoadedConfig, port: number | undefined): LoadedConfig {
+  if (port === undefined) return loaded;
+  const { config } = loaded;
+  return { ...loaded, config: { ...config, gateway: { ...config.gateway, port } } };
+}
+
 export interface GatewayDeps {
   builtinPlugins(): Promise<PluginDefinition[]>;
   /** The config sections known without loading a plugin's runtime (the composition root's list). */
@@ -88,7 +116,8 @@ export async function createGateway(
  * very start, so one that arrives while starting still ends in a graceful stop; a stop that misses its deadline
  * exits the process anyway (it never lingers holding the port).
  */
-export async function runGateway(io: CliIO, deps: GatewayDeps): Promise<number> {
+export async function runGateway(io: CliIO, deps: GatewayDeps, run: GatewayRunOptions = {}): Promise<number> {
+  const port = run.port === undefined ? undefined : parsePortOption(run.port);
   tuneGatewayHeap();
   // `on`, not `once`: a library's exit hook (signal-exit, via proper-lockfile) re-raises a signal when it sees
   // no other listener, which would kill the process before it stops. Removed once the gateway has stopped.
@@ -101,7 +130,7 @@ export async function runGateway(io: CliIO, deps: GatewayDeps): Promise<number> 
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   try {
-    return await runGatewayUntilSignal(io, deps, {
+    return await runGatewayUntilSignal(io, deps, port, {
       received: () => received,
       next: () =>
         new Promise<NodeJS.Signals>((resolve) => {
@@ -118,9 +147,10 @@ export async function runGateway(io: CliIO, deps: GatewayDeps): Promise<number> 
 async function runGatewayUntilSignal(
   io: CliIO,
   deps: GatewayDeps,
+  port: number | undefined,
   signals: { received(): NodeJS.Signals | undefined; next(): Promise<NodeJS.Signals> },
 ): Promise<number> {
-  const loaded = await loadGatewayConfig(io.env, await deps.configSections(io.env));
+  const loaded = withPort(await loadGatewayConfig(io.env, await deps.configSections(io.env)), port);
   const bootLogger = createLogger({ level: loaded.config.logging.level });
   const lock = await ownForGateway(stateDir(io.env), loaded.config.gateway.port, {
     now: Date.now,
@@ -128,7 +158,7 @@ async function runGatewayUntilSignal(
     logger: bootLogger,
   });
   try {
-    return await serve(io, deps, loaded, lock, signals);
+    return await serve(io, deps, loaded, lock, signals, port);
   } finally {
     await lock.release();
   }
@@ -144,6 +174,7 @@ async function serve(
   loaded: LoadedConfig,
   lock: StateLock,
   signals: { received(): NodeJS.Signals | undefined; next(): Promise<NodeJS.Signals> },
+  port: number | undefined,
 ): Promise<number> {
   const logger = createLogger({ level: loaded.config.logging.level });
   const addressFile = gatewayAddressPath(io.env);
@@ -175,7 +206,7 @@ async function serve(
       // The lock stays behind: a lock whose owner is dead is taken over at once by the next start.
       process.exit(EXIT.failed);
     },
-    reload: async () => loadGatewayConfig(io.env, await deps.configSections(io.env)),
+    reload: async () => withPort(await loadGatewayConfig(io.env, await deps.configSections(io.env)), port),
   });
   let lost: string | undefined;
   try {
@@ -184,10 +215,12 @@ async function serve(
     const badBind = bindListenError(error, loaded.config.gateway.bind, loaded.path);
     if (badBind) throw badBind;
     if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
-      const { bind, port } = loaded.config.gateway;
+      const { bind, port: inUse } = loaded.config.gateway;
       throw new ClawdisError(
         "IO",
-        `${bind}:${port} is already in use by another program (no other gateway runs on this state directory); set gateway.port`,
+        `${bind}:${inUse} is already in use by another program (no other gateway runs on this state directory); ${
+          port === undefined ? "set gateway.port" : "choose another --port"
+        }`,
       );
     }
     throw error;
@@ -203,6 +236,7 @@ async function serve(
     restartGateway: supervisor.restartGateway,
     logger: logger.child("config"),
     clock: systemClock,
+    adjust: (next) => withPort(next, port),
   });
   await reloader.start();
   // No model: say so now, with the fix, not only at the first message (after the first check, which may find

@@ -38,7 +38,13 @@ export function buildProgram(io: CliIO, deps: CliDeps, setExit: (code: number) =
   const gateway = program
     .command("gateway")
     .description("run the gateway: every enabled transport, the local HTTP server, the session runtime")
-    .action(run(async () => (await import("./gateway.js")).runGateway(io, deps)));
+    .option(
+      "--port <n>",
+      "listen on this port for this run, instead of gateway.port (the file is not changed)",
+    )
+    .action((opts: { port?: string }) =>
+      run(async () => (await import("./gateway.js")).runGateway(io, deps, opts))(),
+    );
   gateway
     .command("stop")
     .description("ask the running gateway to stop (as on SIGTERM) and wait until it has exited")

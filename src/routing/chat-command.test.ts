@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseChatCommand } from "./chat-command.js";
+import { directiveState, parseChatCommand } from "./chat-command.js";
 
 describe("parseChatCommand", () => {
   it.each([
@@ -13,7 +13,9 @@ describe("parseChatCommand", () => {
     ["/think low What is 2+2?", { kind: "think", level: "low", rest: "What is 2+2?" }],
     ["/verbose on", { kind: "verbose", level: "on", rest: "" }],
     ["/verbose OFF", { kind: "verbose", level: "off", rest: "" }],
-    ["/think", { kind: "invalid-directive", directive: "think", given: "" }],
+    ["/think", { kind: "show-directive", directive: "think" }],
+    ["  /Think  ", { kind: "show-directive", directive: "think" }],
+    ["/verbose", { kind: "show-directive", directive: "verbose" }],
     ["/think extreme", { kind: "invalid-directive", directive: "think", given: "extreme" }],
     ["/verbose maybe", { kind: "invalid-directive", directive: "verbose", given: "maybe" }],
     ["/statusx", { kind: "none" }],
@@ -30,5 +32,20 @@ describe("parseChatCommand", () => {
       level: "medium",
       rest: "Keep  THIS\nas is",
     });
+  });
+});
+
+describe("directiveState", () => {
+  it("says the session's current setting and how to change it; unset is off", () => {
+    expect(directiveState("think", { thinkingLevel: "high" })).toBe(
+      "Thinking level: high. Change it with /think off|minimal|low|medium|high.",
+    );
+    expect(directiveState("think", undefined)).toBe(
+      "Thinking level: off. Change it with /think off|minimal|low|medium|high.",
+    );
+    expect(directiveState("verbose", { verboseLevel: "on" })).toBe(
+      "Verbose: on. Change it with /verbose on|off.",
+    );
+    expect(directiveState("verbose", {})).toBe("Verbose: off. Change it with /verbose on|off.");
   });
 });

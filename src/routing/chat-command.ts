@@ -5,7 +5,8 @@ import type { ThinkingLevel, VerboseLevel } from "../sessions/types.js";
  * - `/status`, `/stop`: exact (surrounding whitespace ignored, case-insensitive). Bare `stop` is a stop only while
  *   a turn runs; the caller decides that.
  * - `/think <level>`, `/verbose on|off`: directives. Alone they are confirmed in one line; followed by more text
- *   (`/think high what is 2+2`) the setting is saved and the rest goes to the agent.
+ *   (`/think high what is 2+2`) the setting is saved and the rest goes to the agent. With no value (`/think`,
+ *   `/verbose`) they ask for the session's current setting (`show-directive`, answered by `directiveState`).
  * - Reset triggers are matched by `matchResetTrigger` (sessions/lifecycle), not here.
  */
 export type ChatCommand =
@@ -13,6 +14,7 @@ export type ChatCommand =
   | { kind: "stop"; bare: boolean }
   | { kind: "think"; level: ThinkingLevel; rest: string }
   | { kind: "verbose"; level: VerboseLevel; rest: string }
+  | { kind: "show-directive"; directive: "think" | "verbose" }
   | { kind: "invalid-directive"; directive: "think" | "verbose"; given: string }
   | { kind: "none" };
 
@@ -29,6 +31,7 @@ export function parseChatCommand(text: string): ChatCommand {
     const name = directive[1]!.toLowerCase() as "think" | "verbose";
     const value = (directive[2] ?? "").toLowerCase();
     const rest = directive[3] ?? "";
+    if (value.length === 0) return { kind: "show-directive", directive: name };
     if (name === "think") {
       if ((THINKING as readonly string[]).includes(value))
         return { kind: "think", level: value as ThinkingLevel, rest };
@@ -42,4 +45,17 @@ export function parseChatCommand(text: string): ChatCommand {
 
 export function directiveUsage(directive: "think" | "verbose"): string {
   return directive === "think" ? `Usage: /think ${THINKING.join("|")}` : "Usage: /verbose on|off";
+}
+
+/**
+ * The answer to `/think` or `/verbose` alone: the session's current setting (unset is "off", as `/status` shows
+ * it) and how to change it. Pure.
+ */
+export function directiveState(
+  directive: "think" | "verbose",
+  entry: { thinkingLevel?: ThinkingLevel; verboseLevel?: VerboseLevel } | undefined,
+): string {
+  return directive === "think"
+    ? `Thinking level: ${entry?.thinkingLevel ?? "off"}. Change it with /think ${THINKING.join("|")}.`
+    : `Verbose: ${entry?.verboseLevel ?? "off"}. Change it with /verbose on|off.`;
 }

@@ -97,9 +97,15 @@ export async function chooseSession(
     if (decision.reason === "idle") {
       return {
         ...chosen,
-        notice: `(A new session began: nothing was said here for over ${idleMinutes} minutes.)`,
+        notice: idleNotice(idleMinutes),
       };
     }
     return chosen;
   }
+}
+
+/** The one-line note that opens a session begun because the last one was idle: "over 1 minute", "over 5 minutes". */
+export function idleNotice(idleMinutes: number): string {
+  const minutes = `${idleMinutes} ${idleMinutes === 1 ? "minute" : "minutes"}`;
+  return `(A new session began: nothing was said here for over ${minutes}.)`;
 }

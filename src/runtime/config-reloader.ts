@@ -44,6 +44,11 @@ export interface ConfigReloaderOptions {
   restartGateway(reason: string, next: LoadedConfig): Promise<{ ok: true } | { ok: false; error: string }>;
   logger: Logger;
   clock: Clock;
+  /**
+   * Applied to every config read from the file before it is compared or applied: what the command line overrides
+   * for this run (`clawdis gateway --port`), so that an edit neither undoes the override nor restarts for it.
+   */
+  adjust?: (loaded: LoadedConfig) => LoadedConfig;
   /** Watching the file (default: a ConfigWatcher on `loaded.path`); tests may drive `reload()` instead. */
   watch?: (path: string, onEvent: (event: ConfigFileEvent) => void) => ConfigFileWatch;
 }
@@ -173,6 +178,7 @@ export class ConfigReloader {
       if (error instanceof ClawdisError && error.code === "IO") this.watcher?.recover?.();
       return this.reject(error, undefined);
     }
+    if (read.exists && this.options.adjust) read = { ...read, loaded: this.options.adjust(read.loaded) };
     if (!read.exists) {
       if (initial && !this.current.exists) return "unchanged";
       if (!state.isDeleted) {

@@ -61,6 +61,27 @@ describe("parseStoreText", () => {
   });
 });
 
+describe("parseStoreText on text that is not JSON", () => {
+  it("says the line and column, never JSON.parse's position (what `clawdis sessions` and `status` print)", () => {
+    const text =
+      '{\n  "main": { "sessionId": "a", "updatedAt": 1 }\n  "work": { "sessionId": "b", "updatedAt": 2 }\n}\n';
+    const parsed = parseStoreText(text);
+    expect(parsed.ok).toBe(false);
+    if (parsed.ok) return;
+    expect(parsed.reason).toBe("not valid JSON at line 3, column 3: expected ',' or '}', found '\"'");
+    expect(parsed.reason).not.toMatch(/position/);
+  });
+
+  it("counts lines after a byte order mark and says a file of only whitespace is empty", () => {
+    const parsed = parseStoreText('\ufeff{\n"a": {}\n,}');
+    expect(!parsed.ok && parsed.reason).toBe(
+      "not valid JSON at line 3, column 2: expected a double-quoted key, found '}'",
+    );
+    const blank = parseStoreText("\ufeff \n ");
+    expect(!blank.ok && blank.reason).toBe("the file is empty");
+  });
+});
+
 describe("usableEntries", () => {
   it("gives a map without prototype, also for a plain object and when it must leave entries out", () => {
     const good = { sessionId: "g", updatedAt: 1 };

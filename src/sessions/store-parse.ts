@@ -23,6 +23,17 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
+ * Why a text that `JSON.parse` refused is not a store, for people: "the file is empty", else the line and column
+ * where it stops being JSON and what was expected there (never `JSON.parse`'s "position 61"); its own message only
+ * when the locator finds nothing wrong (it and `JSON.parse` disagree).
+ */
+function syntaxReason(text: string, parseMessage: string): string {
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  if (body.trim().length === 0) return "the file is empty";
+  return storeParseReason(text, `not valid JSON (${parseMessage})`);
+}
+
+/**
  * Parses the text of `sessions.json`. The file is bad (`ok: false`) when it is not JSON, or not a JSON object
  * whose values are all objects. Inside an entry the reader is lenient: unknown fields are kept; an entry whose
  * `sessionId` is missing or not a valid id is left out of `map` (reported in `problems`); an `updatedAt` that is
@@ -35,10 +46,7 @@ export function parseStoreText(text: string): ParsedStore {
     value = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    return {
-      ok: false,
-      reason: text.trim().length === 0 ? "the file is empty" : `not valid JSON (${message})`,
-    };
+    return { ok: false, reason: syntaxReason(text, message) };
   }
   if (!isPlainObject(value)) {
     const kind = value === null ? "null" : Array.isArray(value) ? "an array" : typeof value;
@@ -319,7 +327,8 @@ function scanWord(text: string, start: number): Scan | undefined {
 /**
  * Why a store text does not parse, for people: `not valid JSON at line 3, column 5: expected ',' or '}', found
  * '"'` instead of `JSON.parse`'s "position 32"; a blank file is "the file is empty". `reason` (from
- * parseStoreText) is returned as it is when the text is valid JSON (the problem is its shape, not its syntax).
+ * parseStoreText, which already gives the location) is returned as it is when the text is valid JSON (the
+ * problem is its shape, not its syntax). Idempotent: a reason it produced comes back unchanged.
  */
 export function storeParseReason(text: string, reason: string): string {
   if (text.trim().length === 0 || (text.charCodeAt(0) === 0xfeff && text.slice(1).trim().length === 0))

@@ -65,6 +65,16 @@ describe("startFakeOpenAI", () => {
     expect(body.data.map((m) => m.id)).toEqual(["a", "b"]);
   });
 
+  it("with apiKey set, answers 401 to a request without that bearer key, and normally with it", async () => {
+    fake.apiKey = "sk-right";
+    expect((await fetch(`${fake.url}/models`)).status).toBe(401);
+    const wrong = await fetch(`${fake.url}/models`, { headers: { authorization: "Bearer sk-wrong" } });
+    expect(wrong.status).toBe(401);
+    expect(((await wrong.json()) as { error: { code: string } }).error.code).toBe("invalid_api_key");
+    const right = await fetch(`${fake.url}/models`, { headers: { authorization: "Bearer sk-right" } });
+    expect(right.status).toBe(200);
+  });
+
   it("records model-list requests apart and holds them while hangModels is set", async () => {
     fake.hangModels = true;
     const answer = fetch(`${fake.url}/models`);

@@ -125,6 +125,11 @@ export interface FakeOpenAI {
    * `releaseModels()`; `release()` does not end it (chat hangs and model-list hangs are released apart).
    */
   hangModels: boolean;
+  /**
+   * When set, every request (model list and chat) without `Authorization: Bearer <apiKey>` is answered 401 with
+   * an OpenAI-style body, as OpenAI does (an endpoint that needs a key). Default undefined: any key, or none.
+   */
+  apiKey: string | undefined;
   /** `request` (FakeRequest) and `abort` (FakeRequest) events. */
   events: EventEmitter;
   enqueue(...replies: FakeReply[]): void;
@@ -254,6 +259,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     models: ["fake-model"],
     modelRequests,
     hangModels: false,
+    apiKey: undefined,
     events,
     enqueue: (...replies) => {
       queue.push(...replies);
@@ -370,6 +376,15 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    if (fake.apiKey !== undefined && req.headers.authorization !== `Bearer ${fake.apiKey}`) {
+      return sendJson(res, 401, {
+        error: {
+          message: "Incorrect API key provided",
+          type: "invalid_request_error",
+          code: "invalid_api_key",
+        },
+      });
+    }
     if (req.method === "GET" && url.pathname === "/v1/models") {
       const closed = new Promise<"finished" | "aborted">((resolve) => {
         res.on("close", () => resolve(res.writableFinished ? "finished" : "aborted"));
