@@ -34,6 +34,6 @@ export const webhookConfigSection: PluginConfigSection<WebhooksConfig> = {
     "<name>.session": "session key the hook's input goes to",
     "<name>.token": "bearer token this hook accepts",
     "<name>.tools":
-      'tools the agent may use on this hook\'s input, whatever session it goes to; "*" means every tool. Default none: hook input is untrusted',
+      'tools the agent may use on this hook\'s input, whatever session it goes to; "*" means every tool but `bash`, which must be named (docs/agent.md, "Who gets tools"). Default none: hook input is untrusted',
   },
 };
