@@ -1,10 +1,15 @@
+// Over 400 lines: the slots of all loaded sessions and the three things that move them (the idle order with its one
+// timer, the passivation with its grace timers, the warm holdings within their limits) share that one map; the pure
+// decisions live beside it (passivation.ts, warm-limits.ts, session/phase.ts), the burst collections in
+// collection-waves.ts.
 import { absolutePath } from "../core/absolute-path.js";
 import type { Clock } from "../core/clock.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import { openFileLimit } from "../core/open-file-limit.js";
 import { TranscriptWriter } from "../sessions/transcript-writer.js";
-import { type CollectOptions, collectGarbage } from "./collect-garbage.js";
+import type { CollectOptions } from "./collect-garbage.js";
+import { CollectionWaves } from "./collection-waves.js";
 import { decideIdle, decideRelease, idleLimitMs, PASSIVATION_GRACE_MS } from "./passivation.js";
 import { PendingWork } from "./pending-work.js";
 import { IllegalPhaseTransition, nextPhase, type SessionPhase } from "./session/phase.js";
@@ -59,25 +64,12 @@ export interface SessionRegistryDeps {
   collectGarbage?: (options: CollectOptions) => void;
 }
 
-/**
- * After this many loads and unloads of sessions since the last time (a burst of messages to sessions not held, a
- * wave of unloads), the memory the burst took is given back to the system: a full collection once it is over
- * (no session touched, loaded or unloaded for COLLECT_QUIET_MS), and at most COLLECT_MAX_WAIT_MS after it began
- * while loads and unloads go on. V8 would keep the heap a burst grew to; one collection of a ~60 MB heap takes some
- * 30 ms. Once it is over, a compacting one follows (COMPACT_AFTER_MS later, collect-garbage.ts): what survived moves
- * out of mostly empty pages, which are given back too.
- *
- * Work for a session already held does not count: it leaves what the heap holds where it was (a forced collection
- * then gave nothing back: RSS unchanged), and each forced full collection costs the messages after it. V8
- * deoptimizes the code that refers to objects that died (20-45 hot functions per collection, compiled again over
- * the next few hundred messages): hand-in → model request p50 0.62-0.73 ms without against 0.82-1.29 ms with a
- * collection after every 600 messages to 1,000 sessions held (docs/benchmarks.md).
- */
-export const RELEASES_BEFORE_COLLECTION = 500;
-export const COLLECT_QUIET_MS = 2000;
-/** After the plain collection that ends a burst, the compacting one (collectNow). */
-export const COMPACT_AFTER_MS = 500;
-export const COLLECT_MAX_WAIT_MS = 10_000;
+export {
+  COLLECT_MAX_WAIT_MS,
+  COLLECT_QUIET_MS,
+  COMPACT_AFTER_MS,
+  RELEASES_BEFORE_COLLECTION,
+} from "./collection-waves.js";
 
 interface Slot {
   session: WarmSession;
@@ -111,13 +103,8 @@ export class SessionRegistry {
   /** What all sessions together may hold warm. */
   readonly limits: WarmLimits;
   private stopped = false;
-  /** Touches and unloads since the last collection, when the first and the last happened, the collection's timer. */
-  private eventsSinceCollection = 0;
-  private waveStartedAt = 0;
-  private lastEventAt = 0;
-  private collectTimer: unknown;
-  /** The compacting collection due after a burst's last plain one. */
-  private compactTimer: unknown;
+  /** Loads and unloads counted into bursts, each burst's memory given back once it is over. */
+  private readonly waves: CollectionWaves;
   /** Final saves in flight. */
   private readonly saving = new Set<Promise<void>>();
   /** Sessions that hold a tail or an open transcript, least recently used first, as last counted. */
@@ -139,6 +126,7 @@ export class SessionRegistry {
   constructor(private readonly deps: SessionRegistryDeps) {
     this.graceMs = deps.graceMs ?? PASSIVATION_GRACE_MS;
     this.limits = deps.limits ?? warmLimitsFor(openFileLimit());
+    this.waves = new CollectionWaves(deps.clock, deps.logger, deps.collectGarbage);
   }
 
   /** What all warm sessions hold together now: open transcripts and tail bytes. */
@@ -279,7 +267,7 @@ export class SessionRegistry {
     this.clear(slot);
     this.watch(key, slot, slot.session.lastActiveAt);
     this.account(slot.session);
-    this.noteActivity(load);
+    this.waves.note(load);
     return slot.session;
   }
 
@@ -340,10 +328,7 @@ export class SessionRegistry {
   /** Clears every timer (gateway stop); what is held is left as it is (everything is on disk). */
   stop(): void {
     this.stopped = true;
-    if (this.collectTimer !== undefined) this.deps.clock.clearTimeout(this.collectTimer);
-    this.collectTimer = undefined;
-    if (this.compactTimer !== undefined) this.deps.clock.clearTimeout(this.compactTimer);
-    this.compactTimer = undefined;
+    this.waves.stop();
     for (const slot of this.slots.values()) this.clear(slot);
     this.due.clear();
     this.armIdle();
@@ -469,75 +454,6 @@ export class SessionRegistry {
       sessionKey: key,
       idleMinutes: this.deps.passivateAfterMinutes,
     });
-    this.noteActivity(true);
-  }
-
-  /**
-   * Notes a piece of work (`counts`: a load or an unload, what a burst is made of; a message to a session held
-   * only keeps the time from being quiet). A burst of RELEASES_BEFORE_COLLECTION loads and unloads ends in one
-   * collection. One timer per burst, not one per event: when it fires it looks at the time of the last event. A
-   * burst that outlasts COLLECT_MAX_WAIT_MS is collected every COLLECT_MAX_WAIT_MS while loads and unloads go on,
-   * and once more when all work is quiet (the only one of them that compacts); work that only touches sessions held
-   * is never collected during.
-   */
-  private noteActivity(counts: boolean): void {
-    const now = this.deps.clock.now();
-    this.lastEventAt = now;
-    if (!counts) return;
-    if (this.eventsSinceCollection === 0) this.waveStartedAt = now;
-    this.eventsSinceCollection += 1;
-    if (this.eventsSinceCollection >= RELEASES_BEFORE_COLLECTION && this.collectTimer === undefined) {
-      this.armCollection(now);
-    }
-  }
-
-  private armCollection(now: number): void {
-    const quietAt = this.lastEventAt + COLLECT_QUIET_MS;
-    const due =
-      this.eventsSinceCollection > 0 ? Math.min(quietAt, this.waveStartedAt + COLLECT_MAX_WAIT_MS) : quietAt;
-    this.collectTimer = this.deps.clock.setTimeout(
-      () => {
-        this.collectTimer = undefined;
-        const at = this.deps.clock.now();
-        const quiet = at >= this.lastEventAt + COLLECT_QUIET_MS;
-        const overdue = this.eventsSinceCollection > 0 && at >= this.waveStartedAt + COLLECT_MAX_WAIT_MS;
-        if (!quiet && !overdue) {
-          this.armCollection(at);
-          return;
-        }
-        this.collectNow(quiet);
-        // Collected while it goes on: its end is collected too (compacting), once quiet, whatever happens until then.
-        if (!quiet && !this.stopped) this.armCollection(at);
-      },
-      Math.max(0, due - now),
-    );
-  }
-
-  /**
-   * A plain collection; once the burst is over (`quiet`) a compacting one follows COMPACT_AFTER_MS later, unless
-   * something happened meanwhile (a new burst then gets its own collections). The pause between lets V8 give back
-   * the pages the plain one freed before the compaction needs room for what it moves (the peak stays lower).
-   */
-  private collectNow(quiet: boolean): void {
-    const events = this.eventsSinceCollection;
-    this.eventsSinceCollection = 0;
-    if (this.stopped) return;
-    this.collect(false, events);
-    if (!quiet) return;
-    const lastEventAt = this.lastEventAt;
-    if (this.compactTimer !== undefined) this.deps.clock.clearTimeout(this.compactTimer);
-    this.compactTimer = this.deps.clock.setTimeout(() => {
-      this.compactTimer = undefined;
-      if (this.stopped || this.lastEventAt !== lastEventAt) return;
-      this.collect(true, 0);
-    }, COMPACT_AFTER_MS);
-  }
-
-  private collect(compact: boolean, events: number): void {
-    const started = performance.now();
-    (this.deps.collectGarbage ?? collectGarbage)({ compact });
-    // Wall time of the pause, for the log (what a message that came meanwhile waited).
-    const pauseMs = Math.round(performance.now() - started);
-    this.deps.logger.info("memory of a burst given back", { events, compact, pauseMs });
+    this.waves.note(true);
   }
 }
