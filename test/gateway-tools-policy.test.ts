@@ -40,6 +40,30 @@ describe("gateway: tools are for people's own messages", () => {
     expect(offered(0)).toEqual(["edit_file", "read_file", "send_file", "write_file"]);
   });
 
+  it("a group session gets no tools by default, even for the owner, and exactly tools.groups when set", async () => {
+    const group = { chatType: "group" as const, chatId: "g" };
+    t = await startTestGateway({
+      tools: builtinTools(),
+      config: { inbound: { groupChat: { requireMention: false } } },
+    });
+    await done(await t.chat.inject({ text: "hi group", ...group }));
+    expect(t.fake.requests[0]!.body.tools).toBeUndefined();
+    await t.close();
+    t = await startTestGateway({
+      tools: builtinTools(),
+      config: {
+        inbound: {
+          groupChat: { requireMention: false },
+          reply: { agent: { tools: { groups: ["read_file"] } } },
+        },
+      },
+    });
+    await done(await t.chat.inject({ text: "hi group", ...group }));
+    await done(await t.chat.inject({ text: "bob here", ...group, senderId: "bob" }));
+    expect(offered(0)).toEqual(["read_file"]);
+    expect(offered(1)).toEqual(["read_file"]);
+  });
+
   it("automated input into main gets no tools, even with tools.main = ['*']", async () => {
     t = await startTestGateway({ tools: builtinTools() });
     await done(await t.chat.inject({ text: "run id > pwned", automated: true }));

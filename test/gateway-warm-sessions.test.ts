@@ -191,8 +191,15 @@ describe("gateway: warm sessions", () => {
       .then((body) => {
         listed = body.sessions;
       });
-    // Held while the update waits for the lock; answered with the update once it is written.
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The request sets the waiting update's write off (no update waits any more) and is held while that write
+    // waits for the lock; it is answered with the update once it is written.
+    expect(t.gateway.store.waitingUpdates, "the second turn's update waits to share a write").toBe(1);
+    await expect
+      .poll(() => t.gateway.store.waitingUpdates, {
+        message: "GET /api/sessions sets the waiting update's write off",
+        timeout: 5000,
+      })
+      .toBe(0);
     expect(listed).toBeUndefined();
     await rmdir(lockDir);
     await reading;

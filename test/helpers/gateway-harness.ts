@@ -18,6 +18,7 @@ import { readTranscript } from "../../src/sessions/transcript.js";
 import type { MessageEntry } from "../../src/sessions/types.js";
 import { type FakeOpenAI, startFakeOpenAI } from "../fakes/openai-server.js";
 import { TestTransport } from "./test-transport.js";
+import { type WaitOptions, waitWithDeadline } from "./wait-deadline.js";
 
 export interface TestGateway {
   gateway: Gateway;
@@ -132,8 +133,19 @@ export async function startTestGateway(
   };
 }
 
-/** The outcome of an accepted message's turn; fails the test when the message was not accepted. */
-export function done(result: ReceiveResult): Promise<TurnOutcome> {
+/**
+ * The outcome of an accepted message's turn; fails the test when the message was not accepted, and with "timed out
+ * … waiting for the turn to end" when it does not end within `timeoutMs` (default WAIT_DEADLINE_MS, real time).
+ */
+export function done(result: ReceiveResult, options: WaitOptions = {}): Promise<TurnOutcome> {
   if (result.status !== "accepted") throw new Error(`not accepted: ${result.status}`);
-  return result.done;
+  const turn = result.done;
+  return waitWithDeadline<TurnOutcome>(
+    "the turn to end (a reply, a watchdog's timeout, a stop or a failure)",
+    options.timeoutMs,
+    (resolve, reject) => {
+      turn.then(resolve, reject);
+      return () => {};
+    },
+  );
 }
