@@ -43,6 +43,7 @@ import {
 } from "./runtime/restart-manifest.js";
 import { SessionRegistry } from "./runtime/session-registry.js";
 import { SessionRunner, type WorkItem } from "./runtime/session-runner.js";
+import { runShutdown } from "./runtime/shutdown.js";
 import { stateLockPath } from "./runtime/state-lock.js";
 import { stateSecrets } from "./runtime/state-secrets.js";
 import type { StatusAudience } from "./runtime/status-report.js";
@@ -483,18 +484,24 @@ export class Gateway {
         this.runner.abortAll("shutdown");
         await this.queue.drain();
       }
-      await this.runner.recordingsSettled();
-      await this.sessions.settled();
-      // Sends in flight finish (the "stopping" notices among them); what waits for a transport stays in the journal.
-      await this.outbox.settle(STOP_SEND_GRACE_MS);
-      // A send still in flight finishes and ends its record before the journal closes.
-      await this.outbox.stop();
-      await this.host.stop();
-      await this.http.close();
-      await this.tempFilesSwept;
-      // The journal's close syncs the transcripts behind its replies that no pass synced yet, then marks them.
-      this.transcriptSync.stop();
-      await this.journal.close();
+      await runShutdown(
+        [
+          { name: "recordings", run: () => this.runner.recordingsSettled() },
+          { name: "sessions", run: () => this.sessions.settled() },
+          // Sends in flight finish (the "stopping" notices among them); what waits for a transport stays in the journal.
+          { name: "outbox-settle", run: () => this.outbox.settle(STOP_SEND_GRACE_MS) },
+          // A send still in flight finishes and ends its record before the journal closes.
+          { name: "outbox", run: () => this.outbox.stop() },
+          { name: "host", run: () => this.host.stop() },
+          { name: "http", run: () => this.http.close() },
+          { name: "temp-files", run: () => this.tempFilesSwept },
+          // The journal's close syncs the transcripts behind its replies that no pass synced yet, then marks them.
+          { name: "transcript-sync", run: () => this.transcriptSync.stop() },
+          { name: "journal", run: () => this.journal.close() },
+        ],
+        (stage, error) =>
+          this.options.logger.error(`shutdown stage "${stage}" failed`, { error: String(error) }),
+      );
     })();
     return this.stopped;
   }
