@@ -13,6 +13,7 @@ import { loopGuardHooks } from "./loop-guard-hooks.js";
 import { callModel } from "./model-call.js";
 import type { TimeoutSettings } from "./stream-deadlines.js";
 import type { BatchItem, ToolGate, TurnHooks } from "./turn-hooks.js";
+import type { TurnParked } from "./turn-parked.js";
 
 export type { TimeoutSettings as TurnTimeouts } from "./stream-deadlines.js";
 
@@ -86,6 +87,7 @@ export interface TurnResult {
   guard: LoopGuardState;
   /** Ended at a safe point by `drain` (stopReason `aborted`): what it did is in the transcript. */
   drained?: boolean;
+  readonly parked?: TurnParked;
 }
 
 const NOT_RUN = "Not run: the turn ended.";
