@@ -1,5 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { preloadModelSdk } from "./agent/llm-client.js";
 import { selectTools } from "./agent/tools/index.js";
 import { type Clock, systemClock } from "./core/clock.js";
 import { diffConfig } from "./core/config-diff.js";
@@ -356,6 +357,10 @@ export class Gateway {
       return undefined;
     }
     this.modelProbe.refresh();
+    // The first sends wait for the model SDK's modules to load (the endpoint probe above and the first turn load
+    // them anyway): compiling them holds the event loop, and a chat app's answer read late widens the window in
+    // which a kill -9 sends a reply twice (outbox.ts, holdUntil).
+    this.outbox.holdUntil(preloadModelSdk());
     // In the background, not on the way to listening: the temp files of atomic writes of the store, the journal,
     // the state lock and restart.json that a kill cut short (their files are intact; the temp files are dead weight).
     const stateDir = stateDirOf(this.options.env);
