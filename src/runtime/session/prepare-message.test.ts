@@ -113,7 +113,9 @@ describe("quoteLine", () => {
   it("names who was replied to and cuts the text at 300 characters, on one line", () => {
     expect(quoteLine(undefined)).toBeUndefined();
     expect(quoteLine({ messageId: "m0", text: "" })).toBeUndefined();
-    expect(quoteLine({ messageId: "m0", text: "a\n  b", fromAgent: true })).toBe('[In reply to your message: "a b"]');
+    expect(quoteLine({ messageId: "m0", text: "a\n  b", fromAgent: true })).toBe(
+      '[In reply to your message: "a b"]',
+    );
     expect(quoteLine({ messageId: "m0", text: "x", senderId: "u1" })).toBe('[In reply to u1: "x"]');
     expect(quoteLine({ messageId: "m0", text: "x" })).toBe('[In reply to a message: "x"]');
     expect(quoteLine({ messageId: "m0", text: "y".repeat(301), senderName: "Bo" })).toBe(

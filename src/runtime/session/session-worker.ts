@@ -16,7 +16,7 @@ import { applySettlement, notify, outcomeFor } from "./apply-settlement.js";
 import type { SessionPorts } from "./ports.js";
 import { messageText, nextStep, prepareMessage } from "./prepare-message.js";
 import { SessionTranscript, saveWarm } from "./session-transcript.js";
-import { cwdFor } from "./session-workspace.js";
+import { pathsOf } from "./session-workspace.js";
 import { decideSettlement, settlementForError } from "./settlement.js";
 import { TurnBookkeeping } from "./turn-bookkeeping.js";
 import type { TurnContext } from "./turn-context.js";
@@ -165,12 +165,13 @@ export class SessionWorker {
     // Watchers (the web chat) replace the old conversation with the new one before anything of it arrives.
     if (started) ports.events.emit({ type: "session", sessionKey: key, sessionId, reason: started, ts: now });
     const ids = { sessionKey: key, sessionId };
+    const paths = pathsOf(ports, key, sessionId);
     const transcript = new SessionTranscript(
       ports,
-      store.transcriptPath(sessionId),
+      paths.transcript,
       makeHeader(sessionId, key, new Date(now)),
     );
-    const at = { key, item, ids, transcript };
+    const at = { key, item, ids, paths, transcript };
     const prepared = prepareMessage({
       text: item.text,
       replyTo: item.message.replyTo,
@@ -184,7 +185,7 @@ export class SessionWorker {
 
     const files = item.message.attachments?.length
       ? await stageAttachments(item.message.attachments, {
-          cwd: cwdFor(ports, key),
+          paths,
           jid: item.jid,
           stagingRoot: ports.stagingRoot,
         })
@@ -227,7 +228,7 @@ export class SessionWorker {
     const events = new TurnEvents(this.ports, key, item, randomUUID());
     const { input, entry } = await buildTurnInput(this.ports, ctx, {
       ...run,
-      cwd: cwdFor(this.ports, key),
+      cwd: ctx.paths.workspace,
       signal: controller.signal,
       drain: this.drainController.signal,
       events,

@@ -1,7 +1,7 @@
 import { mkdir, stat } from "node:fs/promises";
-import { join } from "node:path";
 import type { ToolDefinition } from "../../plugin-api/types.js";
 import { sessionKeyFor } from "../../routing/session-key.js";
+import { type SessionPaths, sessionPaths } from "../../sessions/session-paths.js";
 import type { SessionPorts } from "./ports.js";
 
 /**
@@ -31,17 +31,20 @@ export function withWorkspace(tools: ToolDefinition[], cwd: string): ToolDefinit
 }
 
 /**
- * The session's working directory (tools, attachments): the workspace for the primary session (`mainKey`, or
- * `global` under `scope: "global"`), a folder per other key. Not created here: a turn that runs no tool and
- * stages no file never touches it; the first tool call of a turn creates it (0700) when it is not there
- * (`withWorkspace`), and staging an attachment creates its inbox in it.
+ * The paths of session `key` in conversation `sessionId` (session-paths.ts): the primary session (`mainKey`, or
+ * `global` under `scope: "global"`) works in the workspace itself. The workspace is not created here: a turn that
+ * runs no tool and stages no file never touches it; the first tool call of a turn creates it (0700) when it is not
+ * there (`withWorkspace`), and staging an attachment creates its inbox.
  */
-export function cwdFor(ports: Pick<SessionPorts, "config" | "workspaceDir">, key: string): string {
-  return key === sessionKeyFor({ chatType: "direct", chatId: "" }, ports.config.inbound.reply.session)
-    ? ports.workspaceDir
-    : join(ports.workspaceDir, safeDirName(key));
-}
-
-function safeDirName(key: string): string {
-  return key.replace(/[^A-Za-z0-9._-]/g, "_");
+export function pathsOf(
+  ports: Pick<SessionPorts, "config" | "workspaceDir" | "store">,
+  key: string,
+  sessionId: string,
+): SessionPaths {
+  const primaryKey = sessionKeyFor({ chatType: "direct", chatId: "" }, ports.config.inbound.reply.session);
+  return sessionPaths(
+    { storeDir: ports.store.dir, workspaceDir: ports.workspaceDir, primaryKey },
+    key,
+    sessionId,
+  );
 }
