@@ -40,7 +40,7 @@ export async function applySettlement(ports: SessionPorts, s: Settlement, at: Se
       return;
     }
     case "context-kept":
-      await need(at.transcript).keepAsContext(item, clock.now());
+      await need(at.transcript).keepAsContext(item, s.at);
       await journal.end(item.jid, "filtered", clock.now(), "not addressed: kept as group context");
       item.resolve(outcomeFor(ports, item, "filtered", [], undefined, ids));
       return;

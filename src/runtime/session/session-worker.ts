@@ -179,7 +179,7 @@ export class SessionWorker {
       reset,
       progress,
     });
-    if (prepared.kind === "context") return applySettlement(ports, { kind: "context-kept" }, at);
+    if (prepared.kind === "context") return applySettlement(ports, { kind: "context-kept", at: now }, at);
     if (prepared.kind === "answer")
       return applySettlement(ports, { kind: "answer", text: prepared.text, extra: ids }, at);
 

@@ -17,8 +17,11 @@ export type Settlement =
   | { kind: "not-run" }
   /** A command answered at once, without the model: sent as a notice that ends the record. */
   | { kind: "answer"; text: string; extra: Partial<TurnOutcome> }
-  /** A group message that did not address the agent: kept in the transcript as context, its record `filtered`. */
-  | { kind: "context-kept" }
+  /**
+   * A group message that did not address the agent: kept in the transcript as context (its entry's time `at`, when
+   * its session was chosen), its record `filtered`.
+   */
+  | { kind: "context-kept"; at: number }
   /** No model is configured: the person is told how to set one, the message is marked unanswered. */
   | { kind: "no-model"; text: string }
   /**
