@@ -1,5 +1,4 @@
 import type { z } from "zod";
-import type { ClawdisConfig } from "../core/config-schema.js";
 import type { Logger } from "../core/logger.js";
 
 /**
@@ -367,6 +366,36 @@ export interface HttpRegistrar {
   route(method: HttpMethod, path: string, handler: HttpHandler, options?: HttpRouteOptions): void;
 }
 
+/**
+ * What plugins may read of the core's own config (`context.gatewayConfig`): these keys, validated, with their
+ * defaults filled in. The rest of `clawdis.json` is not part of the contract; a plugin's own settings come in
+ * `context.config`.
+ */
+export interface PluginCoreConfig {
+  inbound: {
+    /** `inbound.allowFrom`: E.164 numbers allowed in direct chats, or `"*"` for everyone (WhatsApp). */
+    allowFrom: string[];
+    /** `inbound.owner`: plugin id → the owner's ids in that transport's own terms; a plugin not listed: absent. */
+    owner: Record<string, string[]>;
+    groupChat: {
+      /** `inbound.groupChat.mentionPatterns`: regular expressions (source text) that count as a mention. */
+      mentionPatterns: string[];
+    };
+    reply: {
+      session: {
+        /** `global`: every chat shares one session, `global`. */
+        scope: "per-sender" | "global";
+        /** The primary session's key. */
+        mainKey: string;
+      };
+      agent: {
+        /** The model's context window, in tokens. */
+        contextTokens: number;
+      };
+    };
+  };
+}
+
 /** What the gateway gives a plugin. */
 export interface PluginContext<C = unknown> {
   id: string;
@@ -377,8 +406,8 @@ export interface PluginContext<C = unknown> {
    * from here at each use rather than keeping a copy.
    */
   config: C;
-  /** The whole validated gateway config, read-only; like `config`, always the current one. */
-  gatewayConfig: Readonly<ClawdisConfig>;
+  /** The core's config as plugins see it (`PluginCoreConfig`), read-only; like `config`, always the current one. */
+  gatewayConfig: Readonly<PluginCoreConfig>;
   /** The gateway's state directory. */
   stateDir: string;
   /** This plugin's own directory (`<state>/plugins/<id>/`, 0700, created before `create`), kept across restarts. */
