@@ -8,7 +8,7 @@ import { type CliPlugin, pluginCommands, registerPluginCommands } from "./plugin
 
 /**
  * What only the composition root (src/main.ts) knows: the built-in plugins, the config sections known without
- * loading a plugin's runtime, and the terminal chat client.
+ * loading a plugin's runtime, the terminal chat client, and the plugins' commands.
  */
 export interface CliDeps {
   version: string;
@@ -47,7 +47,9 @@ export function needsPluginCommands(argv: readonly string[]): boolean {
 
 /**
  * The `clawdis` command line. Each command's module is imported only when that command runs, so that
- * `clawdis --version` and `clawdis sessions` do not load the model client or the plugins.
+ * `clawdis --version` and `clawdis sessions` do not load the model client or the plugins. `plugins`: those whose
+ * commands it also offers (after `gateway`); a command named like a core command or another plugin's is refused
+ * (ClawdisError PLUGIN_INVALID).
  */
 export function buildProgram(
   io: CliIO,
