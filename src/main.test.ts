@@ -10,7 +10,7 @@ import { trainCache } from "../scripts/bundle-cache.js";
 import { bundleId, bundleIdLine } from "../scripts/bundle-id.js";
 import { rewriteImports } from "../scripts/rewrite-imports.js";
 import { validateConfigText } from "./core/config.js";
-import { builtinConfigSections, builtinPlugins } from "./main.js";
+import { builtinCliPlugins, builtinConfigSections, builtinPlugins } from "./main.js";
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -28,6 +28,19 @@ describe("the composition root", () => {
     // A section registered without a plugin belongs to no built-in plugin (else it would never warn rightly).
     for (const entry of sections.filter((candidate) => candidate.unavailable !== undefined)) {
       expect(plugins.map((plugin) => plugin.id)).not.toContain(entry.owner);
+    }
+  });
+
+  it("registers the commands of every built-in plugin that adds some, with its settings", async () => {
+    const known = await builtinCliPlugins();
+    const adding = (await builtinPlugins()).filter((plugin) => plugin.cliCommands !== undefined);
+    expect(adding.map((plugin) => plugin.id)).toContain("whatsapp");
+    expect(known.map((entry) => entry.id)).toEqual(adding.map((plugin) => plugin.id));
+    for (const plugin of adding) {
+      const entry = known.find((candidate) => candidate.id === plugin.id);
+      expect(entry?.cliCommands, plugin.id).toBe(plugin.cliCommands);
+      expect(entry?.configSection, plugin.id).toBe(plugin.configSection);
+      expect(entry?.configSchema, plugin.id).toBe(plugin.configSchema);
     }
   });
 
@@ -119,7 +132,22 @@ export async function resolve(specifier, context, next) {
   it("`--version` loads no command at all", async () => {
     const modules = await modulesLoadedBy(runMain(["--version"]));
     expect(modules).toContain("src/cli/program.ts");
-    expect(offending(modules, [...heavy, /^src\/cli\/(?!program|io)/, /^src\/sessions\//])).toEqual([]);
+    // The program, its IO and the registration of plugins' commands (types and checks only): no command.
+    expect(
+      offending(modules, [...heavy, /^src\/cli\/(?!program|io|plugin-commands)/, /^src\/sessions\//]),
+    ).toEqual([]);
+  });
+
+  it("`--help` lists the plugins' commands without loading a plugin's runtime", async () => {
+    const modules = await modulesLoadedBy(runMain(["--help"]));
+    expect(modules).toContain("plugins/whatsapp/cli-commands.ts");
+    expect(
+      offending(modules, [
+        /^node_modules\/(openai|grammy|@grammyjs|@whiskeysockets)\//,
+        /^src\/agent\//,
+        /^plugins\/(?![^/]+\/(cli-commands|config)\.ts$)/,
+      ]),
+    ).toEqual([]);
   });
 
   it("the built-in plugins load no transport SDK before a transport is started", async () => {

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { processIO } from "./cli/io.js";
+import type { CliPlugin } from "./cli/plugin-commands.js";
 import { runCli } from "./cli/program.js";
 import type { ConfigSectionEntry } from "./core/config-sections.js";
 import type { Env } from "./core/paths.js";
@@ -59,12 +60,27 @@ export async function builtinConfigSections(env: Env): Promise<ConfigSectionEntr
   ];
 }
 
+/**
+ * The built-in plugins that add commands to the command line (`clawdis login` / `logout`), as the CLI knows them
+ * without their runtime: id, config section and commands. Loads only their `config.ts` and `cli-commands.ts`.
+ * Every built-in plugin's `cliCommands` must be here (main.test.ts).
+ */
+export async function builtinCliPlugins(): Promise<CliPlugin[]> {
+  const [config, cli] = await Promise.all([
+    import("../plugins/whatsapp/config.js"),
+    import("../plugins/whatsapp/cli-commands.js"),
+  ]);
+  return [
+    { id: "whatsapp", configSection: config.whatsappConfigSection, cliCommands: cli.whatsappCliCommands },
+  ];
+}
+
 export async function main(argv: string[]): Promise<number> {
   return runCli(argv, processIO(), {
     version: packageVersion(),
     builtinPlugins,
     configSections: builtinConfigSections,
     terminalChat: async () => (await import("../plugins/terminal/index.js")).runTerminalChat,
-    whatsappLogin: async () => (await import("../plugins/whatsapp/login.js")).whatsappLogin,
+    cliPlugins: builtinCliPlugins,
   });
 }

@@ -14,8 +14,8 @@ import { describe, expect, it } from "vitest";
  * - a plugin's `config.ts` (its config section) imports only `zod` and, type-only, the plugin API;
  * - only `src/agent/llm-client.ts` imports `openai`;
  * - an `import()` whose specifier is not a literal (unresolvable here) exists only in the plugin loader;
- * - the read-only commands (`sessions`, `status`, `doctor`) and the CLI's start never reach the model client or
- *   a plugin's runtime.
+ * - the read-only commands (`sessions`, `status`, `doctor`), the CLI's start and a plugin's commands module
+ *   (`cli-commands.ts`) never reach the model client or a plugin's runtime.
  */
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -255,6 +255,17 @@ describe("architecture", () => {
       );
     // What `clawdis <anything>` loads before a command runs: static imports only.
     expect(forbidden(loadedBy(["src/main.ts"], false))).toEqual([]);
+    // A plugin's commands (`cli-commands.ts`, read for `clawdis --help`) load nothing of its runtime until one runs.
+    const commandModules = pluginDirs
+      .map((dir) => `plugins/${dir}/cli-commands.ts`)
+      .filter((path) => statSync(join(root, path), { throwIfNoEntry: false })?.isFile());
+    expect(commandModules).toContain("plugins/whatsapp/cli-commands.ts");
+    for (const module of commandModules) {
+      expect(
+        forbidden(loadedBy([module], false)).filter((file) => file !== module),
+        module,
+      ).toEqual([]);
+    }
     for (const command of ["src/cli/sessions.ts", "src/cli/status.ts", "src/cli/doctor.ts"]) {
       const loaded = loadedBy([command], true);
       expect(loaded.has("src/core/config.ts"), command).toBe(true);

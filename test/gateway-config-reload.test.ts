@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { watch } from "chokidar";
 import { afterEach, describe, expect, it } from "vitest";
+import { allowFromWarning } from "../src/core/allow-from-warning.js";
 import { type LoadedConfig, reloadConfigWithPlugins } from "../src/core/config.js";
 import { configDigest } from "../src/core/config-digest.js";
 import type { ConfigSectionEntry } from "../src/core/config-sections.js";
@@ -148,6 +149,18 @@ describe("config reload on a running gateway", () => {
     expect(await reloader.reload()).toBe("applied");
     const after = await done(await t.chat.inject({ ...group, text: "anyone now?" }));
     expect(after.stopReason).toBe("end");
+  });
+
+  it('"*" newly in inbound.allowFrom is warned about once, in the words of the start', async () => {
+    const { reloader, save, base, lines } = await setup();
+    const warnings = () => lines.filter((l) => l.level === "warn").map((l) => l.message);
+    const anyone = (allowFrom: string[]) => ({ ...base, inbound: { ...(base.inbound as Json), allowFrom } });
+    await save(anyone(["*"]));
+    expect(await reloader.reload()).toBe("applied");
+    expect(warnings()).toEqual([allowFromWarning({ inbound: { allowFrom: ["*"] } })]);
+    await save(anyone(["*", "+4915112345678"]));
+    expect(await reloader.reload()).toBe("applied");
+    expect(warnings()).toHaveLength(1);
   });
 
   it("logging.level applies live", async () => {

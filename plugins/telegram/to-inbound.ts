@@ -99,63 +99,49 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
+/** The file fields of a Telegram media object (a photo size, document, voice note, audio or video). */
+interface TelegramFile {
+  file_id: string;
+  file_size?: number;
+  file_name?: string;
+  mime_type?: string;
+}
+
+/**
+ * The media a message may carry, in the order its files are listed: where to find the file, and the name and
+ * MIME type to use when Telegram gives none (photos and voice notes never have a name).
+ */
+const MEDIA: readonly {
+  kind: AttachmentKind;
+  file(msg: Message): TelegramFile | undefined;
+  name(messageId: number): string;
+  mimeType?: string;
+}[] = [
+  // Telegram lists a photo's sizes smallest first: the last is the original.
+  {
+    kind: "image",
+    file: (msg) => msg.photo?.at(-1),
+    name: (id) => `photo-${id}.jpg`,
+    mimeType: "image/jpeg",
+  },
+  { kind: "document", file: (msg) => msg.document, name: (id) => `document-${id}` },
+  { kind: "voice", file: (msg) => msg.voice, name: (id) => `voice-${id}.ogg`, mimeType: "audio/ogg" },
+  { kind: "audio", file: (msg) => msg.audio, name: (id) => `audio-${id}` },
+  { kind: "video", file: (msg) => msg.video, name: (id) => `video-${id}.mp4` },
+];
+
 function filesOf(msg: Message): FileToFetch[] {
   const files: FileToFetch[] = [];
-  const add = (file: FileToFetch & { sizeBytes?: number | undefined }) => {
-    const clean: FileToFetch = { kind: file.kind, fileId: file.fileId };
-    if (file.fileName) clean.fileName = file.fileName;
-    if (file.mimeType) clean.mimeType = file.mimeType;
-    if (file.sizeBytes !== undefined) clean.sizeBytes = file.sizeBytes;
-    files.push(clean);
-  };
-  if (msg.photo && msg.photo.length > 0) {
-    // Telegram lists the sizes smallest first: the last is the original.
-    const best = msg.photo[msg.photo.length - 1]!;
-    add({
-      kind: "image",
-      fileId: best.file_id,
-      fileName: `photo-${msg.message_id}.jpg`,
-      mimeType: "image/jpeg",
-      sizeBytes: best.file_size,
-    });
-  }
-  const doc = msg.document;
-  if (doc) {
-    add({
-      kind: "document",
-      fileId: doc.file_id,
-      fileName: doc.file_name ?? `document-${msg.message_id}`,
-      mimeType: doc.mime_type,
-      sizeBytes: doc.file_size,
-    });
-  }
-  if (msg.voice) {
-    add({
-      kind: "voice",
-      fileId: msg.voice.file_id,
-      fileName: `voice-${msg.message_id}.ogg`,
-      mimeType: msg.voice.mime_type ?? "audio/ogg",
-      sizeBytes: msg.voice.file_size,
-    });
-  }
-  const audio = msg.audio;
-  if (audio) {
-    add({
-      kind: "audio",
-      fileId: audio.file_id,
-      fileName: audio.file_name ?? `audio-${msg.message_id}`,
-      mimeType: audio.mime_type,
-      sizeBytes: audio.file_size,
-    });
-  }
-  if (msg.video) {
-    add({
-      kind: "video",
-      fileId: msg.video.file_id,
-      fileName: msg.video.file_name ?? `video-${msg.message_id}.mp4`,
-      mimeType: msg.video.mime_type,
-      sizeBytes: msg.video.file_size,
-    });
+  for (const media of MEDIA) {
+    const file = media.file(msg);
+    if (!file) continue;
+    const fetch: FileToFetch = { kind: media.kind, fileId: file.file_id };
+    const fileName = file.file_name ?? media.name(msg.message_id);
+    const mimeType = file.mime_type ?? media.mimeType;
+    if (fileName) fetch.fileName = fileName;
+    if (mimeType) fetch.mimeType = mimeType;
+    if (file.file_size !== undefined) fetch.sizeBytes = file.file_size;
+    files.push(fetch);
   }
   return files;
 }

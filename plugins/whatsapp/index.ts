@@ -1,4 +1,5 @@
 import { definePlugin, PLUGIN_API_VERSION, type PluginInstance } from "../../src/plugin-api/index.js";
+import { whatsappCliCommands } from "./cli-commands.js";
 import { type WhatsappConfig, whatsappConfigSection } from "./config.js";
 import type { ConnectionDeps, WhatsappConnection } from "./connection.js";
 import { splitForWhatsapp, WHATSAPP_MAX_TEXT } from "./markdown-to-whatsapp.js";
@@ -14,6 +15,7 @@ export function createWhatsappPlugin(deps: ConnectionDeps = {}) {
     id: "whatsapp",
     version: "1.0.0",
     configSection: whatsappConfigSection,
+    cliCommands: whatsappCliCommands,
     // `inbound.allowFrom` is read at each message (live); the mention patterns are compiled once per connection.
     reload: { restartOn: ["inbound.groupChat.mentionPatterns"] },
     create(context): PluginInstance {

@@ -40,7 +40,7 @@ afterEach(async () => {
 
 const options = (extra: { pairingNumber?: string } = {}) => ({
   stateDir,
-  config: { whatsapp: { enabled: false, socketUrl: server.url, mediaMaxMb: 20 } },
+  settings: { enabled: false, socketUrl: server.url, mediaMaxMb: 20, mediaTimeoutSeconds: 120 },
   print: (text: string) => {
     printed += text;
   },

@@ -1,6 +1,5 @@
 import makeWASocket, { jidNormalizedUser, type WASocket } from "@whiskeysockets/baileys";
 import qrcode from "qrcode-terminal";
-import type { LoginFlowOptions, LoginFlows } from "../../src/plugin-api/index.js";
 import {
   credentialsDir,
   openAuthState,
@@ -9,15 +8,15 @@ import {
   type WhatsappAuth,
 } from "./auth-state.js";
 import { silentBaileysLogger } from "./baileys-logger.js";
-import { whatsappSchema } from "./config.js";
+import type { WhatsappConfig } from "./config.js";
 import type { MakeSocket } from "./connection.js";
 import { endSocket } from "./end-socket.js";
 import { quietLibsignal } from "./libsignal-console.js";
 import { e164 } from "./to-inbound.js";
 
 /**
- * `clawdis login` / `clawdis logout` for WhatsApp, handed to the CLI by the composition root. The CLI has made
- * sure no gateway owns the state directory (one socket per account) and holds it while this runs. Contract:
+ * The flows of `clawdis login` / `clawdis logout` (cli-commands.ts). The CLI has made sure no gateway owns the
+ * state directory (one socket per account) and holds it while this runs. Contract:
  * - login links a new device by QR code (printed in the terminal, replaced as WhatsApp rotates it) or, with a
  *   phone number, by an 8-character pairing code; it waits for the scan, follows WhatsApp's "restart required"
  *   (515) after pairing with a fresh socket, and ends 0 once the link is open and the credentials are on disk;
@@ -28,8 +27,23 @@ import { e164 } from "./to-inbound.js";
  *   transcripts stay.
  */
 
-export type { LoginFlowOptions };
-export type WhatsappLoginFlows = LoginFlows;
+/** What `clawdis login` / `logout` (cli-commands.ts) hand the flows. */
+export interface LoginFlowOptions {
+  stateDir: string;
+  /** The plugin's settings (the `whatsapp` section, validated). */
+  settings: WhatsappConfig;
+  /** Link by pairing code for this E.164 number instead of a QR code. */
+  pairingNumber?: string;
+  /** Where the flow talks to the person (the terminal's stderr). */
+  print(text: string): void;
+  signal: AbortSignal;
+}
+
+/** The login and logout flows; each resolves to an exit code. */
+export interface WhatsappLoginFlows {
+  login(options: LoginFlowOptions): Promise<number>;
+  logout(options: Omit<LoginFlowOptions, "pairingNumber">): Promise<number>;
+}
 
 /** How long logout waits for WhatsApp to take the unlink before removing the credentials anyway. */
 const LOGOUT_WAIT_MS = 5_000;
@@ -42,7 +56,7 @@ export function createWhatsappLogin(
   const makeSocket = deps.makeSocket ?? makeWASocket;
   return {
     async login(options) {
-      const section = whatsappSchema.parse(options.config.whatsapp);
+      const section = options.settings;
       const dir = credentialsDir(options.stateDir);
       const pairing = options.pairingNumber;
       if (pairing !== undefined && !/^\+[1-9][0-9]{5,15}$/.test(pairing)) {
@@ -84,7 +98,7 @@ export function createWhatsappLogin(
     },
 
     async logout(options) {
-      const section = whatsappSchema.parse(options.config.whatsapp);
+      const section = options.settings;
       const dir = credentialsDir(options.stateDir);
       let linked: Awaited<ReturnType<typeof readLinkedAccount>>;
       try {

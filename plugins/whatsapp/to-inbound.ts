@@ -148,11 +148,6 @@ export function e164(jid: string | undefined): string | undefined {
   return /^[0-9]{6,16}$/.test(decoded.user) ? `+${decoded.user}` : undefined;
 }
 
-/** The phone JID of an E.164 number ("+4915…" → "4915…@s.whatsapp.net"). */
-export function jidOfE164(number: string): string {
-  return `${number.replace(/^\+/, "")}@s.whatsapp.net`;
-}
-
 interface Body {
   text: string;
   contextInfo?: proto.IContextInfo | null;

@@ -2,6 +2,7 @@ import { rmSync } from "node:fs";
 import { rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { builtinTools } from "../agent/tools/index.js";
+import { allowFromWarning } from "../core/allow-from-warning.js";
 import { bindExposure } from "../core/bind-exposure.js";
 import { bindListenError } from "../core/bind-listen-error.js";
 import { systemClock } from "../core/clock.js";
@@ -81,11 +82,8 @@ export async function createGateway(
   await migrateLegacyStore(io.env, logger, loaded.storePath);
   const exposure = options.listen ? bindExposure(config.gateway.bind) : {};
   if (exposure.warning) logger.warn(exposure.warning);
-  if (config.inbound.allowFrom.includes("*")) {
-    logger.warn(
-      'inbound.allowFrom contains "*": anyone who can message this WhatsApp account can talk to the agent',
-    );
-  }
+  const anyone = allowFromWarning(config);
+  if (anyone) logger.warn(anyone);
   const token = await readOrCreateToken(gatewayTokenPath(io.env));
   const plugins = options.listen ? [...(await deps.builtinPlugins())] : [];
   if (options.listen) {

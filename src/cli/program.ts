@@ -4,26 +4,60 @@ import { describeError, isClawdisError } from "../core/errors.js";
 import type { PluginDefinition } from "../plugin-api/types.js";
 import type { TerminalChat } from "./chat.js";
 import { type CliIO, EXIT } from "./io.js";
-import type { WhatsappLoginFlows } from "./login.js";
+import { type CliPlugin, pluginCommands, registerPluginCommands } from "./plugin-commands.js";
 
 /**
  * What only the composition root (src/main.ts) knows: the built-in plugins, the config sections known without
- * loading a plugin's runtime, and the terminal chat client.
+ * loading a plugin's runtime, the terminal chat client, and the plugins' commands.
  */
 export interface CliDeps {
   version: string;
   builtinPlugins(): Promise<PluginDefinition[]>;
   configSections: ConfigSectionsSource;
   terminalChat(): Promise<TerminalChat>;
-  /** The WhatsApp plugin's login and logout flows (`clawdis login` / `logout`); absent in a build without it. */
-  whatsappLogin?(): Promise<WhatsappLoginFlows>;
+  /**
+   * The built-in plugins that add commands (`clawdis login`), as the CLI knows them without their runtime; loaded
+   * only when the command line names no core command.
+   */
+  cliPlugins?(): Promise<readonly CliPlugin[]>;
+}
+
+/** The commands of clawdis itself, `help` included; a plugin's command may take none of these names. */
+export const CORE_COMMANDS: readonly string[] = [
+  "gateway",
+  "agent",
+  "chat",
+  "sessions",
+  "status",
+  "doctor",
+  "init",
+  "help",
+];
+
+/**
+ * Whether `argv` may need the plugins' commands: it names no core command (a plugin's command, an unknown word, or
+ * none at all, where the help lists every command), unless it only asks for the version. Pure.
+ */
+export function needsPluginCommands(argv: readonly string[]): boolean {
+  const word = argv.find((arg) => !arg.startsWith("-"));
+  if (word !== undefined) return word === "help" || !CORE_COMMANDS.includes(word);
+  const asks = (...flags: string[]) => argv.some((arg) => flags.includes(arg));
+  return !(asks("-v", "--version") && !asks("-h", "--help"));
 }
 
 /**
  * The `clawdis` command line. Each command's module is imported only when that command runs, so that
- * `clawdis --version` and `clawdis sessions` do not load the model client or the plugins.
+ * `clawdis --version` and `clawdis sessions` do not load the model client or the plugins. `plugins`: those whose
+ * commands it also offers (after `gateway`); a command named like a core command or another plugin's is refused
+ * (ClawdisError PLUGIN_INVALID).
  */
-export function buildProgram(io: CliIO, deps: CliDeps, setExit: (code: number) => void): Command {
+export function buildProgram(
+  io: CliIO,
+  deps: CliDeps,
+  setExit: (code: number) => void,
+  plugins: readonly CliPlugin[] = [],
+): Command {
+  const fromPlugins = pluginCommands(plugins, CORE_COMMANDS);
   const program = new Command("clawdis")
     .description("A personal AI assistant gateway: one agent, every chat app.")
     .version(deps.version, "-v, --version")
@@ -50,21 +84,8 @@ export function buildProgram(io: CliIO, deps: CliDeps, setExit: (code: number) =
     .description("ask the running gateway to stop (as on SIGTERM) and wait until it has exited")
     .action(run(async () => (await import("./gateway-stop.js")).runGatewayStop(io, deps.configSections)));
 
-  program
-    .command("login")
-    .description("link WhatsApp: scan the QR code with the phone (or enter a pairing code)")
-    .option(
-      "--pairing-code <number>",
-      "link by an 8-character code for this phone number (E.164) instead of a QR code",
-    )
-    .action((opts: { pairingCode?: string }) =>
-      run(async () => (await import("./login.js")).runLogin("login", opts, io, deps))(),
-    );
-
-  program
-    .command("logout")
-    .description("unlink WhatsApp and remove its credentials (sessions and transcripts stay)")
-    .action(run(async () => (await import("./login.js")).runLogin("logout", {}, io, deps)));
+  // The plugins' commands (WhatsApp's `login` / `logout`) come after `gateway`, before the session commands.
+  registerPluginCommands(program, fromPlugins, io, deps, setExit);
 
   program
     .command("agent")
@@ -131,10 +152,16 @@ export function buildProgram(io: CliIO, deps: CliDeps, setExit: (code: number) =
 /** Runs one command line; returns the exit code. Never throws. */
 export async function runCli(argv: string[], io: CliIO, deps: CliDeps): Promise<number> {
   let code: number = EXIT.ok;
-  const program = buildProgram(io, deps, (c) => {
-    code = c;
-  });
   try {
+    const plugins = needsPluginCommands(argv) ? ((await deps.cliPlugins?.()) ?? []) : [];
+    const program = buildProgram(
+      io,
+      deps,
+      (c) => {
+        code = c;
+      },
+      plugins,
+    );
     await program.parseAsync(argv, { from: "user" });
     return code;
   } catch (error) {

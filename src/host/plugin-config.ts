@@ -34,7 +34,7 @@ function isEmptyObject(value: unknown): boolean {
  * problem.
  */
 export function validatePluginConfig(
-  definition: PluginDefinition,
+  definition: Pick<PluginDefinition, "id" | "configSchema" | "configSection">,
   raw: unknown,
   gatewayConfig?: Readonly<object>,
 ): unknown {

@@ -1,10 +1,12 @@
 import type { Clock } from "../core/clock.js";
 import type { PluginReloadInfo, TransportRestart } from "../core/config-diff.js";
+import type { ClawdisConfig } from "../core/config-schema.js";
 import { ClawdisError, describeError } from "../core/errors.js";
 import { formatDuration } from "../core/format.js";
 import type { Logger } from "../core/logger.js";
 import type {
   PluginContext,
+  PluginCoreConfig,
   PluginDefinition,
   PluginInstance,
   ToolDefinition,
@@ -31,6 +33,13 @@ export interface PluginStatus {
 
 /** The context the gateway builds; the host adds `fail`, bound to the one instance it is given to. */
 export type BasePluginContext = Omit<PluginContext, "fail">;
+
+/**
+ * Checked by tsc: the core's validated config is a `PluginCoreConfig`, so the gateway hands it to plugins as
+ * their `gatewayConfig` as it is; they see only the view's keys.
+ */
+type ServesPluginView<T extends PluginCoreConfig> = T;
+export type CoreConfigServesPlugins = ServesPluginView<ClawdisConfig>;
 
 export interface PluginEntry {
   enabled: boolean;

@@ -1,13 +1,12 @@
 import type { z } from "zod";
-import type { ClawdisConfig } from "../core/config-schema.js";
 import type { Logger } from "../core/logger.js";
 
 /**
  * Bumped on any incompatible change to this module; plugins declare the version they were written for.
  * 2: attachments carry a local `path` (no `url`), `fail(error, { retryAfterMs })`, plugin-owned config
  * sections, turn lifecycle events with channel and chat; later, optional members only: `reload` and
- * `configChanged` (config hot reload), `authority` on `authorize`'s answer, `files` on the tool context. The
- * host still loads plugins written for 1.
+ * `configChanged` (config hot reload), `authority` on `authorize`'s answer, `files` on the tool context,
+ * `cliCommands` (commands of the command line). The host still loads plugins written for 1.
  */
 export const PLUGIN_API_VERSION = 2;
 /** The versions the host loads. */
@@ -367,6 +366,36 @@ export interface HttpRegistrar {
   route(method: HttpMethod, path: string, handler: HttpHandler, options?: HttpRouteOptions): void;
 }
 
+/**
+ * What plugins may read of the core's own config (`context.gatewayConfig`): these keys, validated, with their
+ * defaults filled in. The rest of `clawdis.json` is not part of the contract; a plugin's own settings come in
+ * `context.config`.
+ */
+export interface PluginCoreConfig {
+  inbound: {
+    /** `inbound.allowFrom`: E.164 numbers allowed in direct chats, or `"*"` for everyone (WhatsApp). */
+    allowFrom: string[];
+    /** `inbound.owner`: plugin id → the owner's ids in that transport's own terms; a plugin not listed: absent. */
+    owner: Record<string, string[]>;
+    groupChat: {
+      /** `inbound.groupChat.mentionPatterns`: regular expressions (source text) that count as a mention. */
+      mentionPatterns: string[];
+    };
+    reply: {
+      session: {
+        /** `global`: every chat shares one session, `global`. */
+        scope: "per-sender" | "global";
+        /** The primary session's key. */
+        mainKey: string;
+      };
+      agent: {
+        /** The model's context window, in tokens. */
+        contextTokens: number;
+      };
+    };
+  };
+}
+
 /** What the gateway gives a plugin. */
 export interface PluginContext<C = unknown> {
   id: string;
@@ -377,8 +406,8 @@ export interface PluginContext<C = unknown> {
    * from here at each use rather than keeping a copy.
    */
   config: C;
-  /** The whole validated gateway config, read-only; like `config`, always the current one. */
-  gatewayConfig: Readonly<ClawdisConfig>;
+  /** The core's config as plugins see it (`PluginCoreConfig`), read-only; like `config`, always the current one. */
+  gatewayConfig: Readonly<PluginCoreConfig>;
   /** The gateway's state directory. */
   stateDir: string;
   /** This plugin's own directory (`<state>/plugins/<id>/`, 0700, created before `create`), kept across restarts. */
@@ -467,22 +496,59 @@ export interface PluginDefinition<C = unknown> {
   /** How it takes a config change while the gateway runs; absent: any change of its settings restarts it. */
   reload?: PluginReloadPolicy;
   create(context: PluginContext<C>): PluginInstance | Promise<PluginInstance>;
+  /**
+   * Commands the plugin adds to the `clawdis` command line (e.g. WhatsApp's `clawdis login`), listed in
+   * `clawdis --help` after `gateway`. Declare them in a module of their own that loads nothing heavy and import
+   * what a command runs inside its `run`: the CLI loads this list only when the command line names no core
+   * command. A name that is a core command's, or another plugin's, is refused.
+   */
+  cliCommands?: readonly PluginCliCommand<C>[];
 }
 
-/** What `clawdis login` / `logout` hand a transport that is linked once from the terminal (WhatsApp). */
-export interface LoginFlowOptions {
+/** An option of a plugin's command, as `clawdis <command> --help` shows it. */
+export interface PluginCliOption {
+  /** `"--pairing-code <number>"` (takes a value) or `"--force"` (a flag). Long options only. */
+  flags: string;
+  description: string;
+}
+
+/** What a plugin's command gets when it runs. */
+export interface PluginCliContext<C = unknown> {
+  /** The plugin's own settings, as `PluginContext.config`: the config file was read first (a bad one is exit 2). */
+  config: C;
+  /** The core keys plugins read, as `PluginContext.gatewayConfig`. */
+  gatewayConfig: Readonly<PluginCoreConfig>;
+  /** The state directory (`~/.clawdis`, or `CLAWDIS_STATE_DIR`). */
   stateDir: string;
-  /** The gateway's whole config (the transport reads its own section). */
-  config: Readonly<Record<string, unknown>>;
-  /** Link by pairing code for this E.164 number instead of a QR code. */
-  pairingNumber?: string;
-  /** Where the flow talks to the person (the terminal's stderr). */
-  print(text: string): void;
+  env: Readonly<Record<string, string | undefined>>;
+  /** Data (what a script would read). */
+  stdout(text: string): void;
+  /** Everything said to the person: progress, questions, errors. */
+  stderr(text: string): void;
+  /** Aborted by Ctrl-C (SIGINT) or SIGTERM: close what the command opened and resolve. */
   signal: AbortSignal;
 }
 
-/** The login and logout flows such a transport offers the CLI; each resolves to an exit code. */
-export interface LoginFlows {
-  login(options: LoginFlowOptions): Promise<number>;
-  logout(options: Omit<LoginFlowOptions, "pairingNumber">): Promise<number>;
+/** A command a plugin adds to the `clawdis` command line: `clawdis <name> [options]`. */
+export interface PluginCliCommand<C = unknown> {
+  /** Lowercase letters, digits and dashes, starting with a letter; not a core command's name. */
+  name: string;
+  /** One line for `clawdis --help`. */
+  description: string;
+  options?: readonly PluginCliOption[];
+  /**
+   * The command needs the state directory to itself (it opens what a running gateway holds, such as the one
+   * socket of an account). While a gateway or another command uses the directory it is refused (exit 1) without
+   * running; while it runs it holds the directory, so a gateway started meanwhile waits. `gatewayHolds` ends the
+   * refusal "a gateway (pid …) runs on <dir> and …; stop it first", e.g. "holds the WhatsApp link".
+   */
+  exclusive?: { gatewayHolds: string };
+  /**
+   * Runs the command: `options` by their camel-cased long names (`--pairing-code` is `pairingCode`), a flag as
+   * `true`, an option not given absent. Resolves to the exit code (0 done, 1 failed, 2 bad usage).
+   */
+  run(
+    options: Readonly<Record<string, string | boolean | undefined>>,
+    context: PluginCliContext<C>,
+  ): Promise<number>;
 }

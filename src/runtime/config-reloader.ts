@@ -1,3 +1,4 @@
+import { allowFromWarning } from "../core/allow-from-warning.js";
 import type { Clock } from "../core/clock.js";
 import { type LoadedConfig, type LoadPluginSections, reloadConfigWithPlugins } from "../core/config.js";
 import { type ConfigDiff, describeDiff } from "../core/config-diff.js";
@@ -246,11 +247,7 @@ export class ConfigReloader {
   private warnNew(next: LoadedConfig): void {
     const before = new Set(this.current.warnings);
     for (const warning of next.warnings) if (!before.has(warning)) this.options.logger.warn(warning);
-    const star = (loaded: LoadedConfig) => loaded.config.inbound.allowFrom.includes("*");
-    if (star(next) && !star(this.current)) {
-      this.options.logger.warn(
-        'inbound.allowFrom contains "*": anyone who can message this WhatsApp account can talk to the agent',
-      );
-    }
+    const anyone = allowFromWarning(next.config);
+    if (anyone && !allowFromWarning(this.current.config)) this.options.logger.warn(anyone);
   }
 }

@@ -25,6 +25,28 @@ describe("journal record mapper", () => {
     expect(fromJournalMessage(toJournalMessage(message, { local: true })).local).toBe(true);
   });
 
+  it("carries every field of the contract (a field added to InboundMessage fails tsc here until it is)", () => {
+    const complete: Required<InboundMessage> = {
+      channel: "webhook",
+      chatId: "hook:deploy",
+      chatType: "direct",
+      senderId: "hook:deploy",
+      senderName: "deploy",
+      messageId: "m-1",
+      transportMessageId: "t-1",
+      replyTo: { messageId: "t-0", text: "earlier" },
+      text: "deployed",
+      attachments: [{ kind: "document", path: "/state/plugins/webhook/inbox/log.txt" }],
+      mentioned: false,
+      receivedAt: 5,
+      automated: true,
+      allowedTools: ["read"],
+      sessionKey: "hook:deploy",
+      authority: "automated",
+    };
+    expect(fromJournalMessage(toJournalMessage(complete, { local: false })).message).toEqual(complete);
+  });
+
   it("keeps only the fields it knows (a plugin's extras are not persisted)", () => {
     const extra = { ...message, secretUrl: "https://api.telegram.org/file/bot123:abc/x" } as InboundMessage;
     expect(JSON.stringify(toJournalMessage(extra, { local: false }))).not.toContain("secretUrl");

@@ -28,6 +28,14 @@ export interface JournalMessageV2 {
   local: boolean;
 }
 
+/**
+ * Checked by tsc: the record carries every field of InboundMessage, with its type. A field added to the contract
+ * and not to the record fails to compile here; the mapper test that round-trips a message with every field set
+ * then asks for it in `toJournalMessage`.
+ */
+type CarriesEveryField<T extends Pick<JournalMessageV2, keyof InboundMessage>> = T;
+export type JournalCarriesInbound = CarriesEveryField<InboundMessage>;
+
 /** The persisted form of an accepted message. Only known fields are kept (a plugin's extras are not persisted). */
 export function toJournalMessage(message: InboundMessage, origin: { local: boolean }): JournalMessageV2 {
   const record: JournalMessageV2 = {

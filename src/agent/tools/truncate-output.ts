@@ -59,10 +59,3 @@ export class HeadTailBuffer {
     return `${headText}${omittedMarker(omitted)}${tailText}`;
   }
 }
-
-/** `text` cut to at most about `limitBytes` bytes of UTF-8, keeping head and tail. */
-export function truncateMiddle(text: string, limitBytes: number = DEFAULT_OUTPUT_LIMIT_BYTES): string {
-  const buffer = new HeadTailBuffer(limitBytes);
-  buffer.push(Buffer.from(text, "utf8"));
-  return buffer.toString();
-}
