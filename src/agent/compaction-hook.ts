@@ -1,8 +1,8 @@
 import { formatTokens } from "../core/format.js";
 import { newEntryId } from "../sessions/transcript.js";
 import type { CompactionEntry } from "../sessions/types.js";
-import { estimateTokens } from "./build-context.js";
 import { writeCompactionNotes } from "./compaction-notes.js";
+import { estimateTokens } from "./estimate-tokens.js";
 import type { LoopGuardState } from "./loop-guard.js";
 import {
   type CompactionBudget,
