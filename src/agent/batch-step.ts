@@ -7,7 +7,7 @@ import type { BatchItem, ToolGate, TurnHooks } from "./turn-hooks.js";
 import { drainedResult, entryTime, type TurnState } from "./turn-state.js";
 import type { TurnResult } from "./turn-types.js";
 
-/** The result of a call refused because the batch was stopped (a `stop` gate) before it. */
+/** The result of a call a `stop` gate refused, and of every later call of its batch. */
 export const NOT_RUN = "Not run: the turn ended.";
 /** The result of a call a drained turn's last response asked for (see `TurnInput.drain`). */
 export const NOT_RUN_DRAINED = "Not run: the gateway is stopping.";
