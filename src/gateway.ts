@@ -1,5 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { preloadModelSdk } from "./agent/llm-client.js";
 import { selectTools } from "./agent/tools/index.js";
 import { type Clock, systemClock } from "./core/clock.js";
 import { diffConfig } from "./core/config-diff.js";
@@ -56,6 +57,7 @@ import { Journal } from "./sessions/journal.js";
 import { freshEntry } from "./sessions/lifecycle.js";
 import { newSessionId } from "./sessions/session-id.js";
 import { SessionStore } from "./sessions/store.js";
+import { preloadLockLibrary } from "./sessions/store-lock.js";
 import { resumeBudgetBytes } from "./sessions/transcript-resume.js";
 import type { SessionEntry } from "./sessions/types.js";
 
@@ -356,6 +358,10 @@ export class Gateway {
       return undefined;
     }
     this.modelProbe.refresh();
+    // The first sends wait for the modules loaded on first use to load (the model SDK for the endpoint probe above
+    // and the first turn, the lock library for the first store update): compiling them holds the event loop, and a
+    // chat app's answer read late widens the window in which a kill -9 sends a reply twice (outbox.ts, holdUntil).
+    this.outbox.holdUntil(Promise.all([preloadModelSdk(), preloadLockLibrary()]));
     // In the background, not on the way to listening: the temp files of atomic writes of the store, the journal,
     // the state lock and restart.json that a kill cut short (their files are intact; the temp files are dead weight).
     const stateDir = stateDirOf(this.options.env);

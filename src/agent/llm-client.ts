@@ -37,6 +37,14 @@ function loadSdk(): Promise<Sdk> {
 }
 
 /**
+ * Loads the `openai` module now (the gateway's first model call would). Resolves once it is loaded; rejects as the
+ * import does. Its ~150 modules take a few hundred milliseconds of the event loop to compile.
+ */
+export async function preloadModelSdk(): Promise<void> {
+  await loadSdk();
+}
+
+/**
  * The SDK's own timeout only covers the wait for headers, and its default (10 min) would cut prefill short of
  * the prefill watchdog (30 min by default). Time is the watchdogs' job: they abort through `signal`.
  */

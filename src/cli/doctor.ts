@@ -12,6 +12,7 @@ import {
   stateDir,
 } from "../core/paths.js";
 import { isValidSessionId, quoteId, whyInvalid } from "../sessions/session-id.js";
+import { sessionIdOfTranscript, transcriptPathFor } from "../sessions/session-paths.js";
 import { SessionStore } from "../sessions/store.js";
 import { withFileLock } from "../sessions/store-lock.js";
 import { serializeStore, storeParseReason } from "../sessions/store-parse.js";
@@ -182,14 +183,14 @@ async function checkStore(
 async function scanTranscripts(dir: string, report: Report): Promise<TranscriptInfo[]> {
   let names: string[];
   try {
-    names = (await readdir(dir)).filter((n) => n.endsWith(".jsonl")).sort();
+    names = (await readdir(dir)).filter((n) => sessionIdOfTranscript(n) !== undefined).sort();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
     throw error;
   }
   const found: TranscriptInfo[] = [];
   for (const name of names) {
-    const id = name.slice(0, -".jsonl".length);
+    const id = sessionIdOfTranscript(name) ?? name;
     const path = join(dir, name);
     if (!isValidSessionId(id)) {
       report.note(`${path} is not a transcript name the gateway uses (${whyInvalid(id)}); ignored`);
@@ -236,7 +237,7 @@ async function checkEntries(
       );
       stamp.push(key);
     }
-    if (byId.has(sessionId) || (await exists(join(dir, `${sessionId}.jsonl`)))) continue;
+    if (byId.has(sessionId) || (await exists(transcriptPathFor(dir, sessionId)))) continue;
     if (typeof entry.lastInteractionAt === "number") {
       report.problem(
         `entry ${quoteId(key)}: transcript ${sessionId}.jsonl is missing (the next message starts a new session)`,

@@ -58,6 +58,42 @@ describe("Outbox", () => {
   /** Lets the sends and journal writes that a timer or a wake set off run (microtasks and one I/O turn). */
   const turn = () => new Promise((r) => setImmediate(r));
 
+  it("holdUntil: no send starts before the hold settles; then every held part goes out in order, also after a rejected hold", async () => {
+    for (const outcome of ["fulfilled", "rejected"] as const) {
+      const events: string[] = [];
+      const sent: OutboundMessage[] = [];
+      const up = transport(sent, {
+        send: async (m) => {
+          events.push(`send ${m.text}`);
+          sent.push(m);
+          return {};
+        },
+      });
+      const { logger } = createMemoryLogger();
+      const outbox = new Outbox({
+        transport: () => up,
+        journal,
+        clock: new ManualClock(),
+        logger,
+        warnAfterMs: 1000,
+      });
+      let settle!: () => void;
+      const warm = new Promise<void>((resolve, reject) => {
+        settle = () => (outcome === "fulfilled" ? resolve() : reject(new Error("no sdk")));
+      });
+      outbox.holdUntil(warm);
+      void outbox.enqueue({ channel: "t", chatId: "c", text: "one", kind: "notice" });
+      void outbox.enqueue({ channel: "t", chatId: "c", text: "two", kind: "notice" });
+      // Without the hold both sends would have run in these turns (each is a microtask chain).
+      await turn();
+      await turn();
+      events.push("warm");
+      settle();
+      await expect.poll(() => sent.length).toBe(2);
+      expect(events).toEqual(["warm", "send one", "send two"]);
+    }
+  });
+
   it("tries a failed send again after the error's retryAfterMs (not before), and ends the record once it is through", async () => {
     const clock = new ManualClock();
     const sent: OutboundMessage[] = [];

@@ -114,6 +114,10 @@ export interface Undeliverable {
  *   and are sent in their turn by this process. Only one that cannot be written there is not held (logged; a
  *   reply's record stays open and the next start sends it).
  * - `stop()` ends the lanes: what waits stays in the journal for the next start (notices are dropped).
+ * - `holdUntil(warm)`: no send starts before `warm` settles (whichever way). The gateway holds the first sends of a
+ *   start until the modules it loads lazily are loaded: their compilation holds the event loop for a few hundred
+ *   milliseconds, and a chat app's answer that arrives meanwhile is not read, so a crash then would send that part
+ *   again (the part is recorded delivered only once its answer has been read).
  */
 export class Outbox {
   private readonly lanes = new Map<string, Lane>();
@@ -130,9 +134,19 @@ export class Outbox {
   /** Deliveries waiting on disk now; a warning is logged when the first of an episode goes there. */
   private spilledCount = 0;
   private readonly givenUp: Undeliverable[] = [];
+  /** Settles when sends may start (`holdUntil`); never rejects. */
+  private held: Promise<void> = Promise.resolve();
 
   constructor(private readonly deps: OutboxDeps) {
     this.spill = new SpillStore(deps.spillDir ?? join(deps.journal.filePath, "..", "outbox-spill"));
+  }
+
+  /** No send starts before `warm` settles, fulfilled or rejected (see the class comment). */
+  holdUntil(warm: Promise<unknown>): void {
+    this.held = warm.then(
+      () => {},
+      () => {},
+    );
   }
 
   /**
@@ -337,6 +351,7 @@ export class Outbox {
 
   /** Sends one delivery (waiting while its transport is down); never throws. */
   private async deliver(lane: Lane, delivery: Delivery): Promise<Handed> {
+    await this.held;
     let parts: Part[] | undefined;
     for (let index = 0; ; ) {
       // Every part sent: the record is ended below, also when the outbox is stopping meanwhile.

@@ -1,16 +1,17 @@
 import { copyFile, mkdir, rename, stat, unlink } from "node:fs/promises";
 import { basename, join, relative } from "node:path";
 import type { Attachment } from "../plugin-api/types.js";
+import type { SessionPaths } from "../sessions/session-paths.js";
 
 /**
- * Moves the files of an inbound message from the plugin's staging area into the session's workspace
- * (`<cwd>/inbox/<journal id>-<name>`) and returns the lines that describe them to the model. Idempotent: a
+ * Moves the files of an inbound message from the plugin's staging area into the session's inbox
+ * (`<workspace>/inbox/<journal id>-<name>`, session-paths.ts) and returns the lines that describe them to the model. Idempotent: a
  * replay after a crash finds the file already moved. A file that is neither staged nor moved is described as
  * missing; nothing outside `stagingRoot` is ever moved.
  */
 export async function stageAttachments(
   attachments: readonly Attachment[],
-  options: { cwd: string; jid: string; stagingRoot: string },
+  options: { paths: Pick<SessionPaths, "workspace" | "inbox">; jid: string; stagingRoot: string },
 ): Promise<string[]> {
   const lines: string[] = [];
   for (const [index, attachment] of attachments.entries()) {
@@ -31,9 +32,11 @@ export async function stageAttachments(
     } else if (!isInside(attachment.path, options.stagingRoot)) {
       where = "refused (not in the staging area)";
     } else {
-      const target = join(options.cwd, "inbox", `${options.jid.slice(0, 8)}-${name}`);
+      const target = join(options.paths.inbox, `${options.jid.slice(0, 8)}-${name}`);
       const moved = await moveOnce(attachment.path, target);
-      where = moved ? `saved at ${relative(options.cwd, target)}` : "missing (the file was not found)";
+      where = moved
+        ? `saved at ${relative(options.paths.workspace, target)}`
+        : "missing (the file was not found)";
     }
     lines.push(`[attachment ${index + 1}: ${name} (${facts})${caption}; ${where}]`);
   }

@@ -15,14 +15,14 @@ export interface WorkItem {
   sessionKey: string;
   /** A group message that did not address the agent: kept as context for the group's next answered message. */
   contextOnly?: boolean;
-  /** How many times handling it failed for a passing reason (see SessionRunner.keepForRetry). */
+  /** How many times handling it failed for a passing reason (its `retry` settlement, session/settlement.ts). */
   attempt?: number;
   /** Notices sent before the reply (e.g. "a new session began"); local items get them in their payloads. */
   notices?: string[];
   /**
    * Settles once the message's journal record is on disk (fsync'd). Its turn may begin before (the model request
    * goes out while the fsync runs), but nothing of it reaches the person or acts before: a reply, a notice, the
-   * model's answer, a tool call (see SessionRunner). Absent: on disk already (restored, or accepted whole).
+   * model's answer, a tool call (see session/taken.ts). Absent: on disk already (restored, or accepted whole).
    */
   durable?: Promise<void>;
   /** Set when `durable` failed: the message was not taken after all (the transport was told so). */

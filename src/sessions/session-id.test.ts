@@ -1,7 +1,8 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { isClawdisError } from "../core/errors.js";
-import { isValidSessionId, newSessionId, SESSION_ID_PATTERN, transcriptPathFor } from "./session-id.js";
+import { isValidSessionId, newSessionId, SESSION_ID_PATTERN } from "./session-id.js";
+import { transcriptPathFor } from "./session-paths.js";
 
 describe("session ids", () => {
   it("accepts ids made of letters, digits, '.', '_' and '-'", () => {

@@ -1,9 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { join } from "node:path";
-import { ClawdisError } from "../core/errors.js";
 
 /**
- * A session id becomes a file name (`<store dir>/<sessionId>.jsonl`), so only these characters are accepted.
+ * A session id becomes a file name (`<store dir>/<sessionId>.jsonl`, session-paths.ts), so only these characters are accepted.
  * No `/`, no `\`, no NUL, and at most 128 characters: a hand-edited id can never point outside the store dir
  * (even `..` is harmless: it becomes the file `...jsonl`).
  */
@@ -36,19 +34,4 @@ export function quoteId(id: unknown): string {
   const text = typeof id === "string" ? id : String(id);
   const cut = text.length > 60 ? `${text.slice(0, 60)}…` : text;
   return JSON.stringify(cut);
-}
-
-/**
- * `<storeDir>/<sessionId>.jsonl`. Throws SESSION_ID_INVALID for any id that does not match SESSION_ID_PATTERN,
- * so that no caller ever builds a path from an unchecked id.
- */
-export function transcriptPathFor(storeDir: string, sessionId: string): string {
-  const why = whyInvalid(sessionId);
-  if (why !== undefined) {
-    throw new ClawdisError(
-      "SESSION_ID_INVALID",
-      `session id ${quoteId(sessionId)} is refused: ${why}. A session id may only use letters, digits, '.', '_' and '-' (1 to 128 characters), because it becomes a file name in ${storeDir}`,
-    );
-  }
-  return join(storeDir, `${sessionId}.jsonl`);
 }

@@ -55,6 +55,11 @@ export interface HeldLock {
  * - the lock is released in `finally`, also when `fn` throws, and only if it is still this holder's.
  * proper-lockfile is imported on first use so that read-only commands never load it.
  */
+/** Loads proper-lockfile now (the first store update would): a gateway's start does, before its first sends. */
+export async function preloadLockLibrary(): Promise<void> {
+  await import("proper-lockfile");
+}
+
 export async function withFileLock<T>(
   path: string,
   logger: Logger,

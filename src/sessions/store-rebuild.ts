@@ -1,6 +1,7 @@
 import { open, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { isValidSessionId } from "./session-id.js";
+import { sessionIdOfTranscript } from "./session-paths.js";
 import type { SessionMap } from "./types.js";
 
 /** The header line is short; a first line longer than this is not a header. */
@@ -77,13 +78,13 @@ export async function rebuildFromTranscripts(dir: string): Promise<{ map: Sessio
   const found: { key: string; sessionId: string; mtimeMs: number }[] = [];
   let scanned = 0;
   for (const name of names) {
-    if (!name.endsWith(".jsonl")) continue;
+    if (sessionIdOfTranscript(name) === undefined) continue;
     scanned++;
     const path = join(dir, name);
     const line = await readFirstLine(path);
     const header = line === undefined ? undefined : parseHeaderLine(line);
     // The header must name its own file, or the entry would point at a transcript that is not there.
-    if (!header || `${header.sessionId}.jsonl` !== name) continue;
+    if (!header || sessionIdOfTranscript(name) !== header.sessionId) continue;
     const info = await stat(path).catch(() => undefined);
     if (!info?.isFile()) continue;
     found.push({ key: header.sessionKey, sessionId: header.sessionId, mtimeMs: Math.round(info.mtimeMs) });

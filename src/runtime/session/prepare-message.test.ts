@@ -1,0 +1,125 @@
+import { describe, expect, it } from "vitest";
+import type { RestoredProgress } from "../choose-session.js";
+import {
+  type MessageFacts,
+  messageText,
+  NEW_SESSION_ANSWER,
+  nextStep,
+  type Prepared,
+  prepareMessage,
+  quoteLine,
+} from "./prepare-message.js";
+
+const facts = (extra: Partial<MessageFacts> = {}): MessageFacts => ({
+  text: "hello",
+  contextOnly: false,
+  reset: { matched: false },
+  progress: undefined,
+  ...extra,
+});
+const stored: RestoredProgress = { sessionId: "s1", userStored: true };
+
+describe("prepareMessage", () => {
+  const rows: [string, MessageFacts, Prepared][] = [
+    [
+      "a message is stored as said",
+      facts(),
+      { kind: "message", said: "hello", quote: undefined, store: true },
+    ],
+    ["group context is kept, not answered", facts({ contextOnly: true }), { kind: "context" }],
+    [
+      "group context is kept even when it is a reset trigger",
+      facts({ contextOnly: true, reset: { matched: true, trigger: "/new", rest: "" } }),
+      { kind: "context" },
+    ],
+    [
+      "a reset trigger alone is answered at once",
+      facts({ text: "/new", reset: { matched: true, trigger: "/new", rest: "" } }),
+      { kind: "answer", text: NEW_SESSION_ANSWER },
+    ],
+    [
+      "a reset trigger with only spaces after it is answered at once",
+      facts({ text: "/new ", reset: { matched: true, trigger: "/new", rest: "  " } }),
+      { kind: "answer", text: NEW_SESSION_ANSWER },
+    ],
+    [
+      "a reset trigger with text: the text is the message",
+      facts({ text: "/new Hi", reset: { matched: true, trigger: "/new", rest: "Hi" } }),
+      { kind: "message", said: "Hi", quote: undefined, store: true },
+    ],
+    [
+      "a restored reset trigger alone resumes (its message is already stored)",
+      facts({ text: "/new", reset: { matched: true, trigger: "/new", rest: "" }, progress: stored }),
+      { kind: "message", said: "", quote: undefined, store: false },
+    ],
+    [
+      "a restored message whose line is not in the transcript is stored again",
+      facts({ progress: { sessionId: "s1", userStored: false } }),
+      { kind: "message", said: "hello", quote: undefined, store: true },
+    ],
+    [
+      "a reply to a message carries its quote line",
+      facts({ replyTo: { messageId: "m0", text: "earlier", senderName: "Ann" } }),
+      { kind: "message", said: "hello", quote: '[In reply to Ann: "earlier"]', store: true },
+    ],
+  ];
+  it.each(rows)("%s", (_name, input, expected) => {
+    expect(prepareMessage(input)).toEqual(expected);
+  });
+});
+
+describe("messageText", () => {
+  it("joins the quote, what was said and the attachment lines, leaving out empty parts", () => {
+    expect(messageText({ quote: "[q]", said: "hi" }, ["[a1]", "[a2]"])).toBe("[q]\nhi\n[a1]\n[a2]");
+    expect(messageText({ quote: undefined, said: "" }, ["[a1]"])).toBe("[a1]");
+  });
+});
+
+describe("nextStep", () => {
+  const llm = { name: "client" };
+  const rows: [string, Parameters<typeof nextStep<typeof llm>>[0], ReturnType<typeof nextStep>][] = [
+    [
+      "a restored turn whose reply is stored is sent again, without the model",
+      { progress: { ...stored, reply: "done" }, llm: () => undefined, model: () => undefined },
+      { kind: "redeliver", text: "done" },
+    ],
+    [
+      "a restored empty reply is sent again too",
+      { progress: { ...stored, reply: "" }, llm: () => llm, model: () => "m" },
+      { kind: "redeliver", text: "" },
+    ],
+    [
+      "no client: no model",
+      { progress: undefined, llm: () => undefined, model: () => "m" },
+      { kind: "no-model" },
+    ],
+    [
+      "no model name: no model",
+      { progress: stored, llm: () => llm, model: () => undefined },
+      { kind: "no-model" },
+    ],
+    [
+      "with both, the turn runs",
+      { progress: stored, llm: () => llm, model: () => "m" },
+      { kind: "turn", llm, model: "m" },
+    ],
+  ];
+  it.each(rows)("%s", (_name, input, expected) => {
+    expect(nextStep(input)).toEqual(expected);
+  });
+});
+
+describe("quoteLine", () => {
+  it("names who was replied to and cuts the text at 300 characters, on one line", () => {
+    expect(quoteLine(undefined)).toBeUndefined();
+    expect(quoteLine({ messageId: "m0", text: "" })).toBeUndefined();
+    expect(quoteLine({ messageId: "m0", text: "a\n  b", fromAgent: true })).toBe(
+      '[In reply to your message: "a b"]',
+    );
+    expect(quoteLine({ messageId: "m0", text: "x", senderId: "u1" })).toBe('[In reply to u1: "x"]');
+    expect(quoteLine({ messageId: "m0", text: "x" })).toBe('[In reply to a message: "x"]');
+    expect(quoteLine({ messageId: "m0", text: "y".repeat(301), senderName: "Bo" })).toBe(
+      `[In reply to Bo: "${"y".repeat(300)}…"]`,
+    );
+  });
+});

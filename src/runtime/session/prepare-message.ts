@@ -1,0 +1,77 @@
+import type { InboundMessage } from "../../plugin-api/types.js";
+import type { ResetMatch } from "../../sessions/lifecycle.js";
+import type { RestoredProgress } from "../choose-session.js";
+
+/**
+ * What a message needs once its session is chosen, before anything is written. Pure.
+ * - `context`: a group message that did not address the agent: kept as context, not answered;
+ * - `answer`: a reset trigger alone ("/new"): answered at once (a restored one resumes instead);
+ * - `message`: the person's message as it is stored (`said`, the reset trigger taken off; `quote`, the message it
+ *   replies to), `store`: whether it still has to be written (a restored turn may have written it).
+ */
+export type Prepared =
+  | { kind: "context" }
+  | { kind: "answer"; text: string }
+  | { kind: "message"; said: string; quote: string | undefined; store: boolean };
+
+export interface MessageFacts {
+  text: string;
+  replyTo?: InboundMessage["replyTo"];
+  contextOnly: boolean;
+  reset: ResetMatch;
+  /** How far the previous run got with it (a restored item); absent: a fresh message. */
+  progress: RestoredProgress | undefined;
+}
+
+export const NEW_SESSION_ANSWER = "New session started.";
+
+export function prepareMessage(facts: MessageFacts): Prepared {
+  if (facts.contextOnly) return { kind: "context" };
+  const { reset, progress } = facts;
+  if (reset.matched && reset.rest.trim().length === 0 && !progress)
+    return { kind: "answer", text: NEW_SESSION_ANSWER };
+  return {
+    kind: "message",
+    said: reset.matched ? reset.rest : facts.text,
+    quote: quoteLine(facts.replyTo),
+    store: !progress?.userStored,
+  };
+}
+
+/** The text stored and shown to the model: the quote line, what was said, then a line per staged attachment. */
+export function messageText(prepared: { said: string; quote: string | undefined }, files: string[]): string {
+  return [prepared.quote, prepared.said, ...files]
+    .filter((t): t is string => t !== undefined && t.length > 0)
+    .join("\n");
+}
+
+/**
+ * What follows once the message is stored. Pure.
+ * - `redeliver`: a restored turn's reply is in the transcript already: sent again, no model call;
+ * - `no-model`: no model is configured: the person is told how to set one;
+ * - `turn`: the model runs.
+ */
+export type NextStep<L> =
+  | { kind: "redeliver"; text: string }
+  | { kind: "no-model" }
+  | { kind: "turn"; llm: L; model: string };
+
+export function nextStep<L>(facts: {
+  progress: RestoredProgress | undefined;
+  llm: () => L | undefined;
+  model: () => string | undefined;
+}): NextStep<L> {
+  if (facts.progress?.reply !== undefined) return { kind: "redeliver", text: facts.progress.reply };
+  const llm = facts.llm();
+  const model = facts.model();
+  if (!llm || !model) return { kind: "no-model" };
+  return { kind: "turn", llm, model };
+}
+
+/** The message a person replied to, as the model is shown it (one line, at most 300 characters of it). */
+export function quoteLine(replyTo: InboundMessage["replyTo"]): string | undefined {
+  if (!replyTo?.text) return undefined;
+  const who = replyTo.fromAgent ? "your message" : (replyTo.senderName ?? replyTo.senderId ?? "a message");
+  const text = replyTo.text.replace(/\s+/g, " ").trim();
+  return `[In reply to ${who}: "${text.length > 300 ? `${text.slice(0, 300)}…` : text}"]`;
+}

@@ -1,0 +1,185 @@
+import { describeError } from "../../core/errors.js";
+import type { ReplyEnd } from "../../sessions/journal.js";
+import { type AppendOptions, appendTranscript, newEntryId } from "../../sessions/transcript.js";
+import type {
+  GroupContextEntry,
+  MessageEntry,
+  StoredChatMessage,
+  TranscriptEntry,
+  TranscriptHeader,
+} from "../../sessions/types.js";
+import type { WarmSession } from "../session-registry.js";
+import { noteWritten, syncFile } from "../tail-cache.js";
+import type { WorkItem } from "../work-item.js";
+import type { SessionPorts } from "./ports.js";
+
+/** What a turn did that a drain decides on (see drain-resume.ts). */
+export interface TurnTrace {
+  /** The entries the turn appended (responses, tool results, hook state). */
+  entries: TranscriptEntry[];
+  textStreamed: boolean;
+  /** The tool calls that began to run (their `tool-call` event), in order. */
+  callsStarted: string[];
+  /**
+   * The turn's transcript entries, in the order written, that no journal `reply` record (or fsync) made durable
+   * yet: the person's message, those that joined, what the turn appended.
+   */
+  unsynced: TranscriptEntry[];
+}
+
+/**
+ * One session's transcript as a message's turn writes it: through the file its warm session holds open (opened at
+ * the first append after a load), keeping the warm tail in step with what was written.
+ */
+export class SessionTranscript {
+  constructor(
+    private readonly ports: SessionPorts,
+    readonly path: string,
+    readonly header: TranscriptHeader,
+  ) {}
+
+  get key(): string {
+    return this.header.sessionKey;
+  }
+
+  /** The session's warm state (its tail cache), when the registry holds it. */
+  warm(): WarmSession | undefined {
+    return this.ports.sessions?.peek(this.key);
+  }
+
+  async append(entries: TranscriptEntry[], options: Omit<AppendOptions, "header"> = {}): Promise<void> {
+    const warm = this.warm();
+    const writer = warm ? this.ports.sessions?.writerFor(warm, this.path) : undefined;
+    const withHeader: AppendOptions = { ...options, header: this.header };
+    if (!warm || !writer) await appendTranscript(this.path, entries, withHeader);
+    else noteWritten(warm, this.path, await writer.append(entries, withHeader));
+  }
+
+  /**
+   * Appends entries that must be on disk before what follows is sent (a reply, a notice given as the final
+   * answer, a compaction). In a hot session (`TranscriptSync.viaJournal`): written without fsync, then the turn's
+   * entries not yet made durable go into one journal `reply` record (the group commit shares its fsync with other
+   * turns' records; `ends` are the records it ends) and a pass syncs the transcript within a second. Otherwise, or
+   * when that record would be too large, the transcript is fsync'd.
+   */
+  async appendDurably(entries: TranscriptEntry[], trace: TurnTrace, ends: ReplyEnd[] = []): Promise<void> {
+    const sync = this.ports.transcriptSync;
+    const viaJournal = sync?.viaJournal(this.path) === true;
+    await this.append(entries, { fsync: !viaJournal });
+    trace.unsynced.push(...entries);
+    if (!sync || !viaJournal) {
+      sync?.noteSynced(this.path);
+      trace.unsynced = [];
+      return;
+    }
+    // After the write, before the record: the pass that covers the record syncs these lines.
+    sync.noteWritten(this.path);
+    const { id: sessionId, sessionKey } = this.header;
+    if (
+      !(await this.ports.journal.reply(sessionId, sessionKey, trace.unsynced, this.ports.clock.now(), ends))
+    )
+      await syncFile(this.path);
+    trace.unsynced = [];
+  }
+
+  /** The person's message as a `message` entry, published as a `message` event (`joinedTurnId`: it joined one). */
+  async storeUserMessage(item: WorkItem, text: string, joinedTurnId?: string): Promise<MessageEntry> {
+    const { clock, events } = this.ports;
+    const m = item.message;
+    const message: StoredChatMessage = { role: "user", content: text };
+    const entry: MessageEntry = {
+      type: "message",
+      id: newEntryId(),
+      ts: new Date(clock.now()).toISOString(),
+      message,
+      meta: {
+        channel: m.channel,
+        chatId: m.chatId,
+        senderId: m.senderId,
+        ...(m.senderName ? { senderName: m.senderName } : {}),
+        messageId: m.messageId,
+        journalId: item.jid,
+        ...(m.chatType === "group" ? { chatType: "group" as const } : {}),
+        ...(m.automated ? { automated: true } : {}),
+      },
+    };
+    // No fsync: the journal holds the message durably, and a lost line is found missing and written on replay.
+    await this.append([entry]);
+    events.emit({
+      type: "message",
+      sessionKey: this.key,
+      role: "user",
+      text,
+      channel: m.channel,
+      chatId: m.chatId,
+      journalId: item.jid,
+      ...(joinedTurnId ? { turnId: joinedTurnId } : {}),
+      ts: clock.now(),
+    });
+    return entry;
+  }
+
+  /**
+   * A `turn-failed` entry per message whose turn failed, so that later turns show it to the model as history
+   * that went unanswered, not as a pending question. Best effort: never throws.
+   */
+  async markUnanswered(items: WorkItem[], reason: string): Promise<void> {
+    const ts = new Date(this.ports.clock.now()).toISOString();
+    const entries = items.map((w) => ({
+      type: "turn-failed",
+      id: newEntryId(),
+      ts,
+      journalId: w.jid,
+      reason,
+    }));
+    await this.append(entries).catch((error: unknown) =>
+      this.ports.logger.warn("could not mark an unanswered message", { error: describeError(error) }),
+    );
+  }
+
+  /**
+   * A group message that did not address the agent as a `group-context` entry (who said what), shown to the
+   * model with the next answered message.
+   */
+  async keepAsContext(item: WorkItem, now: number): Promise<void> {
+    const m = item.message;
+    const entry: GroupContextEntry = {
+      type: "group-context",
+      id: newEntryId(),
+      ts: new Date(now).toISOString(),
+      senderId: m.senderId,
+      ...(m.senderName ? { senderName: m.senderName } : {}),
+      text: m.text,
+      meta: { channel: m.channel, chatId: m.chatId, messageId: m.messageId, journalId: item.jid },
+    };
+    await this.append([entry]);
+  }
+
+  /** The tool results a drained turn's calls without one get, written before anything else of its settlement. */
+  async appendMissingResults(results: { callId: string; name: string; content: string }[]): Promise<void> {
+    if (results.length === 0) return;
+    const ts = new Date(this.ports.clock.now()).toISOString();
+    await this.append(
+      results.map((r) => ({
+        type: "message",
+        id: newEntryId(),
+        ts,
+        message: { role: "tool", tool_call_id: r.callId, content: r.content },
+        meta: { tool: r.name, ok: false, refused: true },
+      })),
+    );
+  }
+}
+
+/**
+ * The final save of a session before it is unloaded: bookkeeping in flight (the store update after a turn)
+ * finishes, and the transcript is flushed to disk (its lines are written without fsync during turns).
+ */
+export async function saveWarm(session: WarmSession): Promise<void> {
+  await Promise.allSettled([...session.pending]);
+  if (session.transcript && !session.transcript.isClosed) await session.transcript.sync();
+  else {
+    const path = session.transcriptPath ?? session.tail?.path;
+    if (path) await syncFile(path);
+  }
+}

@@ -1,0 +1,297 @@
+import { randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
+import type { LlmClient } from "../../agent/llm-client.js";
+import { runTurn, type TurnResult } from "../../agent/run-turn.js";
+import { noModelReply } from "../../core/no-model-hint.js";
+import type { TurnOutcome } from "../../plugin-api/types.js";
+import { matchResetTrigger } from "../../sessions/lifecycle.js";
+import { makeHeader } from "../../sessions/transcript.js";
+import type { SessionEntry } from "../../sessions/types.js";
+import { chooseSession, restoredProgress } from "../choose-session.js";
+import type { DrainMode } from "../drain-resume.js";
+import type { WarmSession } from "../session-registry.js";
+import { stageAttachments } from "../stage-attachments.js";
+import type { WorkItem } from "../work-item.js";
+import { applySettlement, notify, outcomeFor } from "./apply-settlement.js";
+import type { SessionPorts } from "./ports.js";
+import { messageText, nextStep, prepareMessage } from "./prepare-message.js";
+import { SessionTranscript, saveWarm } from "./session-transcript.js";
+import { pathsOf } from "./session-workspace.js";
+import { decideSettlement, settlementForError } from "./settlement.js";
+import { TurnBookkeeping } from "./turn-bookkeeping.js";
+import type { TurnContext } from "./turn-context.js";
+import { TurnEvents } from "./turn-events.js";
+import { buildTurnInput } from "./turn-input.js";
+
+interface RunningTurn {
+  controller: AbortController;
+  turnId: string;
+}
+
+/**
+ * The consumer of the session queue: runs the work of one session key, one item at a time (the SessionQueue
+ * guarantees that), as a fixed sequence of steps: prepare (choose the session, `prepare-message.ts`), store the
+ * person's message, run the turn (`turn-input.ts`, `turn-events.ts`), settle (`settlement.ts` decides,
+ * `apply-settlement.ts` carries it out), record (`turn-bookkeeping.ts`). Every accepted journal record ends as
+ * replied, failed-told or filtered — except when the gateway stops mid-turn: then it stays open and is finished
+ * after the next start. Holds the running turns (`drain`, `abort`).
+ */
+export class SessionWorker {
+  private readonly running = new Map<string, RunningTurn>();
+  private readonly bookkeeping: TurnBookkeeping;
+  /** Set by `drain`: turns that start from now on are drained from their start. */
+  private draining: DrainMode | undefined;
+  /**
+   * Aborted by `drain`, with its mode: every turn's `TurnInput.drain` (a turn ends at its next safe point,
+   * run-turn.ts). One for all turns: a drain is for the whole worker, once; a signal per turn cost every message
+   * one more AbortSignal. Every running model call listens on it: no listener limit (Node warns past 10).
+   */
+  private readonly drainController = new AbortController();
+
+  constructor(private readonly ports: SessionPorts) {
+    setMaxListeners(0, this.drainController.signal);
+    this.bookkeeping = new TurnBookkeeping(ports);
+  }
+
+  /**
+   * A stop or restart begins: every running turn (and any that starts from now on) ends at its next safe point,
+   * and its person is told `mode` in one line (docs/runtime.md, Stopping and restarting).
+   */
+  drain(mode: DrainMode): void {
+    this.draining ??= mode;
+    this.drainController.abort(this.draining);
+  }
+
+  /** Aborts the running turn of `key`; false when none runs. */
+  abort(key: string, reason: "stop" | "shutdown"): boolean {
+    const turn = this.running.get(key);
+    if (!turn) return false;
+    turn.controller.abort(reason);
+    return true;
+  }
+
+  abortAll(reason: "stop" | "shutdown"): void {
+    for (const turn of this.running.values()) turn.controller.abort(reason);
+  }
+
+  outcomeFor(
+    item: WorkItem,
+    stopReason: TurnOutcome["stopReason"],
+    payloads: string[],
+    error?: string,
+    extra: Partial<TurnOutcome> = {},
+  ): TurnOutcome {
+    return outcomeFor(this.ports, item, stopReason, payloads, error, extra);
+  }
+
+  /** Answers a command at once (no model), ends its journal record as replied. */
+  answer(item: WorkItem, text: string, extra: Partial<TurnOutcome> = {}): Promise<void> {
+    return applySettlement(this.ports, { kind: "answer", text, extra }, { key: item.sessionKey, item });
+  }
+
+  /**
+   * The message's journal record could not be made durable after its turn began (`Gateway.receive` told the
+   * transport it was not taken, so it comes again). Every way out to the person waits for `taken` and stops
+   * there; the item then settles `refused`.
+   */
+  refuse(item: WorkItem): void {
+    item.refused = true;
+  }
+
+  /** An unexpected failure (a bug, a disk error): logged, the person is told, the record ends, never thrown. */
+  fail(item: WorkItem, error: unknown): Promise<void> {
+    return applySettlement(this.ports, settlementForError(error, item, false), {
+      key: item.sessionKey,
+      item,
+    });
+  }
+
+  /** The final save of a session before it is unloaded (see `saveWarm`). */
+  saveWarm(session: WarmSession): Promise<void> {
+    return saveWarm(session);
+  }
+
+  /** See TurnBookkeeping.recorded. */
+  recorded(key?: string): Promise<void> {
+    return this.bookkeeping.recorded(key);
+  }
+
+  /** See TurnBookkeeping.recordingsSettled. */
+  recordingsSettled(): Promise<void> {
+    return this.bookkeeping.recordingsSettled();
+  }
+
+  async process(key: string, item: WorkItem): Promise<void> {
+    if (this.ports.isStopping()) {
+      await applySettlement(this.ports, { kind: "not-run" }, { key, item });
+      return;
+    }
+    // The session's phase (phase.ts): processing while its work runs, ready after. The queue touched it in.
+    this.ports.sessions?.enter(key, "processing");
+    // Outcomes resolve once the item's work is over (after its turn's `turn-end`): whoever waits for a message's
+    // outcome sees the turn over, as every watcher does.
+    const outcomes = new HeldOutcomes();
+    outcomes.hold(item);
+    try {
+      try {
+        await this.handle(key, item, outcomes);
+      } finally {
+        outcomes.release();
+      }
+    } catch (error) {
+      await applySettlement(this.ports, settlementForError(error, item), { key, item });
+    } finally {
+      this.ports.sessions?.enter(key, "ready");
+      // The idle time before passivation counts from the end of the work.
+      this.ports.sessions?.touch(key);
+    }
+  }
+
+  /** Prepare, store the person's message, then settle at once or run the turn. */
+  private async handle(key: string, item: WorkItem, outcomes: HeldOutcomes): Promise<void> {
+    const { ports } = this;
+    const { clock, store, config } = ports;
+    const now = clock.now();
+    const reset = matchResetTrigger(item.text, config.inbound.reply.session.resetTriggers);
+    const progress = item.restored ? await restoredProgress(store, key, item.jid) : undefined;
+    const { sessionId, notice, entry, started } = progress
+      ? { sessionId: progress.sessionId, notice: undefined, entry: undefined, started: undefined }
+      : await chooseSession(
+          { store, logger: ports.logger, idleMinutes: config.inbound.reply.session.idleMinutes },
+          key,
+          reset.matched,
+          now,
+        );
+    // Watchers (the web chat) replace the old conversation with the new one before anything of it arrives.
+    if (started) ports.events.emit({ type: "session", sessionKey: key, sessionId, reason: started, ts: now });
+    const ids = { sessionKey: key, sessionId };
+    const paths = pathsOf(ports, key, sessionId);
+    const transcript = new SessionTranscript(
+      ports,
+      paths.transcript,
+      makeHeader(sessionId, key, new Date(now)),
+    );
+    const at = { key, item, ids, paths, transcript };
+    const prepared = prepareMessage({
+      text: item.text,
+      replyTo: item.message.replyTo,
+      contextOnly: item.contextOnly === true,
+      reset,
+      progress,
+    });
+    if (prepared.kind === "context") return applySettlement(ports, { kind: "context-kept", at: now }, at);
+    if (prepared.kind === "answer")
+      return applySettlement(ports, { kind: "answer", text: prepared.text, extra: ids }, at);
+
+    const files = item.message.attachments?.length
+      ? await stageAttachments(item.message.attachments, {
+          paths,
+          jid: item.jid,
+          stagingRoot: ports.stagingRoot,
+        })
+      : [];
+    const text = messageText(prepared, files);
+    if (prepared.store) await transcript.storeUserMessage(item, text);
+    if (notice) await notify(ports, item, notice);
+
+    // A model to be found at the endpoint (its only one) is known once the first check is done. While that check
+    // runs, a command (/think, /verbose) may change the entry: the turn then reads it again.
+    const modelKnown = ports.modelName() !== undefined;
+    if (progress?.reply === undefined) await ports.modelReady?.();
+    const next = nextStep({ progress, llm: () => ports.llm(), model: () => ports.modelName() });
+    // Found in the transcript, maybe not on disk (its journal record may have failed): synced before it is sent.
+    if (next.kind === "redeliver") return applySettlement(ports, { kind: "reply", text: next.text }, at);
+    if (next.kind === "no-model") {
+      await applySettlement(ports, { kind: "no-model", text: noModelReply(ports.configPath()) }, at);
+      this.bookkeeping.recordTurnLater(key, item, undefined);
+      return;
+    }
+    const ctx: TurnContext = {
+      ...at,
+      joined: [],
+      attachments: [],
+      trace: { entries: [], textStreamed: false, callsStarted: [], unsynced: [] },
+    };
+    await this.turn(key, ctx, { ...next, text, ...(modelKnown && entry ? { entry } : {}) }, outcomes);
+  }
+
+  /** Runs the model turn, settles it, records it; its `turn-end` comes last, however it ended. */
+  private async turn(
+    key: string,
+    ctx: TurnContext,
+    run: { llm: LlmClient; model: string; text: string; entry?: SessionEntry },
+    outcomes: HeldOutcomes,
+  ): Promise<void> {
+    const { clock, logger } = this.ports;
+    const { item } = ctx;
+    const controller = new AbortController();
+    const events = new TurnEvents(this.ports, key, item, randomUUID());
+    const { input, entry } = await buildTurnInput(this.ports, ctx, {
+      ...run,
+      cwd: ctx.paths.workspace,
+      signal: controller.signal,
+      drain: this.drainController.signal,
+      events,
+      hold: (w) => outcomes.hold(w),
+    });
+    const startedAt = clock.now();
+    this.running.set(key, { controller, turnId: events.turnId });
+    events.start(entry?.verboseLevel === "on");
+    let result: TurnResult | undefined;
+    try {
+      result = await runTurn(input);
+      this.running.delete(key);
+      events.usage(result);
+      const settlement = decideSettlement(result, {
+        aborted: controller.signal.aborted,
+        abortReason: controller.signal.reason,
+        drainMode: this.draining,
+        trace: ctx.trace,
+        othersWaiting: this.ports.waiting?.(key) ?? 0,
+      });
+      await applySettlement(this.ports, settlement, ctx);
+    } finally {
+      this.running.delete(key);
+      logger.info("turn", {
+        session: key,
+        channel: item.message.channel,
+        durationMs: clock.now() - startedAt,
+        promptTokens: result?.usage?.promptTokens,
+        completionTokens: result?.usage?.completionTokens,
+        contextTokens: result?.contextTokens,
+        stopReason: result?.stopReason ?? "error",
+        rounds: result?.rounds,
+      });
+      // The store's bookkeeping (usage, the last exchange) is written behind: the reply, the turn's end, its outcome
+      // and the lane do not wait for the store's fsync'd rewrite (RECORD_DEFER_MS). The session's next turn decides
+      // on the entry with it applied (`getWithUpdates`); `/status`, `Gateway.idle()` and a stop write it at once.
+      this.bookkeeping.recordTurnLater(key, item, result);
+      // Exactly one turn-end per turn-start, however the turn ended, and after its final message.
+      events.end(result);
+      outcomes.release();
+    }
+  }
+}
+
+/**
+ * The outcomes of an item and of those that joined its turn, held until its work is over. Once released, an
+ * outcome resolves at once: one given after (a failure the turn threw, kept for a retry: the "kept" notice) must
+ * still reach whoever waits (an API stream ends with it).
+ */
+class HeldOutcomes {
+  private readonly held: (() => void)[] = [];
+  private over = false;
+
+  hold(item: WorkItem): void {
+    const resolve = item.resolve;
+    item.resolve = (outcome) => {
+      if (this.over) resolve(outcome);
+      else this.held.push(() => resolve(outcome));
+    };
+  }
+
+  release(): void {
+    this.over = true;
+    for (const resolve of this.held.splice(0)) resolve();
+  }
+}
