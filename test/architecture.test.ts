@@ -15,7 +15,8 @@ import { describe, expect, it } from "vitest";
  * - only `src/agent/llm-client.ts` imports `openai`;
  * - an `import()` whose specifier is not a literal (unresolvable here) exists only in the plugin loader;
  * - the read-only commands (`sessions`, `status`, `doctor`), the CLI's start and a plugin's commands module
- *   (`cli-commands.ts`) never reach the model client or a plugin's runtime.
+ *   (`cli-commands.ts`) never reach the model client or a plugin's runtime;
+ * - the files of `src/agent/` and `src/sessions/` import one another in no circle (type-only imports count).
  */
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -179,6 +180,74 @@ function loadedBy(entries: string[], dynamic: boolean): Set<string> {
   return seen;
 }
 
+/** The repo-relative `.ts` file a relative `./x.js` names (for files not on disk, which tsc cannot resolve). */
+function sourceFor(file: SourceFile, spec: string): string | undefined {
+  if (!spec.startsWith(".")) return undefined;
+  return rel(join(dirname(file.path), spec.replace(/\.js$/, ".ts")));
+}
+
+/**
+ * Rule: the files' imports (every kind, type-only included) form no cycle. Returns each set of files that import
+ * one another in a circle (a strongly connected component of two or more files, or a file importing itself),
+ * each as its sorted repo-relative paths; only imports between the given files count.
+ */
+function importCycles(files: SourceFile[]): string[][] {
+  const names = new Set(files.map((file) => rel(file.path)));
+  const edges = new Map<string, string[]>();
+  for (const file of files) {
+    const targets = importsOf(file)
+      .map((site) => site.target ?? sourceFor(file, site.spec))
+      .filter((target): target is string => target !== undefined && names.has(target));
+    edges.set(rel(file.path), [...new Set(targets)]);
+  }
+  // Tarjan's strongly connected components, iterative (no recursion limit on a long import chain).
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const onStack = new Set<string>();
+  const stack: string[] = [];
+  const cycles: string[][] = [];
+  let next = 0;
+  for (const start of edges.keys()) {
+    if (index.has(start)) continue;
+    const walk: { node: string; edge: number }[] = [{ node: start, edge: 0 }];
+    index.set(start, next);
+    low.set(start, next++);
+    stack.push(start);
+    onStack.add(start);
+    while (walk.length > 0) {
+      const top = walk[walk.length - 1] as { node: string; edge: number };
+      const targets = edges.get(top.node) ?? [];
+      if (top.edge < targets.length) {
+        const target = targets[top.edge++] as string;
+        if (!index.has(target)) {
+          index.set(target, next);
+          low.set(target, next++);
+          stack.push(target);
+          onStack.add(target);
+          walk.push({ node: target, edge: 0 });
+        } else if (onStack.has(target)) {
+          low.set(top.node, Math.min(low.get(top.node) as number, index.get(target) as number));
+        }
+        continue;
+      }
+      walk.pop();
+      const parent = walk[walk.length - 1];
+      if (parent) low.set(parent.node, Math.min(low.get(parent.node) as number, low.get(top.node) as number));
+      if (low.get(top.node) === index.get(top.node)) {
+        const component: string[] = [];
+        let member: string | undefined;
+        do {
+          member = stack.pop() as string;
+          onStack.delete(member);
+          component.push(member);
+        } while (member !== top.node);
+        if (component.length > 1 || targets.includes(top.node)) cycles.push(component.sort());
+      }
+    }
+  }
+  return cycles;
+}
+
 const packageOf = (spec: string) =>
   spec
     .split("/")
@@ -243,6 +312,13 @@ describe("architecture", () => {
       .filter((file) => importsIn(file.path, file.text).some((site) => site.spec === "<expression>"))
       .map((file) => rel(file.path));
     expect(computed).toEqual(["src/host/plugin-loader.ts"]);
+  });
+
+  it("no import cycle between files of src/agent/ and src/sessions/, type-only imports included", () => {
+    // Scoped to the folders known to be acyclic; the goal is all of `src/` (`importCycles(srcFiles)`).
+    const scoped = srcFiles.filter((file) => /^src\/(agent|sessions)\//.test(rel(file.path)));
+    expect(scoped.length).toBeGreaterThan(50);
+    expect(importCycles(scoped)).toEqual([]);
   });
 
   it("the CLI's start and the read-only commands never load the model client or a plugin's runtime", () => {
@@ -342,6 +418,21 @@ describe("architecture: the checks see every kind of import (they can fail)", ()
       "plugins/webhook/y.ts",
       "plugins/webhook/z.ts",
     ]);
+  });
+
+  it("flags files that import one another in a circle, a type-only import included", () => {
+    const cycles = importCycles([
+      at("src/agent/a.ts", 'import { b } from "./b.js";'),
+      at("src/agent/b.ts", 'import type { C } from "./c.js";'),
+      at("src/agent/c.ts", 'export type { A } from "./a.js";'),
+      at("src/agent/d.ts", 'import "./a.js"; import "./d.js";'),
+      at("src/agent/e.ts", 'import "./a.js"; import "./b.js";'),
+    ]);
+    expect(cycles).toEqual(
+      expect.arrayContaining([["src/agent/a.ts", "src/agent/b.ts", "src/agent/c.ts"], ["src/agent/d.ts"]]),
+    );
+    expect(cycles).toHaveLength(2);
+    expect(importCycles([at("src/agent/a.ts", 'import "./b.js";'), at("src/agent/b.ts", "")])).toEqual([]);
   });
 
   it("flags a config module that imports more than zod and the plugin API's types", () => {

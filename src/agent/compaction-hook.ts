@@ -1,26 +1,12 @@
 import { formatTokens } from "../core/format.js";
 import { newEntryId } from "../sessions/transcript.js";
 import type { CompactionEntry } from "../sessions/types.js";
-import { estimateTokens } from "./build-context.js";
 import { writeCompactionNotes } from "./compaction-notes.js";
+import { estimateTokens } from "./estimate-tokens.js";
 import type { LoopGuardState } from "./loop-guard.js";
-import {
-  type CompactionBudget,
-  extractiveNotes,
-  needsCompaction,
-  notesMessage,
-  planCompaction,
-} from "./plan-compaction.js";
-import type { TurnInput } from "./run-turn.js";
+import { extractiveNotes, needsCompaction, notesMessage, planCompaction } from "./plan-compaction.js";
 import type { TurnHooks } from "./turn-hooks.js";
-
-export interface CompactionSettings {
-  budget: CompactionBudget;
-  /** Who writes the notes, in order: `compactionModel` (else the main model), then `fallbackModel`. */
-  notesModels: string[];
-  /** `timeouts.sidecarLlmSeconds`: each notes call. */
-  sidecarSeconds: number;
-}
+import type { CompactionSettings, TurnInput } from "./turn-types.js";
 
 /** The line the person is told: "context compacted: 152k -> 31k tokens". */
 export function compactionLine(before: number, after: number): string {

@@ -1,8 +1,8 @@
 import { describeError } from "../core/errors.js";
 import type { StoredToolCall } from "../sessions/types.js";
 import { redactArguments } from "./redact-arguments.js";
-import type { TurnInput } from "./run-turn.js";
 import type { ToolOutcome } from "./turn-hooks.js";
+import type { TurnInput } from "./turn-types.js";
 import { Watchdog } from "./watchdog.js";
 
 /**

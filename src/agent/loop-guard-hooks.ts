@@ -7,8 +7,8 @@ import {
   newLoopGuard,
   stopsOnToolRequest,
 } from "./loop-guard.js";
-import type { TurnInput } from "./run-turn.js";
 import type { TurnHooks } from "./turn-hooks.js";
+import type { TurnInput } from "./turn-types.js";
 
 /** The transcript entry that saves the loop guard's state after each batch (read back when a turn resumes). */
 export interface LoopGuardEntry {

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ManualClock } from "../core/clock.js";
 import type { LlmResult, LlmStreamRequest } from "./llm-client.js";
 import { callModel } from "./model-call.js";
-import type { TurnInput } from "./run-turn.js";
+import type { TurnInput } from "./turn-types.js";
 
 const ok: LlmResult = { ok: true, text: "hi", toolCalls: [], finishReason: "stop", model: "m" };
 

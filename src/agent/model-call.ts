@@ -1,7 +1,6 @@
 import type { StopReason } from "../plugin-api/types.js";
 import type { StoredChatMessage } from "../sessions/types.js";
 import type { LlmResult } from "./llm-client.js";
-import type { TurnInput } from "./run-turn.js";
 import {
   type DeadlineChanges,
   describeDeadline,
@@ -10,11 +9,12 @@ import {
   type StreamWatchState,
   streamLimits,
 } from "./stream-deadlines.js";
+import type { TurnInput } from "./turn-types.js";
 import { Watchdog } from "./watchdog.js";
 
 export type ModelCall =
   | { ok: true; result: Extract<LlmResult, { ok: true }> }
-  /** `drained`: the drain cancelled the call before any answer text streamed (run-turn.ts `TurnInput.drain`). */
+  /** `drained`: the drain cancelled the call before any answer text streamed (`TurnInput.drain`, turn-types.ts). */
   | { ok: false; stopReason: StopReason; error: string; drained?: true };
 
 /** The reason a call is cancelled with by the drain. */

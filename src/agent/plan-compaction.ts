@@ -1,5 +1,5 @@
 import type { StoredChatMessage } from "../sessions/types.js";
-import { estimateTokens } from "./build-context.js";
+import { estimateTokens } from "./estimate-tokens.js";
 
 /**
  * What compaction keeps (SPEC section 6, docs/runtime.md "Compaction"). Pure: messages in, a plan out.

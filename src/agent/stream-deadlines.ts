@@ -1,6 +1,6 @@
 /**
  * The watchdogs of one model call, as SPEC and netclaw define them (docs/runtime.md "Watchdogs"). Pure: events
- * and times in, absolute deadlines out; `run-turn.ts` arms them on a `Watchdog`.
+ * and times in, absolute deadlines out; `model-call.ts` arms them on a `Watchdog`.
  *
  * - `prefill`: from the request until the first token (output or reasoning): queueing and prompt prefill;
  * - `silence`: once the first token arrived, the longest gap between two tokens (keep-alives are not tokens);

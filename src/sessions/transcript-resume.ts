@@ -5,6 +5,7 @@ import {
   readAt,
   readLinesBackward,
 } from "../core/read-lines-backward.js";
+import type { FileIdentity } from "./file-identity.js";
 import { isMissingFile } from "./transcript-lines.js";
 import {
   type FirstLine,
@@ -13,7 +14,6 @@ import {
   parseFirstLine,
   parseTranscriptEntry,
 } from "./transcript-parse.js";
-import type { FileIdentity } from "./transcript-writer.js";
 import type { CompactionEntry, StoredChatMessage, TranscriptEntry, TranscriptHeader } from "./types.js";
 
 /**

@@ -1,6 +1,7 @@
 import { closeSync, fstatSync } from "node:fs";
 import { resolve } from "node:path";
 import type { ReadableFile } from "../core/read-lines-backward.js";
+import type { FileIdentity } from "./file-identity.js";
 import {
   type AppendOptions,
   appendPrefix,
@@ -11,13 +12,7 @@ import {
 } from "./transcript.js";
 import type { TranscriptEntry } from "./types.js";
 
-/** A file as `fstat` sees it: a change by anyone else shows as a different identity, size or time. */
-export interface FileIdentity {
-  dev: number;
-  ino: number;
-  size: number;
-  mtimeMs: number;
-}
+export type { FileIdentity } from "./file-identity.js";
 
 /** What one append did: the file before and after it, and the lines written (each without its "\n"). */
 export interface WrittenLines {
