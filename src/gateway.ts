@@ -1,12 +1,11 @@
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { selectTools } from "./agent/tools/index.js";
 import { type Clock, systemClock } from "./core/clock.js";
 import { diffConfig } from "./core/config-diff.js";
 import type { ClawdisConfig } from "./core/config-schema.js";
 import { type Logger, setLogLevel } from "./core/logger.js";
 import { type Env, resolveConfigPath, stateDir as stateDirOf } from "./core/paths.js";
-import { type BasePluginContext, PluginHost } from "./host/plugin-host.js";
+import { type PluginContextDeps, pluginContext } from "./host/plugin-context.js";
+import { PluginHost } from "./host/plugin-host.js";
 import { HttpServer } from "./http/http-server.js";
 import type {
   GatewayEvent,
@@ -48,7 +47,7 @@ import { stateLockPath } from "./runtime/state-lock.js";
 import { stateSecrets } from "./runtime/state-secrets.js";
 import type { StatusAudience } from "./runtime/status-report.js";
 import { statusText } from "./runtime/status-text.js";
-import { toolsPolicy, withFileAccess } from "./runtime/tools-policy.js";
+import { toolsForTurn } from "./runtime/tools-policy.js";
 import { TranscriptSync } from "./runtime/transcript-sync.js";
 import { warmSessions } from "./runtime/warm-sessions.js";
 import { removeAbandonedTempFiles } from "./sessions/abandoned-temp-files.js";
@@ -247,13 +246,23 @@ export class Gateway {
     ]);
     const entries: Record<string, { enabled: boolean; config?: unknown }> = {};
     for (const [id, entry] of Object.entries(options.config.plugins.entries)) entries[id] = entry;
+    const plugins: PluginContextDeps = {
+      stateDir: stateDirOf(options.env),
+      gatewayConfig: () => this.config,
+      primarySessionKey: () => this.mainKey,
+      logger,
+      gatewayToken: options.token,
+      route: (method, path, handler, routeOptions) => this.http.route(method, path, handler, routeOptions),
+      onEvent: (listener) => this.events.on(listener),
+      receive: (message) => this.receive(message, { local: false }),
+    };
     this.host = new PluginHost({
       definitions: options.plugins,
       entries,
       gatewayConfig: options.config,
       logger: logger.child("plugins"),
       clock: this.clock,
-      contextFor: (definition, config, retired) => this.pluginContext(definition, config, retired),
+      contextFor: (definition, config, retired) => pluginContext(plugins, definition, config, retired),
       // A transport restarted for a config change waits for the sends in flight (others' too: at most this long).
       drainSends: () => this.outbox.settle(STOP_SEND_GRACE_MS),
     });
@@ -695,71 +704,15 @@ export class Gateway {
     return this.queue.isBusy(key);
   }
 
-  /**
-   * The turn's tools: what the tools policy grants this message's authority in this session
-   * (src/runtime/tools-policy.ts), each call told where its file tools may go (the session's workspace only, when
-   * confined; never the state directory's secrets).
-   */
+  /** The turn's tools (src/runtime/tools-policy.ts, `toolsForTurn`). */
   toolsFor(key: string, message: InboundMessage): ToolDefinition[] {
-    const all = [...this.options.builtinTools, ...this.host.tools()];
-    const grant = toolsPolicy({
+    return toolsForTurn({
       sessionKey: key,
       primaryKey: this.mainKey,
-      authority: message.authority ?? authorityOf(message, false),
-      channel: message.channel,
-      senderId: message.senderId,
-      ...(message.allowedTools ? { allowedTools: message.allowedTools } : {}),
+      message,
+      all: [...this.options.builtinTools, ...this.host.tools()],
       tools: this.config.inbound.reply.agent.tools,
-    });
-    return withFileAccess(selectTools(all, grant.names, grant.allowBashByStar ? [] : ["bash"]), {
-      confined: grant.confined,
       secrets: this.secrets,
     });
-  }
-
-  /** The context of one plugin instance; its routes and listeners are removed when `retired` aborts. */
-  private pluginContext(
-    definition: PluginDefinition,
-    config: unknown,
-    retired: AbortSignal,
-  ): BasePluginContext {
-    const logger = this.options.logger.child(definition.id);
-    const cleanups: (() => void)[] = [];
-    retired.addEventListener("abort", () => {
-      for (const cleanup of cleanups.splice(0)) cleanup();
-    });
-    const pluginStateDir = join(stateDirOf(this.options.env), "plugins", definition.id);
-    const stagingDir = join(pluginStateDir, "inbox");
-    mkdirSync(stagingDir, { recursive: true, mode: 0o700 });
-    return {
-      id: definition.id,
-      config,
-      gatewayConfig: this.config,
-      stateDir: stateDirOf(this.options.env),
-      pluginStateDir,
-      stagingDir,
-      primarySessionKey: this.mainKey,
-      logger,
-      gatewayToken: this.options.token,
-      http: {
-        route: (method, path, handler, routeOptions) => {
-          cleanups.push(this.http.route(method, path, handler, routeOptions));
-        },
-      },
-      onEvent: (listener) => {
-        const off = this.events.on(listener);
-        cleanups.push(off);
-        return off;
-      },
-      receive: (message) => {
-        if (message.channel !== definition.id) {
-          return Promise.resolve({
-            status: "denied",
-            reason: `plugin "${definition.id}" may only hand in messages of its own channel`,
-          });
-        }
-        return this.receive(message, { local: false });
-      },
-    };
   }
 }

@@ -1,3 +1,4 @@
+import { type SessionKind, sessionKindOf } from "../routing/session-key.js";
 import type { SessionEntry, SessionMap } from "../sessions/types.js";
 
 /**
@@ -5,13 +6,11 @@ import type { SessionEntry, SessionMap } from "../sessions/types.js";
  * Pure: the caller reads the store and the clock.
  */
 
-export type SessionKind = "direct" | "group" | "global";
+export type { SessionKind };
 
-/** `group:<id>` is a group chat, `global` the single session of `scope: "global"`, anything else direct. */
+/** `group:<id>` is a group chat, `global` the single session of `scope: "global"`, anything else direct (`sessionKindOf`). */
 export function sessionKind(key: string): SessionKind {
-  if (key.startsWith("group:")) return "group";
-  if (key === "global") return "global";
-  return "direct";
+  return sessionKindOf(key);
 }
 
 export interface SessionRow {
