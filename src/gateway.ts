@@ -15,7 +15,6 @@ import type {
   ToolDefinition,
   TurnOutcome,
 } from "./plugin-api/types.js";
-import { type ChatCommand, directiveState, directiveUsage } from "./routing/chat-command.js";
 import {
   allowStep,
   authorityOf,
@@ -23,7 +22,8 @@ import {
   journalStep,
   sessionKeyStep,
 } from "./routing/inbound-pipeline/admission-steps.js";
-import { commandStep, enqueueStep, mentionGateStep } from "./routing/inbound-pipeline/dispatch-steps.js";
+import { commandStep } from "./routing/inbound-pipeline/command-step.js";
+import { enqueueStep, mentionGateStep } from "./routing/inbound-pipeline/dispatch-steps.js";
 import { compose, type InboundContext } from "./routing/inbound-pipeline/types.js";
 import { sessionKeyFor } from "./routing/session-key.js";
 import { SessionQueue } from "./routing/session-queue.js";
@@ -52,11 +52,8 @@ import { TranscriptSync } from "./runtime/transcript-sync.js";
 import { warmSessions } from "./runtime/warm-sessions.js";
 import { removeAbandonedTempFiles } from "./sessions/abandoned-temp-files.js";
 import { Journal } from "./sessions/journal.js";
-import { freshEntry } from "./sessions/lifecycle.js";
-import { newSessionId } from "./sessions/session-id.js";
 import { SessionStore } from "./sessions/store.js";
 import { resumeBudgetBytes } from "./sessions/transcript-resume.js";
-import type { SessionEntry } from "./sessions/types.js";
 
 /** How long a stop lets sends in flight finish. */
 const STOP_SEND_GRACE_MS = 5_000;
@@ -241,7 +238,14 @@ export class Gateway {
     const enqueue = (item: WorkItem) => this.enqueue(item);
     this.dispatch = compose([
       mentionGateStep({ groupChat: () => this.config.inbound.groupChat, enqueue }),
-      commandStep({ handleImmediate: (item, command) => this.handleImmediate(item, command) }),
+      commandStep({
+        answer: (item, text) => this.runner.answer(item, text),
+        status: (key, audience) => this.statusText(key, audience),
+        abortTurn: (key) => this.runner.abort(key, "stop"),
+        entry: (key) => this.store.get(key),
+        updateEntry: (key, change) => this.store.update(key, change),
+        now: () => this.clock.now(),
+      }),
       enqueueStep({ enqueue }),
     ]);
     const entries: Record<string, { enabled: boolean; config?: unknown }> = {};
@@ -619,49 +623,6 @@ export class Gateway {
       if (!this.stopping) this.enqueue(item);
     }, delayMs);
     this.retries.add(timer);
-  }
-
-  /** `/status`, `/stop`, `/think`, `/verbose`: answered at once. Returns false when the item goes to the queue. */
-  private async handleImmediate(item: WorkItem, command: ChatCommand): Promise<boolean> {
-    const key = item.sessionKey;
-    switch (command.kind) {
-      case "none":
-        return false;
-      case "status":
-        await this.runner.answer(
-          item,
-          await this.statusText(key, item.message.chatType === "group" ? "group" : "direct"),
-        );
-        return true;
-      case "stop": {
-        const stopped = this.runner.abort(key, "stop");
-        if (command.bare && !stopped) return false;
-        await this.runner.answer(item, stopped ? "Stopped." : "Nothing to stop: no turn is running.");
-        return true;
-      }
-      case "show-directive":
-        await this.runner.answer(item, directiveState(command.directive, await this.store.get(key)));
-        return true;
-      case "invalid-directive":
-        await this.runner.answer(item, directiveUsage(command.directive));
-        return true;
-      case "think":
-      case "verbose": {
-        const field = command.kind === "think" ? "thinkingLevel" : "verboseLevel";
-        await this.store.update(key, (entry, unusable) => {
-          // A refused entry (bad sessionId) keeps its other fields under a new id.
-          const base: SessionEntry = entry ?? freshEntry(unusable, newSessionId(), this.clock.now());
-          return { ...base, [field]: command.level, updatedAt: this.clock.now() };
-        });
-        if (command.rest.trim().length === 0) {
-          const label = command.kind === "think" ? "Thinking level" : "Verbose";
-          await this.runner.answer(item, `${label} set to ${command.level}.`);
-          return true;
-        }
-        item.text = command.rest;
-        return false;
-      }
-    }
   }
 
   /**
