@@ -33,7 +33,6 @@ import type { DrainMode } from "./runtime/drain-resume.js";
 import { EventBus } from "./runtime/event-bus.js";
 import { ModelProbe } from "./runtime/model-probe.js";
 import { maxParkedBytesFrom, Outbox } from "./runtime/outbox.js";
-import { undeliverableLine } from "./runtime/outbox-status.js";
 import { repairReplies } from "./runtime/repair-replies.js";
 import {
   type RestartManifest,
@@ -654,10 +653,11 @@ export class Gateway {
       transports: this.host.states(),
       model: probe,
       parked: this.outbox.parked(),
+      phase: this.sessions.phaseOf(key),
       busy: this.queue.isBusy(key),
       waiting: this.queue.waiting(key),
       config: this.configState.snapshot(this.clock.now()),
-      undelivered: undeliverableLine(this.outbox.undeliverable(), this.clock.now()),
+      undelivered: this.outbox.undeliverable(),
     });
   }
 

@@ -224,6 +224,20 @@ describe("gateway: sessions at work", () => {
     expect((await done(running)).stopReason).toBe("end");
   });
 
+  it("/status names the asker's session phase: processing while its turn is held, ready once it is over", async () => {
+    t = await startTestGateway();
+    t.fake.enqueue({ text: "slow", hang: "before-headers" });
+    const running = await t.chat.inject({ text: "think hard" });
+    await t.fake.waitForRequest(1);
+    const during = (await done(await t.chat.inject({ text: "/status" }))).payloads[0]!.text;
+    expect(during).toMatch(/^Session: main · processing(,| ·)/m);
+    t.fake.release();
+    await done(running);
+    await t.idle();
+    const after = (await done(await t.chat.inject({ text: "/status" }))).payloads[0]!.text;
+    expect(after).toMatch(/^Session: main · ready · id /m);
+  });
+
   it("/status in a group shows no local path and no endpoint URL; in a direct chat it does", async () => {
     t = await startTestGateway();
     const direct = (await done(await t.chat.inject({ text: "/status" }))).payloads[0]!.text;
