@@ -41,7 +41,7 @@ import {
 } from "./runtime/restart-manifest.js";
 import { SessionRegistry } from "./runtime/session-registry.js";
 import { SessionRunner, type WorkItem } from "./runtime/session-runner.js";
-import { runShutdown } from "./runtime/shutdown.js";
+import { drainWithin, runShutdown, type ShutdownStage } from "./runtime/shutdown.js";
 import { stateLockPath } from "./runtime/state-lock.js";
 import { stateSecrets } from "./runtime/state-secrets.js";
 import type { StatusAudience } from "./runtime/status-report.js";
@@ -96,8 +96,11 @@ export interface GatewayOptions {
 }
 
 /**
- * The gateway: plugins, the inbound pipeline (dedupe → allowlist → journal → commands → session queue) and the
- * session runtime. Created by `createGateway`; `start()` then `stop()`.
+ * The composition root: it builds the store, the journal, the outbox, the session registry and runner, the plugin
+ * host and the HTTP server, and wires them through the functions each is given. A message enters at `receive`:
+ * admission (dedupe → allowlist → session key → journal; `receive` resolves once the record is on disk), then,
+ * after what the last run left open, dispatch (mention gate → immediate commands → the session's queue), from
+ * which the session runner takes it. Created by `createGateway`; `start()` then `stop()`.
  */
 export class Gateway {
   readonly store: SessionStore;
@@ -478,43 +481,39 @@ export class Gateway {
     if (this.stopped) return this.stopped;
     this.stopping = true;
     this.markReplayQueued();
-    this.stopped = (async () => {
-      this.runner.drain(options.mode ?? "stopping");
-      this.sessions.stop();
-      for (const timer of this.retries) this.clock.clearTimeout(timer);
-      this.retries.clear();
-      let timer: unknown;
-      const late = new Promise<"late">((resolve) => {
-        timer = this.clock.setTimeout(() => resolve("late"), DRAIN_DEADLINE_MS);
-      });
-      const drained = await Promise.race([this.queue.drain().then(() => "drained" as const), late]);
-      this.clock.clearTimeout(timer);
-      if (drained === "late") {
-        this.options.logger.warn(
-          `turns did not reach a safe point within ${DRAIN_DEADLINE_MS / 1000} s: aborting them (their messages are answered after the next start)`,
-        );
-        this.runner.abortAll("shutdown");
-        await this.queue.drain();
-      }
-      await runShutdown(
-        [
-          { name: "recordings", run: () => this.runner.recordingsSettled() },
-          { name: "sessions", run: () => this.sessions.settled() },
-          // Sends in flight finish (the "stopping" notices among them); what waits for a transport stays in the journal.
-          { name: "outbox-settle", run: () => this.outbox.settle(STOP_SEND_GRACE_MS) },
-          // A send still in flight finishes and ends its record before the journal closes.
-          { name: "outbox", run: () => this.outbox.stop() },
-          { name: "host", run: () => this.host.stop() },
-          { name: "http", run: () => this.http.close() },
-          { name: "temp-files", run: () => this.tempFilesSwept },
-          // The journal's close syncs the transcripts behind its replies that no pass synced yet, then marks them.
-          { name: "transcript-sync", run: () => this.transcriptSync.stop() },
-          { name: "journal", run: () => this.journal.close() },
-        ],
-        (stage, error) =>
-          this.options.logger.error(`shutdown stage "${stage}" failed`, { error: String(error) }),
+    // No new turn starts, nothing is unloaded or retried any more; running turns end at their next safe point.
+    this.runner.drain(options.mode ?? "stopping");
+    this.sessions.stop();
+    for (const timer of this.retries) this.clock.clearTimeout(timer);
+    this.retries.clear();
+    const logger = this.options.logger;
+    const abortTurns = () => {
+      logger.warn(
+        `turns did not reach a safe point within ${DRAIN_DEADLINE_MS / 1000} s: aborting them (their messages are answered after the next start)`,
       );
-    })();
+      this.runner.abortAll("shutdown");
+    };
+    const stages: ShutdownStage[] = [
+      {
+        name: "drain",
+        run: () => drainWithin(() => this.queue.drain(), abortTurns, DRAIN_DEADLINE_MS, this.clock),
+      },
+      { name: "recordings", run: () => this.runner.recordingsSettled() },
+      { name: "sessions", run: () => this.sessions.settled() },
+      // Sends in flight finish (the "stopping" notices among them); what waits for a transport stays in the journal.
+      { name: "outbox-settle", run: () => this.outbox.settle(STOP_SEND_GRACE_MS) },
+      // A send still in flight finishes and ends its record before the journal closes.
+      { name: "outbox", run: () => this.outbox.stop() },
+      { name: "host", run: () => this.host.stop() },
+      { name: "http", run: () => this.http.close() },
+      { name: "temp-files", run: () => this.tempFilesSwept },
+      // The journal's close syncs the transcripts behind its replies that no pass synced yet, then marks them.
+      { name: "transcript-sync", run: () => this.transcriptSync.stop() },
+      { name: "journal", run: () => this.journal.close() },
+    ];
+    this.stopped = runShutdown(stages, (stage, error) =>
+      logger.error(`shutdown stage "${stage}" failed`, { error: String(error) }),
+    ).then(() => undefined);
     return this.stopped;
   }
 
