@@ -17,7 +17,6 @@ import type {
 } from "./plugin-api/types.js";
 import {
   allowStep,
-  authorityOf,
   dedupeStep,
   journalStep,
   sessionKeyStep,
@@ -34,6 +33,7 @@ import { EventBus } from "./runtime/event-bus.js";
 import { ModelProbe } from "./runtime/model-probe.js";
 import { maxParkedBytesFrom, Outbox } from "./runtime/outbox.js";
 import { repairReplies } from "./runtime/repair-replies.js";
+import { replayItem } from "./runtime/replay-item.js";
 import {
   type RestartManifest,
   restartManifestPath,
@@ -381,25 +381,11 @@ export class Gateway {
     );
     if (open.length > 0)
       this.options.logger.info("finishing messages accepted before the last stop", { count: open.length });
-    for (const record of open) {
-      // A record from before version 2 does not say: then a channel no plugin has is the local API's.
-      const local = record.local ?? !this.host.states().some((p) => p.id === record.message.channel);
-      // The turn keeps the authority it was accepted with; a record from before authorities gets the safe one.
-      const message = {
-        ...record.message,
-        authority: record.message.authority ?? authorityOf(record.message, local),
-      };
-      const item: WorkItem = {
-        jid: record.jid,
-        sessionKey: this.sessionKeyFor(record.message),
-        message,
-        text: record.message.text,
-        local,
-        restored: record,
-        resolve: () => {},
-      };
-      this.enqueue(item);
-    }
+    const channels = {
+      hasPlugin: (channel: string) => this.host.states().some((p) => p.id === channel),
+      sessionKeyFor: (message: InboundMessage) => this.sessionKeyFor(message),
+    };
+    for (const record of open) this.enqueue(replayItem(record, channels));
     this.markReplayQueued();
     return this.address;
   }
