@@ -13,7 +13,6 @@ import type {
   PluginDefinition,
   ReceiveResult,
   ToolDefinition,
-  TurnOutcome,
 } from "./plugin-api/types.js";
 import {
   allowStep,
@@ -26,6 +25,7 @@ import { enqueueStep, mentionGateStep } from "./routing/inbound-pipeline/dispatc
 import { compose, type InboundContext } from "./routing/inbound-pipeline/types.js";
 import { sessionKeyFor } from "./routing/session-key.js";
 import { SessionQueue } from "./routing/session-queue.js";
+import { acceptedWork } from "./runtime/accepted-work.js";
 import type { ConfigReloadPlan } from "./runtime/config-reloader.js";
 import { ConfigState } from "./runtime/config-state.js";
 import type { DrainMode } from "./runtime/drain-resume.js";
@@ -235,7 +235,14 @@ export class Gateway {
           }),
       }),
       sessionKeyStep({ sessionKeyFor: (m) => this.sessionKeyFor(m) }),
-      journalStep({ accept: (ctx) => this.acceptMessage(ctx) }),
+      // Written now, fsync'd while the message's turn begins: `receive` resolves only once it is on disk.
+      journalStep({
+        accept: async (ctx) =>
+          acceptedWork(
+            await this.journal.acceptWritten(ctx.message, this.clock.now(), { local: ctx.local }),
+            ctx,
+          ),
+      }),
     ]);
     const enqueue = (item: WorkItem) => this.enqueue(item);
     this.dispatch = compose([
@@ -556,31 +563,6 @@ export class Gateway {
       }
     }
     return result;
-  }
-
-  /** Builds the work item of a durably accepted message (the journal step). */
-  private async acceptMessage(ctx: InboundContext & { sessionKey: string }): Promise<{
-    item: WorkItem;
-    result: ReceiveResult;
-  }> {
-    // Written now, fsync'd while the message's turn begins: `receive` resolves only once it is on disk.
-    const { jid, durable } = await this.journal.acceptWritten(ctx.message, this.clock.now(), {
-      local: ctx.local,
-    });
-    let resolve!: (outcome: TurnOutcome) => void;
-    const done = new Promise<TurnOutcome>((r) => {
-      resolve = r;
-    });
-    const item: WorkItem = {
-      jid,
-      sessionKey: ctx.sessionKey,
-      message: ctx.message,
-      text: ctx.message.text,
-      local: ctx.local,
-      durable,
-      resolve,
-    };
-    return { item, result: { status: "accepted", journalId: jid, done } };
   }
 
   private enqueue(item: WorkItem): void {
