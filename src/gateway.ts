@@ -28,6 +28,7 @@ import { SessionQueue } from "./routing/session-queue.js";
 import { acceptedWork } from "./runtime/accepted-work.js";
 import type { ConfigReloadPlan } from "./runtime/config-reloader.js";
 import { ConfigState } from "./runtime/config-state.js";
+import { ControlRequests, type RestartAnswer, type StopRequest } from "./runtime/control-requests.js";
 import type { DrainMode } from "./runtime/drain-resume.js";
 import { EventBus } from "./runtime/event-bus.js";
 import { ModelProbe } from "./runtime/model-probe.js";
@@ -62,13 +63,7 @@ const STOP_SEND_GRACE_MS = 5_000;
  */
 export const DRAIN_DEADLINE_MS = 20_000;
 
-/** Why the gateway is asked to stop from inside (`POST /api/stop`): the CLI's `serve` loop acts on it. */
-export interface StopRequest {
-  why: string;
-}
-
-/** What whoever runs the gateway answers to `POST /api/restart`: taken (the restart follows), or why not. */
-export type RestartAnswer = { accepted: true } | { accepted: false; status: number; error: string };
+export type { RestartAnswer, StopRequest } from "./runtime/control-requests.js";
 
 export interface GatewayOptions {
   config: ClawdisConfig;
@@ -141,8 +136,7 @@ export class Gateway {
   private restartedBy: RestartManifest | undefined;
   /** Keys handed to the session registry since the start (pruned to those it still holds: see activeSessions). */
   private readonly touched = new Set<string>();
-  private readonly stopListeners = new Set<(request: StopRequest) => void>();
-  private restartHandler: ((why: string) => Promise<RestartAnswer>) | undefined;
+  private readonly control = new ControlRequests();
   /** Resolves once the records left open by the last run are queued: new messages are dispatched after them. */
   private replayQueued: Promise<void>;
   private markReplayQueued: () => void = () => {};
@@ -432,31 +426,21 @@ export class Gateway {
 
   /** Asks whoever runs this gateway (the CLI's serve loop) to stop it, as SIGTERM would. */
   requestStop(request: StopRequest): void {
-    for (const listener of this.stopListeners) listener(request);
+    this.control.requestStop(request);
   }
 
   onStopRequest(listener: (request: StopRequest) => void): () => void {
-    this.stopListeners.add(listener);
-    return () => this.stopListeners.delete(listener);
+    return this.control.onStopRequest(listener);
   }
 
   /** Asks whoever runs this gateway for an in-process restart on the config file as it is now. */
   requestRestart(why: string): Promise<RestartAnswer> {
-    if (this.stopping)
-      return Promise.resolve({ accepted: false, status: 409, error: "the gateway is stopping" });
-    if (!this.restartHandler) {
-      return Promise.resolve({
-        accepted: false,
-        status: 501,
-        error: "this gateway cannot restart in-process",
-      });
-    }
-    return this.restartHandler(why);
+    return this.control.requestRestart(why, this.stopping);
   }
 
   /** Set by whoever runs the gateway (the CLI's supervisor): how `requestRestart` is answered. */
   handleRestartRequests(handler: (why: string) => Promise<RestartAnswer>): void {
-    this.restartHandler = handler;
+    this.control.handleRestartRequests(handler);
   }
 
   /** The restart that started this gateway, if it was one: when and why (`/status`, `GET /api/status`). */
