@@ -1,3 +1,5 @@
+// Over 400 lines, by design: this is the composition root. The constructor wires every part of the gateway, and
+// `start`, `receive` and `stop` put them in order; what each part decides lives in the files it imports.
 import { join } from "node:path";
 import { type Clock, systemClock } from "./core/clock.js";
 import { diffConfig } from "./core/config-diff.js";
