@@ -1,13 +1,14 @@
-import { mkdirSync } from "node:fs";
+// Over 400 lines, by design: this is the composition root. The constructor wires every part of the gateway, and
+// `start`, `receive` and `stop` put them in order; what each part decides lives in the files it imports.
 import { join } from "node:path";
 import { preloadModelSdk } from "./agent/llm-client.js";
-import { selectTools } from "./agent/tools/index.js";
 import { type Clock, systemClock } from "./core/clock.js";
 import { diffConfig } from "./core/config-diff.js";
 import type { ClawdisConfig } from "./core/config-schema.js";
 import { type Logger, setLogLevel } from "./core/logger.js";
 import { type Env, resolveConfigPath, stateDir as stateDirOf } from "./core/paths.js";
-import { type BasePluginContext, PluginHost } from "./host/plugin-host.js";
+import { type PluginContextDeps, pluginContext } from "./host/plugin-context.js";
+import { PluginHost } from "./host/plugin-host.js";
 import { HttpServer } from "./http/http-server.js";
 import type {
   GatewayEvent,
@@ -15,28 +16,28 @@ import type {
   PluginDefinition,
   ReceiveResult,
   ToolDefinition,
-  TurnOutcome,
 } from "./plugin-api/types.js";
-import { type ChatCommand, directiveState, directiveUsage } from "./routing/chat-command.js";
 import {
   allowStep,
-  authorityOf,
   dedupeStep,
   journalStep,
   sessionKeyStep,
 } from "./routing/inbound-pipeline/admission-steps.js";
-import { commandStep, enqueueStep, mentionGateStep } from "./routing/inbound-pipeline/dispatch-steps.js";
+import { commandStep } from "./routing/inbound-pipeline/command-step.js";
+import { enqueueStep, mentionGateStep } from "./routing/inbound-pipeline/dispatch-steps.js";
 import { compose, type InboundContext } from "./routing/inbound-pipeline/types.js";
 import { sessionKeyFor } from "./routing/session-key.js";
 import { SessionQueue } from "./routing/session-queue.js";
+import { acceptedWork } from "./runtime/accepted-work.js";
 import type { ConfigReloadPlan } from "./runtime/config-reloader.js";
 import { ConfigState } from "./runtime/config-state.js";
+import { ControlRequests, type RestartAnswer, type StopRequest } from "./runtime/control-requests.js";
 import type { DrainMode } from "./runtime/drain-resume.js";
 import { EventBus } from "./runtime/event-bus.js";
 import { ModelProbe } from "./runtime/model-probe.js";
 import { maxParkedBytesFrom, Outbox } from "./runtime/outbox.js";
-import { undeliverableLine } from "./runtime/outbox-status.js";
 import { repairReplies } from "./runtime/repair-replies.js";
+import { replayItem } from "./runtime/replay-item.js";
 import {
   type RestartManifest,
   restartManifestPath,
@@ -44,22 +45,19 @@ import {
 } from "./runtime/restart-manifest.js";
 import { SessionRegistry } from "./runtime/session-registry.js";
 import { SessionRunner, type WorkItem } from "./runtime/session-runner.js";
-import { runShutdown } from "./runtime/shutdown.js";
+import { drainWithin, runShutdown, type ShutdownStage } from "./runtime/shutdown.js";
 import { stateLockPath } from "./runtime/state-lock.js";
 import { stateSecrets } from "./runtime/state-secrets.js";
 import type { StatusAudience } from "./runtime/status-report.js";
 import { statusText } from "./runtime/status-text.js";
-import { toolsPolicy, withFileAccess } from "./runtime/tools-policy.js";
+import { toolsForTurn } from "./runtime/tools-policy.js";
 import { TranscriptSync } from "./runtime/transcript-sync.js";
 import { warmSessions } from "./runtime/warm-sessions.js";
 import { removeAbandonedTempFiles } from "./sessions/abandoned-temp-files.js";
 import { Journal } from "./sessions/journal.js";
-import { freshEntry } from "./sessions/lifecycle.js";
-import { newSessionId } from "./sessions/session-id.js";
 import { SessionStore } from "./sessions/store.js";
 import { preloadLockLibrary } from "./sessions/store-lock.js";
 import { resumeBudgetBytes } from "./sessions/transcript-resume.js";
-import type { SessionEntry } from "./sessions/types.js";
 
 /** How long a stop lets sends in flight finish. */
 const STOP_SEND_GRACE_MS = 5_000;
@@ -69,13 +67,7 @@ const STOP_SEND_GRACE_MS = 5_000;
  */
 export const DRAIN_DEADLINE_MS = 20_000;
 
-/** Why the gateway is asked to stop from inside (`POST /api/stop`): the CLI's `serve` loop acts on it. */
-export interface StopRequest {
-  why: string;
-}
-
-/** What whoever runs the gateway answers to `POST /api/restart`: taken (the restart follows), or why not. */
-export type RestartAnswer = { accepted: true } | { accepted: false; status: number; error: string };
+export type { RestartAnswer, StopRequest } from "./runtime/control-requests.js";
 
 export interface GatewayOptions {
   config: ClawdisConfig;
@@ -103,8 +95,11 @@ export interface GatewayOptions {
 }
 
 /**
- * The gateway: plugins, the inbound pipeline (dedupe → allowlist → journal → commands → session queue) and the
- * session runtime. Created by `createGateway`; `start()` then `stop()`.
+ * The composition root: it builds the store, the journal, the outbox, the session registry and runner, the plugin
+ * host and the HTTP server, and wires them through the functions each is given. A message enters at `receive`:
+ * admission (dedupe → allowlist → session key → journal; `receive` resolves once the record is on disk), then,
+ * after what the last run left open, dispatch (mention gate → immediate commands → the session's queue), from
+ * which the session runner takes it. Created by `createGateway`; `start()` then `stop()`.
  */
 export class Gateway {
   readonly store: SessionStore;
@@ -145,8 +140,7 @@ export class Gateway {
   private restartedBy: RestartManifest | undefined;
   /** Keys handed to the session registry since the start (pruned to those it still holds: see activeSessions). */
   private readonly touched = new Set<string>();
-  private readonly stopListeners = new Set<(request: StopRequest) => void>();
-  private restartHandler: ((why: string) => Promise<RestartAnswer>) | undefined;
+  private readonly control = new ControlRequests();
   /** Resolves once the records left open by the last run are queued: new messages are dispatched after them. */
   private replayQueued: Promise<void>;
   private markReplayQueued: () => void = () => {};
@@ -239,23 +233,47 @@ export class Gateway {
           }),
       }),
       sessionKeyStep({ sessionKeyFor: (m) => this.sessionKeyFor(m) }),
-      journalStep({ accept: (ctx) => this.acceptMessage(ctx) }),
+      // Written now, fsync'd while the message's turn begins: `receive` resolves only once it is on disk.
+      journalStep({
+        accept: async (ctx) =>
+          acceptedWork(
+            await this.journal.acceptWritten(ctx.message, this.clock.now(), { local: ctx.local }),
+            ctx,
+          ),
+      }),
     ]);
     const enqueue = (item: WorkItem) => this.enqueue(item);
     this.dispatch = compose([
       mentionGateStep({ groupChat: () => this.config.inbound.groupChat, enqueue }),
-      commandStep({ handleImmediate: (item, command) => this.handleImmediate(item, command) }),
+      commandStep({
+        answer: (item, text) => this.runner.answer(item, text),
+        status: (key, audience) => this.statusText(key, audience),
+        abortTurn: (key) => this.runner.abort(key, "stop"),
+        entry: (key) => this.store.get(key),
+        updateEntry: (key, change) => this.store.update(key, change),
+        now: () => this.clock.now(),
+      }),
       enqueueStep({ enqueue }),
     ]);
     const entries: Record<string, { enabled: boolean; config?: unknown }> = {};
     for (const [id, entry] of Object.entries(options.config.plugins.entries)) entries[id] = entry;
+    const plugins: PluginContextDeps = {
+      stateDir: stateDirOf(options.env),
+      gatewayConfig: () => this.config,
+      primarySessionKey: () => this.mainKey,
+      logger,
+      gatewayToken: options.token,
+      route: (method, path, handler, routeOptions) => this.http.route(method, path, handler, routeOptions),
+      onEvent: (listener) => this.events.on(listener),
+      receive: (message) => this.receive(message, { local: false }),
+    };
     this.host = new PluginHost({
       definitions: options.plugins,
       entries,
       gatewayConfig: options.config,
       logger: logger.child("plugins"),
       clock: this.clock,
-      contextFor: (definition, config, retired) => this.pluginContext(definition, config, retired),
+      contextFor: (definition, config, retired) => pluginContext(plugins, definition, config, retired),
       // A transport restarted for a config change waits for the sends in flight (others' too: at most this long).
       drainSends: () => this.outbox.settle(STOP_SEND_GRACE_MS),
     });
@@ -372,25 +390,11 @@ export class Gateway {
     );
     if (open.length > 0)
       this.options.logger.info("finishing messages accepted before the last stop", { count: open.length });
-    for (const record of open) {
-      // A record from before version 2 does not say: then a channel no plugin has is the local API's.
-      const local = record.local ?? !this.host.states().some((p) => p.id === record.message.channel);
-      // The turn keeps the authority it was accepted with; a record from before authorities gets the safe one.
-      const message = {
-        ...record.message,
-        authority: record.message.authority ?? authorityOf(record.message, local),
-      };
-      const item: WorkItem = {
-        jid: record.jid,
-        sessionKey: this.sessionKeyFor(record.message),
-        message,
-        text: record.message.text,
-        local,
-        restored: record,
-        resolve: () => {},
-      };
-      this.enqueue(item);
-    }
+    const channels = {
+      hasPlugin: (channel: string) => this.host.states().some((p) => p.id === channel),
+      sessionKeyFor: (message: InboundMessage) => this.sessionKeyFor(message),
+    };
+    for (const record of open) this.enqueue(replayItem(record, channels));
     this.markReplayQueued();
     return this.address;
   }
@@ -430,31 +434,21 @@ export class Gateway {
 
   /** Asks whoever runs this gateway (the CLI's serve loop) to stop it, as SIGTERM would. */
   requestStop(request: StopRequest): void {
-    for (const listener of this.stopListeners) listener(request);
+    this.control.requestStop(request);
   }
 
   onStopRequest(listener: (request: StopRequest) => void): () => void {
-    this.stopListeners.add(listener);
-    return () => this.stopListeners.delete(listener);
+    return this.control.onStopRequest(listener);
   }
 
   /** Asks whoever runs this gateway for an in-process restart on the config file as it is now. */
   requestRestart(why: string): Promise<RestartAnswer> {
-    if (this.stopping)
-      return Promise.resolve({ accepted: false, status: 409, error: "the gateway is stopping" });
-    if (!this.restartHandler) {
-      return Promise.resolve({
-        accepted: false,
-        status: 501,
-        error: "this gateway cannot restart in-process",
-      });
-    }
-    return this.restartHandler(why);
+    return this.control.requestRestart(why, this.stopping);
   }
 
   /** Set by whoever runs the gateway (the CLI's supervisor): how `requestRestart` is answered. */
   handleRestartRequests(handler: (why: string) => Promise<RestartAnswer>): void {
-    this.restartHandler = handler;
+    this.control.handleRestartRequests(handler);
   }
 
   /** The restart that started this gateway, if it was one: when and why (`/status`, `GET /api/status`). */
@@ -472,43 +466,39 @@ export class Gateway {
     if (this.stopped) return this.stopped;
     this.stopping = true;
     this.markReplayQueued();
-    this.stopped = (async () => {
-      this.runner.drain(options.mode ?? "stopping");
-      this.sessions.stop();
-      for (const timer of this.retries) this.clock.clearTimeout(timer);
-      this.retries.clear();
-      let timer: unknown;
-      const late = new Promise<"late">((resolve) => {
-        timer = this.clock.setTimeout(() => resolve("late"), DRAIN_DEADLINE_MS);
-      });
-      const drained = await Promise.race([this.queue.drain().then(() => "drained" as const), late]);
-      this.clock.clearTimeout(timer);
-      if (drained === "late") {
-        this.options.logger.warn(
-          `turns did not reach a safe point within ${DRAIN_DEADLINE_MS / 1000} s: aborting them (their messages are answered after the next start)`,
-        );
-        this.runner.abortAll("shutdown");
-        await this.queue.drain();
-      }
-      await runShutdown(
-        [
-          { name: "recordings", run: () => this.runner.recordingsSettled() },
-          { name: "sessions", run: () => this.sessions.settled() },
-          // Sends in flight finish (the "stopping" notices among them); what waits for a transport stays in the journal.
-          { name: "outbox-settle", run: () => this.outbox.settle(STOP_SEND_GRACE_MS) },
-          // A send still in flight finishes and ends its record before the journal closes.
-          { name: "outbox", run: () => this.outbox.stop() },
-          { name: "host", run: () => this.host.stop() },
-          { name: "http", run: () => this.http.close() },
-          { name: "temp-files", run: () => this.tempFilesSwept },
-          // The journal's close syncs the transcripts behind its replies that no pass synced yet, then marks them.
-          { name: "transcript-sync", run: () => this.transcriptSync.stop() },
-          { name: "journal", run: () => this.journal.close() },
-        ],
-        (stage, error) =>
-          this.options.logger.error(`shutdown stage "${stage}" failed`, { error: String(error) }),
+    // No new turn starts, nothing is unloaded or retried any more; running turns end at their next safe point.
+    this.runner.drain(options.mode ?? "stopping");
+    this.sessions.stop();
+    for (const timer of this.retries) this.clock.clearTimeout(timer);
+    this.retries.clear();
+    const logger = this.options.logger;
+    const abortTurns = () => {
+      logger.warn(
+        `turns did not reach a safe point within ${DRAIN_DEADLINE_MS / 1000} s: aborting them (their messages are answered after the next start)`,
       );
-    })();
+      this.runner.abortAll("shutdown");
+    };
+    const stages: ShutdownStage[] = [
+      {
+        name: "drain",
+        run: () => drainWithin(() => this.queue.drain(), abortTurns, DRAIN_DEADLINE_MS, this.clock),
+      },
+      { name: "recordings", run: () => this.runner.recordingsSettled() },
+      { name: "sessions", run: () => this.sessions.settled() },
+      // Sends in flight finish (the "stopping" notices among them); what waits for a transport stays in the journal.
+      { name: "outbox-settle", run: () => this.outbox.settle(STOP_SEND_GRACE_MS) },
+      // A send still in flight finishes and ends its record before the journal closes.
+      { name: "outbox", run: () => this.outbox.stop() },
+      { name: "host", run: () => this.host.stop() },
+      { name: "http", run: () => this.http.close() },
+      { name: "temp-files", run: () => this.tempFilesSwept },
+      // The journal's close syncs the transcripts behind its replies that no pass synced yet, then marks them.
+      { name: "transcript-sync", run: () => this.transcriptSync.stop() },
+      { name: "journal", run: () => this.journal.close() },
+    ];
+    this.stopped = runShutdown(stages, (stage, error) =>
+      logger.error(`shutdown stage "${stage}" failed`, { error: String(error) }),
+    ).then(() => undefined);
     return this.stopped;
   }
 
@@ -567,31 +557,6 @@ export class Gateway {
     return result;
   }
 
-  /** Builds the work item of a durably accepted message (the journal step). */
-  private async acceptMessage(ctx: InboundContext & { sessionKey: string }): Promise<{
-    item: WorkItem;
-    result: ReceiveResult;
-  }> {
-    // Written now, fsync'd while the message's turn begins: `receive` resolves only once it is on disk.
-    const { jid, durable } = await this.journal.acceptWritten(ctx.message, this.clock.now(), {
-      local: ctx.local,
-    });
-    let resolve!: (outcome: TurnOutcome) => void;
-    const done = new Promise<TurnOutcome>((r) => {
-      resolve = r;
-    });
-    const item: WorkItem = {
-      jid,
-      sessionKey: ctx.sessionKey,
-      message: ctx.message,
-      text: ctx.message.text,
-      local: ctx.local,
-      durable,
-      resolve,
-    };
-    return { item, result: { status: "accepted", journalId: jid, done } };
-  }
-
   private enqueue(item: WorkItem): void {
     // New work keeps the session warm (or loads it again, `recovering` for a replay), and cancels an unloading.
     this.sessions.touch(item.sessionKey, item.restored !== undefined);
@@ -616,49 +581,6 @@ export class Gateway {
       if (!this.stopping) this.enqueue(item);
     }, delayMs);
     this.retries.add(timer);
-  }
-
-  /** `/status`, `/stop`, `/think`, `/verbose`: answered at once. Returns false when the item goes to the queue. */
-  private async handleImmediate(item: WorkItem, command: ChatCommand): Promise<boolean> {
-    const key = item.sessionKey;
-    switch (command.kind) {
-      case "none":
-        return false;
-      case "status":
-        await this.runner.answer(
-          item,
-          await this.statusText(key, item.message.chatType === "group" ? "group" : "direct"),
-        );
-        return true;
-      case "stop": {
-        const stopped = this.runner.abort(key, "stop");
-        if (command.bare && !stopped) return false;
-        await this.runner.answer(item, stopped ? "Stopped." : "Nothing to stop: no turn is running.");
-        return true;
-      }
-      case "show-directive":
-        await this.runner.answer(item, directiveState(command.directive, await this.store.get(key)));
-        return true;
-      case "invalid-directive":
-        await this.runner.answer(item, directiveUsage(command.directive));
-        return true;
-      case "think":
-      case "verbose": {
-        const field = command.kind === "think" ? "thinkingLevel" : "verboseLevel";
-        await this.store.update(key, (entry, unusable) => {
-          // A refused entry (bad sessionId) keeps its other fields under a new id.
-          const base: SessionEntry = entry ?? freshEntry(unusable, newSessionId(), this.clock.now());
-          return { ...base, [field]: command.level, updatedAt: this.clock.now() };
-        });
-        if (command.rest.trim().length === 0) {
-          const label = command.kind === "think" ? "Thinking level" : "Verbose";
-          await this.runner.answer(item, `${label} set to ${command.level}.`);
-          return true;
-        }
-        item.text = command.rest;
-        return false;
-      }
-    }
   }
 
   /**
@@ -690,10 +612,11 @@ export class Gateway {
       transports: this.host.states(),
       model: probe,
       parked: this.outbox.parked(),
+      phase: this.sessions.phaseOf(key),
       busy: this.queue.isBusy(key),
       waiting: this.queue.waiting(key),
       config: this.configState.snapshot(this.clock.now()),
-      undelivered: undeliverableLine(this.outbox.undeliverable(), this.clock.now()),
+      undelivered: this.outbox.undeliverable(),
     });
   }
 
@@ -701,71 +624,15 @@ export class Gateway {
     return this.queue.isBusy(key);
   }
 
-  /**
-   * The turn's tools: what the tools policy grants this message's authority in this session
-   * (src/runtime/tools-policy.ts), each call told where its file tools may go (the session's workspace only, when
-   * confined; never the state directory's secrets).
-   */
+  /** The turn's tools (src/runtime/tools-policy.ts, `toolsForTurn`). */
   toolsFor(key: string, message: InboundMessage): ToolDefinition[] {
-    const all = [...this.options.builtinTools, ...this.host.tools()];
-    const grant = toolsPolicy({
+    return toolsForTurn({
       sessionKey: key,
       primaryKey: this.mainKey,
-      authority: message.authority ?? authorityOf(message, false),
-      channel: message.channel,
-      senderId: message.senderId,
-      ...(message.allowedTools ? { allowedTools: message.allowedTools } : {}),
+      message,
+      all: [...this.options.builtinTools, ...this.host.tools()],
       tools: this.config.inbound.reply.agent.tools,
-    });
-    return withFileAccess(selectTools(all, grant.names, grant.allowBashByStar ? [] : ["bash"]), {
-      confined: grant.confined,
       secrets: this.secrets,
     });
-  }
-
-  /** The context of one plugin instance; its routes and listeners are removed when `retired` aborts. */
-  private pluginContext(
-    definition: PluginDefinition,
-    config: unknown,
-    retired: AbortSignal,
-  ): BasePluginContext {
-    const logger = this.options.logger.child(definition.id);
-    const cleanups: (() => void)[] = [];
-    retired.addEventListener("abort", () => {
-      for (const cleanup of cleanups.splice(0)) cleanup();
-    });
-    const pluginStateDir = join(stateDirOf(this.options.env), "plugins", definition.id);
-    const stagingDir = join(pluginStateDir, "inbox");
-    mkdirSync(stagingDir, { recursive: true, mode: 0o700 });
-    return {
-      id: definition.id,
-      config,
-      gatewayConfig: this.config,
-      stateDir: stateDirOf(this.options.env),
-      pluginStateDir,
-      stagingDir,
-      primarySessionKey: this.mainKey,
-      logger,
-      gatewayToken: this.options.token,
-      http: {
-        route: (method, path, handler, routeOptions) => {
-          cleanups.push(this.http.route(method, path, handler, routeOptions));
-        },
-      },
-      onEvent: (listener) => {
-        const off = this.events.on(listener);
-        cleanups.push(off);
-        return off;
-      },
-      receive: (message) => {
-        if (message.channel !== definition.id) {
-          return Promise.resolve({
-            status: "denied",
-            reason: `plugin "${definition.id}" may only hand in messages of its own channel`,
-          });
-        }
-        return this.receive(message, { local: false });
-      },
-    };
   }
 }

@@ -224,6 +224,32 @@ describe("gateway: sessions at work", () => {
     expect((await done(running)).stopReason).toBe("end");
   });
 
+  it("/status and GET /api/sessions name the session's phase: processing while its turn is held, ready after", async () => {
+    t = await startTestGateway({ listen: true });
+    await done(await t.chat.inject({ text: "hi" }));
+    await t.idle();
+    const address = t.gateway.listeningAddress()!;
+    const phases = async () => {
+      const res = await fetch(`http://${address.host}:${address.port}/api/sessions`, {
+        headers: { authorization: "Bearer test-token-0123456789" },
+      });
+      const body = (await res.json()) as { sessions: { key: string; phase?: string }[] };
+      return Object.fromEntries(body.sessions.map((s) => [s.key, s.phase]));
+    };
+    t.fake.enqueue({ text: "slow", hang: "before-headers" });
+    const running = await t.chat.inject({ text: "think hard" });
+    await t.fake.waitForRequest(2);
+    const during = (await done(await t.chat.inject({ text: "/status" }))).payloads[0]!.text;
+    expect(during).toMatch(/^Session: main · processing · id /m);
+    expect(await phases()).toEqual({ main: "processing" });
+    t.fake.release();
+    await done(running);
+    await t.idle();
+    const after = (await done(await t.chat.inject({ text: "/status" }))).payloads[0]!.text;
+    expect(after).toMatch(/^Session: main · ready · id /m);
+    expect(await phases()).toEqual({ main: "ready" });
+  });
+
   it("/status in a group shows no local path and no endpoint URL; in a direct chat it does", async () => {
     t = await startTestGateway();
     const direct = (await done(await t.chat.inject({ text: "/status" }))).payloads[0]!.text;

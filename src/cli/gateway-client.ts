@@ -54,6 +54,17 @@ export function gatewayUrl(config: ClawdisConfig): string {
  * of a live gateway, then the configured address.
  */
 async function candidateUrls(config: ClawdisConfig, env: Env): Promise<string[]> {
+  const urls = await liveGatewayUrls(env);
+  const configured = gatewayUrl(config);
+  if (!urls.includes(configured)) urls.push(configured);
+  return urls;
+}
+
+/**
+ * The addresses a live gateway of this state directory wrote: the URL in the lock it owns, then its address file.
+ * Empty when no live process claims the directory. Reads no config (cheap enough for `clawdis sessions`).
+ */
+export async function liveGatewayUrls(env: Env): Promise<string[]> {
   const urls: string[] = [];
   const owner = await stateOwnerOf(stateDir(env)).catch(() => undefined);
   if (owner?.kind === "gateway" && owner.url) urls.push(owner.url);
@@ -62,10 +73,8 @@ async function candidateUrls(config: ClawdisConfig, env: Env): Promise<string[]>
     if (typeof file.url === "string" && processRuns(file.pid) && !urls.includes(file.url))
       urls.push(file.url);
   } catch {
-    // No address file (no gateway, or one that predates it): the configured address below.
+    // No address file (no gateway, or one that predates it).
   }
-  const configured = gatewayUrl(config);
-  if (!urls.includes(configured)) urls.push(configured);
   return urls;
 }
 

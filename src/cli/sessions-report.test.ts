@@ -63,6 +63,20 @@ describe("buildSessionsReport", () => {
     expect(report.sessions[0]?.ageMs).toBe(0);
   });
 
+  it("with the gateway's phases, a loaded session's row carries its phase; others have none", () => {
+    const stored = { ...map, old: { ...map.old, phase: "a stored field is not the gateway's word" } };
+    const phases: Record<string, "processing" | "ready"> = { main: "processing", "group:1": "ready" };
+    const report = buildSessionsReport(stored, "/s.json", now, null, (key) => phases[key]);
+    expect(Object.fromEntries(report.sessions.map((s) => [s.key, s.phase]))).toEqual({
+      future: undefined,
+      "group:1": "ready",
+      main: "processing",
+      old: undefined,
+    });
+    expect(report.sessions.map((s) => "phase" in s)).toEqual([false, true, true, false]);
+    expect("phase" in buildSessionsReport(map, "/s.json", now, null).sessions[2]!).toBe(false);
+  });
+
   it("keeps only sessions updated within activeMinutes (inclusive)", () => {
     const report = buildSessionsReport(map, "/s.json", now, 1);
     expect(report.sessions.map((s) => s.key)).toEqual(["future", "group:1", "main"]);

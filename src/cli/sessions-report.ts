@@ -1,3 +1,5 @@
+import { type SessionKind, sessionKindOf } from "../routing/session-key.js";
+import type { SessionPhase } from "../runtime/session/phase.js";
 import type { SessionEntry, SessionMap } from "../sessions/types.js";
 
 /**
@@ -5,13 +7,11 @@ import type { SessionEntry, SessionMap } from "../sessions/types.js";
  * Pure: the caller reads the store and the clock.
  */
 
-export type SessionKind = "direct" | "group" | "global";
+export type { SessionKind };
 
-/** `group:<id>` is a group chat, `global` the single session of `scope: "global"`, anything else direct. */
+/** `group:<id>` is a group chat, `global` the single session of `scope: "global"`, anything else direct (`sessionKindOf`). */
 export function sessionKind(key: string): SessionKind {
-  if (key.startsWith("group:")) return "group";
-  if (key === "global") return "global";
-  return "direct";
+  return sessionKindOf(key);
 }
 
 export interface SessionRow {
@@ -21,6 +21,8 @@ export interface SessionRow {
   updatedAt: number;
   /** now - updatedAt, never negative. */
   ageMs: number;
+  /** The session's phase while the running gateway holds it loaded (session/phase.ts); absent otherwise. */
+  phase?: SessionPhase;
   /** Every other field of the entry, as stored. */
   [field: string]: unknown;
 }
@@ -34,7 +36,10 @@ export interface SessionsReport {
   sessions: SessionRow[];
 }
 
-export function sessionRow(key: string, entry: SessionEntry, now: number): SessionRow {
+/** The phase of a loaded session, or undefined (not loaded, or no gateway to ask). */
+export type PhaseOf = (key: string) => SessionPhase | undefined;
+
+export function sessionRow(key: string, entry: SessionEntry, now: number, phaseOf?: PhaseOf): SessionRow {
   // The first five fields in this order, then every other field of the entry as stored; an entry's own `key`,
   // `kind` or `ageMs` field is shadowed by ours. (Object.assign is much cheaper than a rest spread on 10k rows.)
   const row = {
@@ -48,20 +53,28 @@ export function sessionRow(key: string, entry: SessionEntry, now: number): Sessi
   row.key = key;
   row.kind = sessionKind(key);
   row.ageMs = Math.max(0, now - entry.updatedAt);
+  // An entry's own `phase` field is never shown as ours: only the gateway's word counts.
+  const phase = phaseOf?.(key);
+  if (phase !== undefined) (row as SessionRow).phase = phase;
+  else if ("phase" in row) delete (row as SessionRow).phase;
   return row as SessionRow;
 }
 
-/** Sessions newest first; with `activeMinutes`, only those with now - updatedAt <= activeMinutes. */
+/**
+ * Sessions newest first; with `activeMinutes`, only those with now - updatedAt <= activeMinutes. With `phaseOf`
+ * (the running gateway's), each loaded session's row carries its `phase`.
+ */
 export function buildSessionsReport(
   map: SessionMap,
   path: string,
   now: number,
   activeMinutes: number | null,
+  phaseOf?: PhaseOf,
 ): SessionsReport {
   const cutoff = activeMinutes === null ? Number.NEGATIVE_INFINITY : now - activeMinutes * 60_000;
   const keys = Object.keys(map).filter((key) => map[key]!.updatedAt >= cutoff);
   keys.sort((a, b) => map[b]!.updatedAt - map[a]!.updatedAt || (a < b ? -1 : a > b ? 1 : 0));
-  const sessions = keys.map((key) => sessionRow(key, map[key]!, now));
+  const sessions = keys.map((key) => sessionRow(key, map[key]!, now, phaseOf));
   return { path, count: sessions.length, activeMinutes, sessions };
 }
 

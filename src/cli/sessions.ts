@@ -11,6 +11,7 @@ import { readStoreFile } from "../sessions/store-read.js";
 import type { SessionMap } from "../sessions/types.js";
 import { formatContext, renderTable, renderTsv } from "./format-table.js";
 import { type CliIO, EXIT } from "./io.js";
+import { livePhases } from "./sessions-live.js";
 import { buildSessionsReport, parseActiveMinutes, type SessionsReport } from "./sessions-report.js";
 
 export interface SessionsOptions {
@@ -21,6 +22,8 @@ export interface SessionsOptions {
 
 /**
  * `clawdis sessions [--json] [--active <minutes>] [--store <path>]` (SPEC section 5).
+ * With `--json`, a session the running gateway holds loaded has its `phase` (asked over `GET /api/sessions` of
+ * the gateway that owns this state directory; no gateway, no `phase` fields, nothing asked).
  * Read-only and fast: it never takes the lock and never changes the store (a store that does not parse is
  * reported, exit 1; the gateway sets it aside on its next access). With `--store` the config is not needed
  * (only consulted, best effort, for the context window in the table). Imports nothing heavy: the config
@@ -62,11 +65,16 @@ export async function runSessions(
   }
 
   const map = await readStore(storePath, io, opts.store !== undefined);
-  const report = buildSessionsReport(map, storePath, clock.now(), active);
   if (opts.json) {
+    // The phases of loaded sessions come from the running gateway, if one runs on this state directory.
+    const live = await livePhases(io.env, storePath);
+    if (live && "none" in live) io.stderr(`clawdis sessions: ${live.none}; listed without phases\n`);
+    const phaseOf = live && "phases" in live ? (key: string) => live.phases.get(key) : undefined;
+    const report = buildSessionsReport(map, storePath, clock.now(), active, phaseOf);
     io.stdout(`${JSON.stringify(report, null, 2)}\n`);
     return EXIT.ok;
   }
+  const report = buildSessionsReport(map, storePath, clock.now(), active);
   io.stdout(`${humanReport(report, contextWindow, io.isTTY)}\n`);
   return EXIT.ok;
 }

@@ -39,7 +39,13 @@ export function registerApi(gateway: Gateway, server: HttpServer): void {
     // The reply goes out before its turn's store update: what is listed includes the turns that ended.
     await gateway.turnsRecorded();
     const map = await gateway.store.load();
-    sendJson(res, 200, buildSessionsReport(map, gateway.store.path, gateway.clock.now(), activeMinutes));
+    // A loaded session's row says its phase (session/phase.ts).
+    const phaseOf = (key: string) => gateway.sessions.phaseOf(key);
+    sendJson(
+      res,
+      200,
+      buildSessionsReport(map, gateway.store.path, gateway.clock.now(), activeMinutes, phaseOf),
+    );
   });
   server.route("GET", "/api/history", async (req, res) => {
     const key = req.query.get("session") ?? gateway.mainKey;

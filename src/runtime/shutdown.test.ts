@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { runShutdown } from "./shutdown.js";
+import { ManualClock } from "../core/clock.js";
+import { drainWithin, runShutdown } from "./shutdown.js";
 
 describe("runShutdown", () => {
   it("runs the stages in order, awaiting each", async () => {
@@ -49,5 +50,49 @@ describe("runShutdown", () => {
       ["host", boom],
       ["http", boom],
     ]);
+  });
+});
+
+describe("drainWithin", () => {
+  it("resolves drained when the turns reach their safe point in time; nothing is aborted", async () => {
+    const clock = new ManualClock(0);
+    let aborted = false;
+    const result = await drainWithin(
+      () => Promise.resolve(),
+      () => {
+        aborted = true;
+      },
+      1000,
+      clock,
+    );
+    expect(result).toBe("drained");
+    expect(aborted).toBe(false);
+  });
+
+  it("past the deadline it aborts what still runs and waits for the drain again", async () => {
+    const clock = new ManualClock(0);
+    let finish!: () => void;
+    const running = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const calls: string[] = [];
+    const result = drainWithin(
+      () => {
+        calls.push("drain");
+        return running;
+      },
+      () => {
+        calls.push("abort");
+        finish();
+      },
+      1000,
+      clock,
+    );
+    clock.advance(999);
+    await Promise.resolve();
+    expect(calls).toEqual(["drain"]);
+    clock.advance(1);
+    expect(await result).toBe("aborted");
+    expect(calls).toEqual(["drain", "abort", "drain"]);
   });
 });

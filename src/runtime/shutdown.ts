@@ -1,3 +1,5 @@
+import type { Clock } from "../core/clock.js";
+
 /**
  * The gateway's stop as a named, ordered list of stages (docs/runtime.md, Stopping and restarting). `runShutdown`
  * runs every stage in order, awaiting each; a stage that throws is reported to `onFailure` with its name and the
@@ -24,4 +26,26 @@ export async function runShutdown(
     }
   }
   return failed;
+}
+
+/**
+ * Waits for `drain` (every running turn at its safe point) at most `deadlineMs` on `clock`. When it is late,
+ * calls `abort` (what still runs is aborted) and waits for `drain` again. Resolves "drained" or "aborted".
+ */
+export async function drainWithin(
+  drain: () => Promise<void>,
+  abort: () => void,
+  deadlineMs: number,
+  clock: Clock,
+): Promise<"drained" | "aborted"> {
+  let timer: unknown;
+  const late = new Promise<"late">((resolve) => {
+    timer = clock.setTimeout(() => resolve("late"), deadlineMs);
+  });
+  const first = await Promise.race([drain().then(() => "drained" as const), late]);
+  clock.clearTimeout(timer);
+  if (first === "drained") return "drained";
+  abort();
+  await drain();
+  return "aborted";
 }

@@ -2,6 +2,8 @@ import { formatAge } from "../core/format.js";
 import type { SessionEntry } from "../sessions/types.js";
 import type { ConfigStatus } from "./config-state.js";
 import type { ModelSnapshot } from "./model-probe.js";
+import type { Undeliverable } from "./outbox.js";
+import type { SessionPhase } from "./session/phase.js";
 
 /**
  * The pieces of `/status` that `clawdis status` shares: the config line and the transport lines. Pure. The chat
@@ -35,9 +37,11 @@ export interface StatusInput {
   transports: TransportView[];
   /** Replies waiting for a transport that is down (see runtime/outbox.ts). */
   parked?: { channel: string; count: number; oldestMs: number; reported: boolean }[];
-  /** The outbox's line about replies a chat refused for good (outbox-status.ts), if any. */
-  undelivered?: string | undefined;
+  /** Deliveries a chat refused for good (`Outbox.undeliverable`), newest last. */
+  undelivered?: readonly Undeliverable[];
   model: ModelSnapshot;
+  /** The phase of the session while it is loaded (session/phase.ts); undefined: not loaded. */
+  phase?: SessionPhase | undefined;
   busy: boolean;
   waiting: number;
   /** The config file: an edit that did not take is shown until a good save. */

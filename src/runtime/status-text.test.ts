@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { NOT_RESTARTED } from "../host/plugin-host.js";
 import type { ModelSnapshot } from "./model-probe.js";
 import { type StatusInput, type TransportView, transportLine } from "./status-report.js";
-import { hidePaths, statusText } from "./status-text.js";
+import { hidePaths, sessionLine, statusText } from "./status-text.js";
 
 const NOW = 1_000_000_000;
 const STORE = "/home/me/.clawdis/sessions/sessions.json";
@@ -165,7 +165,7 @@ describe("statusText", () => {
     expect(text).toContain(transportLine(telegramDown));
     expect(text).toContain("whatsapp down: bad creds.json in …");
     expect(text).toMatch(/^Model: qwen2\.5:14b — unreachable: could not reach the endpoint/m);
-    expect(text).toContain("Session: group:-1001234, no messages yet");
+    expect(text).toContain("Session: group:-1001234 · not loaded, no messages yet");
   });
 
   it("no model: says what to set and that saving the file is enough (an env variable needs a restart)", () => {
@@ -197,6 +197,57 @@ describe("statusText", () => {
 
   it("no transports", () => {
     expect(statusText(input({ transports: [] }))).toContain("Transports: none");
+  });
+});
+
+describe("sessionLine: the asker's session, with its phase", () => {
+  const entry = { sessionId: "3f2a", updatedAt: NOW - 60_000, createdAt: NOW - 2 * 3_600_000 };
+  it.each<[string, Parameters<typeof sessionLine>[0], string]>([
+    [
+      "a turn running",
+      { sessionKey: "main", phase: "processing", entry, now: NOW },
+      "Session: main · processing · id 3f2a · age 2h",
+    ],
+    [
+      "compacting",
+      { sessionKey: "main", phase: "compacting", entry, now: NOW },
+      "Session: main · compacting · id 3f2a · age 2h",
+    ],
+    [
+      "loaded, nothing running, no messages yet",
+      { sessionKey: "group:-1", phase: "ready", entry: undefined, now: NOW },
+      "Session: group:-1 · ready, no messages yet",
+    ],
+    [
+      "not in memory",
+      { sessionKey: "main", phase: undefined, entry, now: NOW },
+      "Session: main · not loaded · id 3f2a · age 2h",
+    ],
+  ])("%s", (_what, input, line) => {
+    expect(sessionLine(input)).toBe(line);
+  });
+
+  it("is a line of the /status text, after the context line", () => {
+    const lines = statusText(input({ phase: "passivating", entry: { ...entry, contextTokens: 1000 } })).split(
+      "\n",
+    );
+    const at = lines.indexOf("Session: main · passivating · id 3f2a · age 2h");
+    expect(at).toBeGreaterThan(0);
+    expect(lines[at - 1]).toMatch(/^Context: /);
+  });
+
+  it("the refused replies are said in one line (outbox-status.ts)", () => {
+    const refused = {
+      channel: "telegram",
+      chatId: "42",
+      kind: "reply" as const,
+      at: NOW - 5 * 60_000,
+      reason: "blocked",
+    };
+    expect(statusText(input({ undelivered: [refused] }))).toContain(
+      "Not delivered: 1 reply refused by the chat — telegram chat 42, 5m ago: blocked",
+    );
+    expect(statusText(input())).not.toContain("Not delivered");
   });
 });
 

@@ -1,4 +1,6 @@
 import { formatAge, formatTokens } from "../core/format.js";
+import { undeliverableLine } from "./outbox-status.js";
+import type { SessionPhase } from "./session/phase.js";
 import { configStatusLine, type StatusInput, transportLine } from "./status-report.js";
 
 /**
@@ -23,27 +25,41 @@ export function statusText(input: StatusInput): string {
       `Waiting to send: ${p.count} ${p.count === 1 ? "reply" : "replies"} for ${p.channel}, the oldest for ${formatAge(p.oldestMs)}; sent when ${p.channel} is back`,
     );
   }
-  if (input.undelivered) lines.push(input.undelivered);
+  const undelivered = undeliverableLine(input.undelivered ?? [], input.now);
+  if (undelivered) lines.push(undelivered);
   lines.push(modelLine(input));
   const e = input.entry;
-  if (!e) {
-    lines.push(`Session: ${input.sessionKey}, no messages yet`);
-  } else {
+  if (e) {
     const used = e.contextTokens ?? 0;
     const pct = input.contextWindow > 0 ? ((used / input.contextWindow) * 100).toFixed(1) : "?";
     const est = e.contextEstimated ? " (estimated)" : "";
     lines.push(
       `Context: ${formatTokens(used)}/${formatTokens(input.contextWindow)} tokens (${pct}%)${est} · compactions ${e.compactionCount ?? 0}`,
     );
-    const age = formatAge(input.now - (e.createdAt ?? e.updatedAt));
-    lines.push(`Session: ${input.sessionKey} · id ${e.sessionId} · age ${age}`);
   }
+  lines.push(sessionLine(input));
   if (!group) lines.push(`Store: ${input.storePath}`);
   lines.push(`Thinking: ${e?.thinkingLevel ?? "off"} · Verbose: ${e?.verboseLevel ?? "off"}`);
   lines.push(
     `Turn: ${input.busy ? "running" : "idle"}${input.waiting > 0 ? ` · ${input.waiting} waiting` : ""}`,
   );
   return (group ? lines.map((line) => hidePaths(hideEndpoint(line, input.model.baseUrl))) : lines).join("\n");
+}
+
+/**
+ * The asker's session in one line: its key, its phase (`processing`, `ready`, …, or `not loaded`), then its id and
+ * age, or that it has no messages yet: `Session: main · processing · id 3f… · age 2h`. Pure.
+ */
+export function sessionLine(input: Pick<StatusInput, "sessionKey" | "phase" | "entry" | "now">): string {
+  const head = `Session: ${input.sessionKey} · ${phaseWords(input.phase)}`;
+  const e = input.entry;
+  if (!e) return `${head}, no messages yet`;
+  return `${head} · id ${e.sessionId} · age ${formatAge(input.now - (e.createdAt ?? e.updatedAt))}`;
+}
+
+/** A loaded session's phase as it is named (session/phase.ts); a session not in memory is `not loaded`. */
+function phaseWords(phase: SessionPhase | undefined): string {
+  return phase ?? "not loaded";
 }
 
 /**

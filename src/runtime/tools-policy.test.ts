@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { Authority, ToolContext, ToolDefinition } from "../plugin-api/types.js";
-import { type ToolGrant, type ToolsConfig, toolsPolicy, withFileAccess } from "./tools-policy.js";
+import {
+  type ToolGrant,
+  type ToolsConfig,
+  toolsForTurn,
+  toolsPolicy,
+  withFileAccess,
+} from "./tools-policy.js";
 
 const tools: ToolsConfig = {
   main: ["*"],
@@ -73,6 +79,11 @@ describe("toolsPolicy", () => {
       { names: ["*"], allowBashByStar: true, confined: false },
     ],
     [
+      "a key that only starts like a group's is no group: none",
+      grant("groupie", "untrusted", "999"),
+      { names: [], allowBashByStar: false, confined: true },
+    ],
+    [
       "under scope per-sender a key named global is not the primary one",
       grant("global", "owner"),
       { names: [], allowBashByStar: false, confined: true },
@@ -105,5 +116,53 @@ describe("withFileAccess", () => {
     await withFileAccess([tool], { confined: true, secrets })[0]!.execute({}, context);
     await withFileAccess([tool], { confined: false, secrets })[0]!.execute({}, context);
     expect(seen.map((c) => c.files)).toEqual([{ secrets, confinedTo: "/ws/g" }, { secrets }]);
+  });
+});
+
+describe("toolsForTurn", () => {
+  const tool = (name: string): ToolDefinition => ({
+    name,
+    description: name,
+    parameters: { type: "object" },
+    execute: async () => ({ ok: true, output: "" }),
+  });
+  const all = [tool("bash"), tool("read_file"), tool("send_file")];
+  const names = (sessionKey: string, message: Parameters<typeof toolsForTurn>[0]["message"]) =>
+    toolsForTurn({
+      sessionKey,
+      primaryKey: "main",
+      message,
+      all,
+      tools: { main: ["*"], groups: ["*"], people: {} },
+      secrets: [],
+    }).map((t) => t.name);
+
+  it.each<[string, string, Parameters<typeof toolsForTurn>[0]["message"], string[]]>([
+    [
+      "the owner in main: every tool, bash too",
+      "main",
+      { authority: "owner", channel: "c", senderId: "1" },
+      ["bash", "read_file", "send_file"],
+    ],
+    [
+      "a group under *: every tool but bash",
+      "group:-1",
+      { authority: "allowed", channel: "c", senderId: "2" },
+      ["read_file", "send_file"],
+    ],
+    [
+      "a message without an authority counts as allowed, not the owner",
+      "main",
+      { channel: "c", senderId: "1" },
+      [],
+    ],
+    [
+      "automated input without an authority gets its grant",
+      "main",
+      { automated: true, allowedTools: ["read_file"], channel: "c", senderId: "h" },
+      ["read_file"],
+    ],
+  ])("%s", (_what, key, message, expected) => {
+    expect(names(key, message)).toEqual(expected);
   });
 });

@@ -1,9 +1,11 @@
-import type { Authority, ToolDefinition, ToolFileAccess } from "../plugin-api/types.js";
-import { GROUP_KEY_PREFIX } from "../routing/session-key.js";
+import { selectTools } from "../agent/tools/index.js";
+import type { Authority, InboundMessage, ToolDefinition, ToolFileAccess } from "../plugin-api/types.js";
+import { authorityOf } from "../routing/inbound-pipeline/admission-steps.js";
+import { sessionKindOf } from "../routing/session-key.js";
 
 /**
  * Which tools a turn is offered, and whether its file tools are confined to the session's workspace (docs/agent.md,
- * Who gets tools). Pure, table-tested; the gateway applies it (`Gateway.toolsFor`).
+ * Who gets tools). Pure, table-tested; `toolsForTurn` below applies it to the tools there are (the gateway calls it).
  *
  * - the primary session (`mainKey`, or `global` under `scope: "global"`): the owner gets `tools.main`, with file
  *   tools anywhere but the state directory's secrets; anyone else gets what `tools.people["<channel>:<sender>"]`
@@ -51,15 +53,26 @@ export function personKey(channel: string, senderId: string): string {
   return `${channel}:${senderId}`;
 }
 
+/** What the policy tells apart: the primary session, and otherwise the key's kind (`sessionKindOf`). */
+type PolicySession = "primary" | "group" | "other";
+
+function policySession(sessionKey: string, primaryKey: string): PolicySession {
+  if (sessionKey === primaryKey) return "primary";
+  return sessionKindOf(sessionKey, primaryKey) === "group" ? "group" : "other";
+}
+
 export function toolsPolicy(input: ToolsPolicyInput): ToolGrant {
-  const { authority, sessionKey, tools } = input;
+  const { authority, tools } = input;
   if (authority === "automated") return { ...NONE, names: input.allowedTools ?? [] };
-  if (sessionKey === input.primaryKey) {
-    if (authority === "owner") return { names: tools.main, allowBashByStar: true, confined: false };
-    return { ...NONE, names: tools.people[personKey(input.channel, input.senderId)] ?? [] };
+  switch (policySession(input.sessionKey, input.primaryKey)) {
+    case "primary":
+      if (authority === "owner") return { names: tools.main, allowBashByStar: true, confined: false };
+      return { ...NONE, names: tools.people[personKey(input.channel, input.senderId)] ?? [] };
+    case "group":
+      return { ...NONE, names: tools.groups };
+    case "other":
+      return NONE;
   }
-  if (sessionKey.startsWith(GROUP_KEY_PREFIX)) return { ...NONE, names: tools.groups };
-  return NONE;
 }
 
 /**
@@ -80,4 +93,39 @@ export function withFileAccess(
         files: { secrets: access.secrets, ...(access.confined ? { confinedTo: context.cwd } : {}) },
       }),
   }));
+}
+
+/** What `toolsForTurn` reads: the turn's session and message, the tools there are, the config, the secrets. */
+export interface TurnToolsInput {
+  sessionKey: string;
+  /** The primary session's key: `mainKey`, or `global` under `scope: "global"`. */
+  primaryKey: string;
+  message: Pick<InboundMessage, "authority" | "automated" | "channel" | "senderId" | "allowedTools">;
+  /** Every tool there is (built-in ones first, then the plugins'). */
+  all: readonly ToolDefinition[];
+  tools: ToolsConfig;
+  /** The state directory's files no tool call may touch (src/runtime/state-secrets.ts). */
+  secrets: ToolFileAccess["secrets"];
+}
+
+/**
+ * The turn's tools: what `toolsPolicy` grants the message's authority in this session (a message without one
+ * counts as a transport's, `authorityOf`), each call told where its file tools may go (the session's workspace
+ * only, when confined; never the state directory's secrets). Pure.
+ */
+export function toolsForTurn(input: TurnToolsInput): ToolDefinition[] {
+  const { message } = input;
+  const grant = toolsPolicy({
+    sessionKey: input.sessionKey,
+    primaryKey: input.primaryKey,
+    authority: message.authority ?? authorityOf(message, false),
+    channel: message.channel,
+    senderId: message.senderId,
+    ...(message.allowedTools ? { allowedTools: message.allowedTools } : {}),
+    tools: input.tools,
+  });
+  return withFileAccess(selectTools([...input.all], grant.names, grant.allowBashByStar ? [] : ["bash"]), {
+    confined: grant.confined,
+    secrets: input.secrets,
+  });
 }

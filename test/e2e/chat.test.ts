@@ -52,10 +52,12 @@ describe("e2e: one session across apps, chat commands", () => {
     expect(sessions.code, sessions.stderr).toBe(0);
     const report = JSON.parse(sessions.stdout) as {
       count: number;
-      sessions: { key: string; sessionId: string }[];
+      sessions: { key: string; sessionId: string; phase?: string }[];
     };
     expect(report.count).toBe(1);
     expect(report.sessions.map((s) => s.key)).toEqual(["main"]);
+    // The running gateway holds main loaded, its turns over: the listing asked it for the phase.
+    expect(report.sessions[0]?.phase).toBe("ready");
     const sessionId = report.sessions[0]?.sessionId ?? "";
     expect(sessionId).toBe(web.meta.sessionId);
     expect(reply.meta.sessionId).toBe(sessionId);

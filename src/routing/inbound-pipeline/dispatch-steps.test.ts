@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { InboundMessage } from "../../plugin-api/types.js";
 import type { WorkItem } from "../../runtime/work-item.js";
-import type { ChatCommand } from "../chat-command.js";
-import { commandStep, enqueueStep, isAddressed, mentionGateStep } from "./dispatch-steps.js";
+import { enqueueStep, isAddressed, mentionGateStep } from "./dispatch-steps.js";
 import type { InboundContext } from "./types.js";
 
 const message = (fields: Partial<InboundMessage> = {}): InboundMessage => ({
@@ -84,28 +83,6 @@ describe("dispatch steps", () => {
     expect(out.next).toBe(true);
     expect(out.enqueued).toEqual([]);
     expect(out.item.contextOnly).toBeUndefined();
-  });
-
-  it.each([
-    ["/status", "status", true, false],
-    ["/think high and more", "think", false, true],
-    ["hello", "none", false, true],
-  ])("command %s: parsed as %s, handled %s, next %s", async (text, kind, handled, next) => {
-    const seen: ChatCommand[] = [];
-    const ctx: InboundContext = { message: message({ text }), local: false, item: itemOf(message({ text })) };
-    let went = false;
-    await commandStep({
-      handleImmediate: async (_item, command) => {
-        seen.push(command);
-        return command.kind === "status";
-      },
-    })(ctx, async () => {
-      went = true;
-    });
-    expect(ctx.command?.kind).toBe(kind);
-    expect(went).toBe(next);
-    expect(seen.length > 0).toBe(kind !== "none");
-    expect(handled).toBe(!next);
   });
 
   it("enqueue hands the item to the session's queue", async () => {

@@ -1,14 +1,14 @@
 import type { ClawdisConfig } from "../../core/config-schema.js";
 import type { InboundMessage } from "../../plugin-api/types.js";
 import type { WorkItem } from "../../runtime/work-item.js";
-import { type ChatCommand, parseChatCommand } from "../chat-command.js";
 import type { Step } from "./types.js";
 
 type GroupChatConfig = ClawdisConfig["inbound"]["groupChat"];
 
 /**
- * The dispatch steps, after the journal: mention gate (with group context) -> immediate commands -> enqueue.
- * They run after `receive` has answered; every accepted message ends up in its session's queue or answered.
+ * The dispatch steps, after the journal: mention gate (with group context) -> immediate commands
+ * (command-step.ts) -> enqueue. They run after `receive` has answered; every accepted message ends up in its
+ * session's queue or answered.
  */
 
 /**
@@ -44,21 +44,6 @@ export function mentionGateStep(deps: { groupChat(): GroupChatConfig; enqueue(it
       deps.enqueue(item);
       return;
     }
-    await next();
-  };
-}
-
-/** Commands answered at once, without waiting behind a running turn (`/status`, `/stop`, `/think`, `/verbose`). */
-export function commandStep(deps: {
-  /** Handles the command; false when the item goes on to the queue after all (e.g. a directive with text). */
-  handleImmediate(item: WorkItem, command: ChatCommand): Promise<boolean>;
-}): Step {
-  return async (ctx, next) => {
-    const item = ctx.item;
-    if (!item) throw new Error("commandStep runs after the journal step");
-    const command = parseChatCommand(item.text);
-    ctx.command = command;
-    if (command.kind !== "none" && (await deps.handleImmediate(item, command))) return;
     await next();
   };
 }
