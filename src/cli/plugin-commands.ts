@@ -1,21 +1,15 @@
 import type { Command } from "commander";
 import { ClawdisError } from "../core/errors.js";
-import type { PluginCliCommand, PluginDefinition } from "../plugin-api/types.js";
 import type { CliIO } from "./io.js";
-import type { PluginCommandDeps } from "./run-plugin-command.js";
+import type { CliPlugin, PluginCommandDeps, PluginCommandEntry } from "./plugin-command-types.js";
 
 /**
  * The commands plugins add to the command line (`PluginDefinition.cliCommands`), e.g. WhatsApp's `clawdis login`.
  * The CLI knows a plugin here by its declarations alone (id, settings, commands), never by its runtime; what runs
  * a command (run-plugin-command.ts) is loaded when one runs.
  */
-export type CliPlugin = Pick<PluginDefinition, "id" | "configSchema" | "configSection" | "cliCommands">;
 
-/** A plugin command as the CLI registers it: whose it is, and the command. */
-export interface PluginCommandEntry {
-  plugin: CliPlugin;
-  command: PluginCliCommand;
-}
+export type { CliPlugin, PluginCommandEntry };
 
 const COMMAND_NAME = /^[a-z][a-z0-9-]{0,63}$/;
 

@@ -1,16 +1,12 @@
 import { loadConfig } from "../core/config.js";
-import type { ConfigSectionsSource } from "../core/config-sections.js";
 import { stateDir } from "../core/paths.js";
 import { validatePluginConfig } from "../host/plugin-config.js";
 import { describeHolder } from "../runtime/own-state-dir.js";
 import { StateLock } from "../runtime/state-lock.js";
 import { type CliIO, EXIT } from "./io.js";
-import type { PluginCommandEntry } from "./plugin-commands.js";
+import type { PluginCommandDeps, PluginCommandEntry } from "./plugin-command-types.js";
 
-export interface PluginCommandDeps {
-  configSections: ConfigSectionsSource;
-  now?: () => number;
-}
+export type { PluginCommandDeps };
 
 /**
  * Runs one plugin command. Contract:
