@@ -1,5 +1,6 @@
 // Over 400 lines, by design: this is the composition root. The constructor wires every part of the gateway, and
 // `start`, `receive` and `stop` put them in order; what each part decides lives in the files it imports.
+import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { preloadModelSdk } from "./agent/llm-client.js";
 import { type Clock, systemClock } from "./core/clock.js";
@@ -34,6 +35,7 @@ import { ConfigState } from "./runtime/config-state.js";
 import { ControlRequests, type RestartAnswer, type StopRequest } from "./runtime/control-requests.js";
 import type { DrainMode } from "./runtime/drain-resume.js";
 import { EventBus } from "./runtime/event-bus.js";
+import { type InternalInput, internalMessage } from "./runtime/internal-input.js";
 import { ModelProbe } from "./runtime/model-probe.js";
 import { maxParkedBytesFrom, Outbox } from "./runtime/outbox.js";
 import { repairReplies } from "./runtime/repair-replies.js";
@@ -530,8 +532,15 @@ export class Gateway {
    * runs after. `local` messages come from the gateway's own API (already authenticated by token) and get their
    * reply in the returned outcome instead of through a transport.
    */
-  async receive(message: InboundMessage, origin: { local: boolean }): Promise<ReceiveResult> {
-    const ctx: InboundContext = { message, local: origin.local };
+  async receive(
+    message: InboundMessage,
+    origin: { local: boolean; internal?: boolean },
+  ): Promise<ReceiveResult> {
+    const ctx: InboundContext = {
+      message,
+      local: origin.local,
+      ...(origin.internal ? { internal: true } : {}),
+    };
     await this.admission(ctx);
     const result = ctx.result;
     if (!result) throw new Error("the admission steps decided nothing");
@@ -555,6 +564,20 @@ export class Gateway {
       }
     }
     return result;
+  }
+
+  /**
+   * Hands session `input.sessionKey` an input no transport sent (docs/runtime.md, Internal input): admitted as a
+   * message is (journal before this resolves, dedupe) but without a transport's allowlist, with the authority given,
+   * and answered in the route's chat (default: the chat the session was last used from) through the outbox.
+   * @throws Error when the session has no origin and no route is given.
+   */
+  async submitInternal(input: InternalInput): Promise<ReceiveResult> {
+    const entry = await this.store.get(input.sessionKey);
+    const message = internalMessage(input, entry?.origin, this.clock.now(), randomUUID());
+    // A chat of a local client (web chat, terminal) has no transport: its reply reaches it as events.
+    const local = !this.host.states().some((p) => p.id === message.channel);
+    return this.receive(message, { local, internal: true });
   }
 
   private enqueue(item: WorkItem): void {

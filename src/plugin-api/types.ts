@@ -104,7 +104,16 @@ export interface InboundMessage {
    * own API, `automated` for automated input. Whatever a plugin puts here is replaced.
    */
   authority?: Authority;
+  /**
+   * Set by the core on input no transport sent (`Gateway.submitInternal`: a reminder, a job's result, a
+   * sub-agent's notice, an approval's answer); the model sees it labelled by its kind. Whatever a plugin puts
+   * here is removed.
+   */
+  internal?: { kind: InternalKind };
 }
+
+/** What kind of input the core hands a session without a transport (see `InboundMessage.internal`). */
+export type InternalKind = "reminder" | "job-result" | "subagent-notice" | "approval-answer";
 
 export interface OutboundMessage {
   channel: string;

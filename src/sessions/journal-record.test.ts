@@ -43,6 +43,7 @@ describe("journal record mapper", () => {
       allowedTools: ["read"],
       sessionKey: "hook:deploy",
       authority: "automated",
+      internal: { kind: "job-result" },
     };
     expect(fromJournalMessage(toJournalMessage(complete, { local: false })).message).toEqual(complete);
   });

@@ -101,6 +101,7 @@ export class SessionTranscript {
         journalId: item.jid,
         ...(m.chatType === "group" ? { chatType: "group" as const } : {}),
         ...(m.automated ? { automated: true } : {}),
+        ...(m.internal ? { internal: m.internal.kind } : {}),
       },
     };
     // No fsync: the journal holds the message durably, and a lost line is found missing and written on replay.
