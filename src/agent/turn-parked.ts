@@ -5,3 +5,11 @@ export interface TurnParked {
   readonly arguments: string;
   readonly reason: string;
 }
+
+/** The answer to a parked call: run it, or not (the model is told `reason`). */
+export type ParkedDecision = { run: true } | { run: false; reason: string };
+
+/** The result a parked call the answer refused gets. */
+export function notRunDenied(reason: string): string {
+  return `Not run: this call was not approved (${reason}).`;
+}
