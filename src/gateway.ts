@@ -3,6 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { preloadModelSdk } from "./agent/llm-client.js";
+import type { TurnHooks } from "./agent/turn-hooks.js";
 import { type Clock, systemClock } from "./core/clock.js";
 import { diffConfig } from "./core/config-diff.js";
 import type { ClawdisConfig } from "./core/config-schema.js";
@@ -12,6 +13,7 @@ import { type PluginContextDeps, pluginContext } from "./host/plugin-context.js"
 import { PluginHost } from "./host/plugin-host.js";
 import { HttpServer } from "./http/http-server.js";
 import type {
+  ApprovalDecision,
   GatewayEvent,
   InboundMessage,
   PluginDefinition,
@@ -92,6 +94,8 @@ export interface GatewayOptions {
   oneShot?: boolean;
   /** SDK retries of model calls (default 2; tests pass 0). */
   llmMaxRetries?: number;
+  /** Hooks every turn runs after the built-in ones (tests install a tool gate that asks); none by default. */
+  turnHooks?: TurnHooks;
   /** Registers the gateway's own `/api/*` routes on the server. */
   registerApi?: (gateway: Gateway, server: HttpServer) => void;
 }
@@ -221,6 +225,7 @@ export class Gateway {
       waiting: (key) => this.queue.waiting(key),
       transcriptSync: this.transcriptSync,
       configPath: () => options.configPath ?? resolveConfigPath(options.env).path,
+      ...(options.turnHooks ? { turnHooks: options.turnHooks } : {}),
     });
     this.queue = new SessionQueue((key, item) => this.runner.process(key, item));
     this.admission = compose([
@@ -573,11 +578,31 @@ export class Gateway {
    * @throws Error when the session has no origin and no route is given.
    */
   async submitInternal(input: InternalInput): Promise<ReceiveResult> {
+    // The session's last turn wrote its origin behind its reply.
+    await this.runner.recorded(input.sessionKey);
     const entry = await this.store.get(input.sessionKey);
     const message = internalMessage(input, entry?.origin, this.clock.now(), randomUUID());
     // A chat of a local client (web chat, terminal) has no transport: its reply reaches it as events.
     const local = !this.host.states().some((p) => p.id === message.channel);
     return this.receive(message, { local, internal: true });
+  }
+
+  /**
+   * Answers the batch parked in session `sessionKey` (a tool gate asked; docs/runtime.md, A tool gate that waits):
+   * an internal input of kind `approval-answer` carrying `decisions` (by call id; the owner's authority), whose
+   * turn runs the approved calls once, gives a refused one a result saying so, and goes on with the model.
+   */
+  resumeParked(sessionKey: string, decisions: Record<string, ApprovalDecision>): Promise<ReceiveResult> {
+    const summary = Object.entries(decisions)
+      .map(([id, d]) => (d.run ? `run ${id}` : `do not run ${id}: ${d.reason}`))
+      .join("; ");
+    return this.submitInternal({
+      sessionKey,
+      kind: "approval-answer",
+      text: summary || "no decisions",
+      authority: "owner",
+      decisions,
+    });
   }
 
   private enqueue(item: WorkItem): void {

@@ -1,3 +1,5 @@
+import type { ApprovalDecision } from "../plugin-api/types.js";
+
 /** A turn that stopped at a tool call its gate asked about; the batch waits in the transcript. */
 export interface TurnParked {
   readonly callId: string;
@@ -7,7 +9,7 @@ export interface TurnParked {
 }
 
 /** The answer to a parked call: run it, or not (the model is told `reason`). */
-export type ParkedDecision = { run: true } | { run: false; reason: string };
+export type ParkedDecision = ApprovalDecision;
 
 /** The result a parked call the answer refused gets. */
 export function notRunDenied(reason: string): string {

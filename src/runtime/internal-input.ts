@@ -1,4 +1,10 @@
-import type { Authority, ChatType, InboundMessage, InternalKind } from "../plugin-api/types.js";
+import type {
+  ApprovalDecision,
+  Authority,
+  ChatType,
+  InboundMessage,
+  InternalKind,
+} from "../plugin-api/types.js";
 import type { SessionOrigin } from "../sessions/types.js";
 
 /** Where the reply to an internal input goes: a chat of a transport (or of a local client). */
@@ -22,6 +28,8 @@ export interface InternalInput {
   route?: InternalRoute;
   /** `automated` authority only: the tools the agent may use on it (names, or "*"); absent: none. */
   allowedTools?: string[];
+  /** `approval-answer` only: which parked calls run (by call id). */
+  decisions?: Record<string, ApprovalDecision>;
 }
 
 /** The sender id of internal input of `kind` (no person's id: it never reads as a person's direct message). */
@@ -56,7 +64,7 @@ export function internalMessage(
     receivedAt: now,
     sessionKey: input.sessionKey,
     authority: input.authority,
-    internal: { kind: input.kind },
+    internal: { kind: input.kind, ...(input.decisions ? { decisions: input.decisions } : {}) },
     ...(automated ? { automated: true } : {}),
     ...(automated && input.allowedTools ? { allowedTools: input.allowedTools } : {}),
   };

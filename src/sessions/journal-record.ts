@@ -1,4 +1,5 @@
 import type {
+  ApprovalDecision,
   Attachment,
   Authority,
   ChatType,
@@ -32,7 +33,7 @@ export interface JournalMessageV2 {
   /** Who it is from, as accepted (absent in records from before authorities: see `authorityOf`). */
   authority?: Authority;
   /** Input the core handed in (no transport sent it), with its kind. */
-  internal?: { kind: InternalKind };
+  internal?: { kind: InternalKind; decisions?: Record<string, ApprovalDecision> };
   /** From the gateway's own API: the reply travels in the outcome, never through a transport. */
   local: boolean;
 }
@@ -67,7 +68,10 @@ export function toJournalMessage(message: InboundMessage, origin: { local: boole
   if (message.allowedTools !== undefined) record.allowedTools = message.allowedTools;
   if (message.sessionKey !== undefined) record.sessionKey = message.sessionKey;
   if (message.authority !== undefined) record.authority = message.authority;
-  if (message.internal !== undefined) record.internal = { kind: message.internal.kind };
+  if (message.internal !== undefined) {
+    const { kind, decisions } = message.internal;
+    record.internal = { kind, ...(decisions ? { decisions } : {}) };
+  }
   return record;
 }
 
