@@ -132,6 +132,30 @@ describe("gateway: a tool gate that asks parks the turn; an answer resumes it", 
     expect(fake.requests).toHaveLength(2);
   });
 
+  it("a stop between the answer's tool run and its reply: after the restart the call is not run again, one reply", async () => {
+    const bash = countingBash();
+    const { gw: first } = await parkedTurn(bash);
+    const [parked] = await parkedEntries(first);
+    const callId = parked?.callIds[0] ?? "";
+    // The model call after the approved run hangs until the stop.
+    fake.enqueue({ hang: "before-headers" });
+    const running = await first.gateway.resumeParked("main", { [callId]: { run: true } });
+    await fake.waitForRequest(2);
+    await first.close();
+    await done(running);
+    expect(bash.runs).toHaveLength(1);
+    expect(first.gateway.journal.openCount()).toBe(2);
+
+    const second = await startTestGateway({ stateDir, fake, tools: [bash.tool], turnHooks: askOnBash });
+    await second.chat.waitForSent(1);
+    await second.idle();
+    expect(second.gateway.journal.openCount()).toBe(0);
+    await second.close();
+    expect(bash.runs).toHaveLength(1);
+    expect(second.chat.textsTo("c-alice")).toEqual(["echo: [[bash:ls]]"]);
+    expect(fake.requests).toHaveLength(3);
+  });
+
   it("an answer with nothing parked is told so", async () => {
     const gw = await startTestGateway({ stateDir, fake, turnHooks: askOnBash });
     await done(await gw.chat.inject({ text: "hello" }));
