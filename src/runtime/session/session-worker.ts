@@ -227,7 +227,8 @@ export class SessionWorker {
       joined: [],
       attachments: [],
       trace: { entries: [], textStreamed: false, callsStarted: [], unsynced: [] },
-      ...(parked?.journalId ? { alsoEnd: [parked.journalId] } : {}),
+      // The parked turn's record, unless a replay ended it already (handed on to this answer).
+      ...(parked?.journalId && ports.journal.get(parked.journalId) ? { alsoEnd: [parked.journalId] } : {}),
     };
     const resume = parked ? { calls: parked.waiting, decisions: approval?.decisions ?? {} } : undefined;
     await this.turn(
