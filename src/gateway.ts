@@ -1,7 +1,9 @@
 // Over 400 lines, by design: this is the composition root. The constructor wires every part of the gateway, and
 // `start`, `receive` and `stop` put them in order; what each part decides lives in the files it imports.
+import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { preloadModelSdk } from "./agent/llm-client.js";
+import type { TurnHooks } from "./agent/turn-hooks.js";
 import { type Clock, systemClock } from "./core/clock.js";
 import { diffConfig } from "./core/config-diff.js";
 import type { ClawdisConfig } from "./core/config-schema.js";
@@ -11,6 +13,7 @@ import { type PluginContextDeps, pluginContext } from "./host/plugin-context.js"
 import { PluginHost } from "./host/plugin-host.js";
 import { HttpServer } from "./http/http-server.js";
 import type {
+  ApprovalDecision,
   GatewayEvent,
   InboundMessage,
   PluginDefinition,
@@ -34,6 +37,7 @@ import { ConfigState } from "./runtime/config-state.js";
 import { ControlRequests, type RestartAnswer, type StopRequest } from "./runtime/control-requests.js";
 import type { DrainMode } from "./runtime/drain-resume.js";
 import { EventBus } from "./runtime/event-bus.js";
+import { type InternalInput, internalMessage } from "./runtime/internal-input.js";
 import { ModelProbe } from "./runtime/model-probe.js";
 import { maxParkedBytesFrom, Outbox } from "./runtime/outbox.js";
 import { repairReplies } from "./runtime/repair-replies.js";
@@ -90,6 +94,8 @@ export interface GatewayOptions {
   oneShot?: boolean;
   /** SDK retries of model calls (default 2; tests pass 0). */
   llmMaxRetries?: number;
+  /** Hooks every turn runs after the built-in ones (tests install a tool gate that asks); none by default. */
+  turnHooks?: TurnHooks;
   /** Registers the gateway's own `/api/*` routes on the server. */
   registerApi?: (gateway: Gateway, server: HttpServer) => void;
 }
@@ -219,6 +225,7 @@ export class Gateway {
       waiting: (key) => this.queue.waiting(key),
       transcriptSync: this.transcriptSync,
       configPath: () => options.configPath ?? resolveConfigPath(options.env).path,
+      ...(options.turnHooks ? { turnHooks: options.turnHooks } : {}),
     });
     this.queue = new SessionQueue((key, item) => this.runner.process(key, item));
     this.admission = compose([
@@ -530,8 +537,15 @@ export class Gateway {
    * runs after. `local` messages come from the gateway's own API (already authenticated by token) and get their
    * reply in the returned outcome instead of through a transport.
    */
-  async receive(message: InboundMessage, origin: { local: boolean }): Promise<ReceiveResult> {
-    const ctx: InboundContext = { message, local: origin.local };
+  async receive(
+    message: InboundMessage,
+    origin: { local: boolean; internal?: boolean },
+  ): Promise<ReceiveResult> {
+    const ctx: InboundContext = {
+      message,
+      local: origin.local,
+      ...(origin.internal ? { internal: true } : {}),
+    };
     await this.admission(ctx);
     const result = ctx.result;
     if (!result) throw new Error("the admission steps decided nothing");
@@ -555,6 +569,40 @@ export class Gateway {
       }
     }
     return result;
+  }
+
+  /**
+   * Hands session `input.sessionKey` an input no transport sent (docs/runtime.md, Internal input): admitted as a
+   * message is (journal before this resolves, dedupe) but without a transport's allowlist, with the authority given,
+   * and answered in the route's chat (default: the chat the session was last used from) through the outbox.
+   * @throws Error when the session has no origin and no route is given.
+   */
+  async submitInternal(input: InternalInput): Promise<ReceiveResult> {
+    // The session's last turn wrote its origin behind its reply.
+    await this.runner.recorded(input.sessionKey);
+    const entry = await this.store.get(input.sessionKey);
+    const message = internalMessage(input, entry?.origin, this.clock.now(), randomUUID());
+    // A chat of a local client (web chat, terminal) has no transport: its reply reaches it as events.
+    const local = !this.host.states().some((p) => p.id === message.channel);
+    return this.receive(message, { local, internal: true });
+  }
+
+  /**
+   * Answers the batch parked in session `sessionKey` (a tool gate asked; docs/runtime.md, A tool gate that waits):
+   * an internal input of kind `approval-answer` carrying `decisions` (by call id; the owner's authority), whose
+   * turn runs the approved calls once, gives a refused one a result saying so, and goes on with the model.
+   */
+  resumeParked(sessionKey: string, decisions: Record<string, ApprovalDecision>): Promise<ReceiveResult> {
+    const summary = Object.entries(decisions)
+      .map(([id, d]) => (d.run ? `run ${id}` : `do not run ${id}: ${d.reason}`))
+      .join("; ");
+    return this.submitInternal({
+      sessionKey,
+      kind: "approval-answer",
+      text: summary || "no decisions",
+      authority: "owner",
+      decisions,
+    });
   }
 
   private enqueue(item: WorkItem): void {

@@ -6,7 +6,7 @@ import type {
   TranscriptEntry,
 } from "../sessions/types.js";
 import { notesMessage } from "./plan-compaction.js";
-import { directSender, labelsDirectMessages, senderLabel } from "./sender-label.js";
+import { directSender, internalLabel, labelsDirectMessages, senderLabel } from "./sender-label.js";
 
 /** How many unaddressed group messages in a row are shown to the model, by default (the newest ones). */
 export const DEFAULT_GROUP_HISTORY_LIMIT = 50;
@@ -20,6 +20,7 @@ export const DEFAULT_GROUP_HISTORY_LIMIT = 50;
  *   newest `groupHistoryLimit` of them.
  * - Direct messages read `Name: text` too when they come from more than one person among the entries sent
  *   (`labelsDirectMessages`, sender-label.ts: two allowed senders sharing the primary session).
+ * - Input the core handed in (a reminder, a job's result, …) reads `[kind] text` (`internalLabel`), in any chat.
  * - A person's message whose turn failed (a `turn-failed` entry names it: no model, endpoint down, a timeout) is
  *   history, not a question: it is marked so, and the model is not asked to answer a pile of stale messages.
  * Invariant: every assistant tool call is followed by a result for it before the next non-tool message; a call
@@ -114,12 +115,17 @@ function asSeen(entry: MessageEntry, how: Seen): StoredChatMessage {
   if (message.role !== "user" || typeof message.content !== "string") return message;
   const jid = how.failed.size > 0 ? meta?.journalId : undefined;
   const unanswered = typeof jid === "string" && how.failed.has(jid);
-  const labelled = meta?.chatType === "group" || (how.labelDirect && directSender(entry) !== undefined);
+  const internal = internalLabel(meta);
+  const labelled =
+    internal !== undefined ||
+    meta?.chatType === "group" ||
+    (how.labelDirect && directSender(entry) !== undefined);
   if (!labelled && !unanswered) return message;
   const cached = unanswered ? undefined : groupForms.get(entry);
   if (cached) return cached;
   let content = message.content;
-  if (labelled) content = `${senderLabel(meta)}: ${content}`;
+  if (internal !== undefined) content = `${internal} ${content}`;
+  else if (labelled) content = `${senderLabel(meta)}: ${content}`;
   if (unanswered) {
     content = `[Earlier message that was not answered at the time (the turn failed); history, not a question to answer now]\n${content}`;
   }

@@ -9,13 +9,27 @@ export function senderLabel(meta: MessageMeta | undefined): string {
 }
 
 /**
+ * The label of input the core handed in (`InboundMessage.internal`), by its kind: `[reminder]`,
+ * `[approval-answer]`, …; undefined for anything else. Shown to the model before the text, in any chat.
+ */
+export function internalLabel(meta: MessageMeta | undefined): string | undefined {
+  return typeof meta?.internal === "string" ? `[${meta.internal}]` : undefined;
+}
+
+/**
  * Who wrote a person's direct message, as one identity: the channel and the sender's id there, every local client
  * counting as one (the owner, whichever app). Undefined for what is no person's direct message (a group message,
- * automated input, the agent's own messages, an entry without a sender).
+ * automated or internal input, the agent's own messages, an entry without a sender).
  */
 export function directSender(entry: MessageEntry): string | undefined {
   const { message, meta } = entry;
-  if (message?.role !== "user" || !meta || meta.chatType === "group" || meta.automated === true)
+  if (
+    message?.role !== "user" ||
+    !meta ||
+    meta.chatType === "group" ||
+    meta.automated === true ||
+    meta.internal !== undefined
+  )
     return undefined;
   if (typeof meta.senderId !== "string") return undefined;
   if (meta.senderId === LOCAL_SENDER_ID) return LOCAL_SENDER_ID;

@@ -15,11 +15,15 @@ export interface ToolOutcome {
   timedOut?: boolean;
 }
 
-/** Whether a tool call runs, is answered without running (`output` is its result), or ends the turn quietly. */
+/**
+ * Whether a tool call runs, is answered without running (`output` is its result), ends the turn quietly, or waits
+ * for an answer (`ask`: the call and the rest of its batch do not run; the turn ends parked, `TurnResult.parked`).
+ */
 export type ToolGate =
   | { action: "run" }
   | { action: "refuse"; output: string }
-  | { action: "stop"; why: string };
+  | { action: "stop"; why: string }
+  | { action: "ask"; reason: string };
 
 /**
  * The places where rules plug into the turn loop (`run-turn.ts`), in the order the loop meets them. Every hook is

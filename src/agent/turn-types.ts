@@ -1,13 +1,13 @@
 import type { Clock } from "../core/clock.js";
 import type { Logger } from "../core/logger.js";
 import type { GatewayEvent, OutboundAttachment, StopReason, ToolDefinition } from "../plugin-api/types.js";
-import type { MessageMeta, StoredChatMessage, TranscriptEntry } from "../sessions/types.js";
+import type { MessageMeta, StoredChatMessage, StoredToolCall, TranscriptEntry } from "../sessions/types.js";
 import type { LlmClient } from "./llm-client.js";
 import type { LoopGuardState } from "./loop-guard.js";
 import type { CompactionBudget } from "./plan-compaction.js";
 import type { TimeoutSettings } from "./stream-deadlines.js";
 import type { TurnHooks } from "./turn-hooks.js";
-import type { TurnParked } from "./turn-parked.js";
+import type { ParkedDecision, TurnParked } from "./turn-parked.js";
 
 /*
  * The values a turn (`run-turn.ts`) takes and gives. They live apart from the loop so the loop's helpers
@@ -65,6 +65,12 @@ export interface TurnInput {
   compaction?: CompactionSettings;
   /** The prompt tokens the session's last call reported (the store's `contextTokens`). */
   previousContextTokens?: number;
+  /**
+   * The turn resumes a parked batch (`TurnResult.parked`): `messages` end with its assistant message and the results
+   * it has; `calls` (those without a result) run first, as `decisions` say (a call without one is gated as usual),
+   * then the turn goes on with the model.
+   */
+  resume?: { calls: StoredToolCall[]; decisions: Readonly<Record<string, ParkedDecision>> };
   /** Extra hooks, run after the built-in ones (the loop guard, compaction). */
   hooks?: TurnHooks;
   /** Extra fields for the `meta` of stored assistant messages. */

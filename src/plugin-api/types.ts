@@ -104,7 +104,19 @@ export interface InboundMessage {
    * own API, `automated` for automated input. Whatever a plugin puts here is replaced.
    */
   authority?: Authority;
+  /**
+   * Set by the core on input no transport sent (`Gateway.submitInternal`: a reminder, a job's result, a
+   * sub-agent's notice, an approval's answer, whose `decisions` say which parked calls run); the model sees it
+   * labelled by its kind. Whatever a plugin puts here is removed.
+   */
+  internal?: { kind: InternalKind; decisions?: Record<string, ApprovalDecision> };
 }
+
+/** An approval's answer for one parked tool call (by call id): run it, or not (the model is told `reason`). */
+export type ApprovalDecision = { run: true } | { run: false; reason: string };
+
+/** What kind of input the core hands a session without a transport (see `InboundMessage.internal`). */
+export type InternalKind = "reminder" | "job-result" | "subagent-notice" | "approval-answer";
 
 export interface OutboundMessage {
   channel: string;
@@ -244,7 +256,8 @@ export interface TurnOutcome {
   sessionId: string;
   /** The texts sent back (the reply, or the notice for commands and failures). */
   payloads: { text: string }[];
-  stopReason: StopReason | "command" | "filtered";
+  /** `waiting`: the turn parked at a tool call that waits for an answer (its record stays open). */
+  stopReason: StopReason | "command" | "filtered" | "waiting";
   model?: string;
   usage?: { promptTokens?: number; completionTokens?: number; totalTokens?: number };
   durationMs: number;

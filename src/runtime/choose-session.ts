@@ -5,6 +5,7 @@ import { isValidSessionId, newSessionId } from "../sessions/session-id.js";
 import type { SessionStore } from "../sessions/store.js";
 import { readTranscriptForResume } from "../sessions/transcript.js";
 import type { MessageEntry, SessionEntry } from "../sessions/types.js";
+import { type ParkedState, parkedState } from "./session/parked-batch.js";
 
 /** How far a message left open by the previous run got (see `restoredProgress`). */
 export interface RestoredProgress {
@@ -12,11 +13,14 @@ export interface RestoredProgress {
   userStored: boolean;
   /** The final reply, when it reached the transcript. */
   reply?: string;
+  /** Its turn parked at a tool call (`parked-batch.ts`): still waiting, or handed on to the answer. */
+  parked?: ParkedState;
 }
 
 /**
  * How far a message left open by the previous run got, read from the key's current transcript (entries carry
- * `meta.journalId`): whether the person's message is stored, and the final reply if it was written.
+ * `meta.journalId`): whether the person's message is stored, the final reply if it was written, and whether its
+ * turn parked.
  * Undefined when the transcript holds nothing of it: the message is then handled afresh.
  */
 export async function restoredProgress(
@@ -37,8 +41,15 @@ export async function restoredProgress(
     if (m.message.role === "assistant" && !m.message.tool_calls?.length && m.meta?.final)
       reply = m.message.content ?? "";
   }
-  if (!userStored) return undefined;
-  return { sessionId: entry.sessionId, userStored, ...(reply !== undefined ? { reply } : {}) };
+  // An answer that resumed a parked batch stores no message of its own: its reply alone says how far it got.
+  if (!userStored && reply === undefined) return undefined;
+  const parked = userStored ? parkedState(resume.entries, jid) : undefined;
+  return {
+    sessionId: entry.sessionId,
+    userStored,
+    ...(reply !== undefined ? { reply } : {}),
+    ...(parked ? { parked } : {}),
+  };
 }
 
 /** Raised inside a store update when the key's entry is no longer the one the decision was made on. */

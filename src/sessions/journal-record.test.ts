@@ -43,6 +43,10 @@ describe("journal record mapper", () => {
       allowedTools: ["read"],
       sessionKey: "hook:deploy",
       authority: "automated",
+      internal: {
+        kind: "approval-answer",
+        decisions: { c1: { run: true }, c2: { run: false, reason: "no" } },
+      },
     };
     expect(fromJournalMessage(toJournalMessage(complete, { local: false })).message).toEqual(complete);
   });

@@ -1,4 +1,12 @@
-import type { Attachment, Authority, ChatType, InboundMessage, ReplyContext } from "../plugin-api/types.js";
+import type {
+  ApprovalDecision,
+  Attachment,
+  Authority,
+  ChatType,
+  InboundMessage,
+  InternalKind,
+  ReplyContext,
+} from "../plugin-api/types.js";
 
 /**
  * The journal's own record of an accepted message (version 2), built from the inbound message by a mapper so
@@ -24,6 +32,8 @@ export interface JournalMessageV2 {
   sessionKey?: string;
   /** Who it is from, as accepted (absent in records from before authorities: see `authorityOf`). */
   authority?: Authority;
+  /** Input the core handed in (no transport sent it), with its kind. */
+  internal?: { kind: InternalKind; decisions?: Record<string, ApprovalDecision> };
   /** From the gateway's own API: the reply travels in the outcome, never through a transport. */
   local: boolean;
 }
@@ -58,6 +68,10 @@ export function toJournalMessage(message: InboundMessage, origin: { local: boole
   if (message.allowedTools !== undefined) record.allowedTools = message.allowedTools;
   if (message.sessionKey !== undefined) record.sessionKey = message.sessionKey;
   if (message.authority !== undefined) record.authority = message.authority;
+  if (message.internal !== undefined) {
+    const { kind, decisions } = message.internal;
+    record.internal = { kind, ...(decisions ? { decisions } : {}) };
+  }
   return record;
 }
 

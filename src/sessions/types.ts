@@ -118,6 +118,20 @@ export interface GroupContextEntry {
   meta?: { channel?: string; chatId?: string; messageId?: string; journalId?: string };
 }
 
+/**
+ * A turn that stopped at a tool call its gate asked about (`TurnResult.parked`): `callIds` are the calls of the
+ * batch that did not run and wait for an answer (the asked one and those after it), `journalId` the record that
+ * stays open. The batch is resolved once a later final answer follows it.
+ */
+export interface ToolParkedEntry {
+  type: "tool-parked";
+  id: string;
+  ts: string;
+  callIds: string[];
+  reason: string;
+  journalId?: string;
+}
+
 /** Any other entry type (events, directives); readers ignore types they do not know. */
 export interface OtherEntry {
   type: string;
@@ -126,4 +140,9 @@ export interface OtherEntry {
   [field: string]: unknown;
 }
 
-export type TranscriptEntry = MessageEntry | CompactionEntry | GroupContextEntry | OtherEntry;
+export type TranscriptEntry =
+  | MessageEntry
+  | CompactionEntry
+  | GroupContextEntry
+  | ToolParkedEntry
+  | OtherEntry;

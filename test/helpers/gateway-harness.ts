@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { TurnHooks } from "../../src/agent/turn-hooks.js";
 import { ManualClock } from "../../src/core/clock.js";
 import type { ClawdisConfig } from "../../src/core/config-schema.js";
 import { composeConfigSchema } from "../../src/core/config-sections.js";
@@ -59,6 +60,8 @@ export async function startTestGateway(
     waitForStart?: boolean;
     /** Set on the test transport before the gateway starts it. */
     chat?: (chat: TestTransport) => void;
+    /** Hooks every turn runs (a tool gate that asks). */
+    turnHooks?: TurnHooks;
   } = {},
 ): Promise<TestGateway> {
   const ownsState = options.stateDir === undefined;
@@ -107,6 +110,7 @@ export async function startTestGateway(
     ...(options.oneShot ? { oneShot: true } : {}),
     registerApi,
     llmMaxRetries: 0,
+    ...(options.turnHooks ? { turnHooks: options.turnHooks } : {}),
   });
   const started = gateway.start().then(() => gateway.pluginsStarted);
   if (options.waitForStart !== false) await started;

@@ -64,6 +64,26 @@ describe("admission steps", () => {
     expect(denied).toEqual(transport === refused ? ["not listed"] : []);
   });
 
+  it("internal input passes without a transport, its authority kept; a plugin's `internal` field is removed", async () => {
+    const denyAll = { authorize: () => ({ allowed: false as const, reason: "not listed" }) };
+    const allowAll = { authorize: () => ({ allowed: true as const }) };
+    const internal = message({ authority: "untrusted", internal: { kind: "reminder" } });
+    const core = await run(allowStep({ inputTransport: () => denyAll, logDenied: () => {} }), {
+      message: internal,
+      local: false,
+      internal: true,
+    });
+    expect(core.next).toBe(true);
+    expect(core.ctx.message).toEqual(internal);
+    const plugin = await run(allowStep({ inputTransport: () => allowAll, logDenied: () => {} }), {
+      message: internal,
+      local: false,
+    });
+    expect(plugin.next).toBe(true);
+    expect(plugin.ctx.message.internal).toBeUndefined();
+    expect(plugin.ctx.message.authority).toBe("allowed");
+  });
+
   it.each([
     ["main", "main", true],
     ["group:-100", "group:-100", true],

@@ -36,11 +36,19 @@ export function authorityOf(
 
 /**
  * The transport of the message's channel decides whether its sender may talk to the agent, and with what
- * authority (set on the message, replacing what the plugin put there); local input passes.
+ * authority (set on the message, replacing what the plugin put there); local input passes. Internal input (the
+ * core vouches for it) passes with the authority it was given; on any other input `internal` is removed.
  */
 export function allowStep(deps: Pick<AdmissionDeps, "inputTransport" | "logDenied">): Step {
   return async (ctx, next) => {
-    if (ctx.local) ctx.message = { ...ctx.message, authority: authorityOf(ctx.message, true) };
+    if (!ctx.internal && ctx.message.internal !== undefined) {
+      const { internal: _removed, ...message } = ctx.message;
+      ctx.message = message;
+    }
+    if (ctx.internal) {
+      if (ctx.message.authority === undefined || ctx.message.internal === undefined)
+        throw new Error("internal input carries its authority and kind");
+    } else if (ctx.local) ctx.message = { ...ctx.message, authority: authorityOf(ctx.message, true) };
     else {
       const transport = deps.inputTransport(ctx.message.channel);
       if (!transport) {

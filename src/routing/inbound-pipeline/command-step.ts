@@ -150,6 +150,8 @@ export function commandStep(ports: CommandPorts): Step {
   return async (ctx, next) => {
     const item = ctx.item;
     if (!item) throw new Error("commandStep runs after the journal step");
+    // Internal input is never a chat command: the core hands it in for the model.
+    if (ctx.message.internal) return next();
     const command = parseChatCommand(item.text);
     ctx.command = command;
     if (command.kind !== "none" && (await handleCommand(item, command, ports))) return;

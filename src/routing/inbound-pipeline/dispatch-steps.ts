@@ -29,7 +29,7 @@ export function isAddressed(message: InboundMessage, group: GroupChatConfig): bo
 
 /**
  * A group message that does not address the agent is not answered: it goes to its session as context only (kept
- * in the transcript, shown to the model with the next answered message). Automated input always passes.
+ * in the transcript, shown to the model with the next answered message). Automated and internal input always pass.
  */
 export function mentionGateStep(deps: { groupChat(): GroupChatConfig; enqueue(item: WorkItem): void }): Step {
   return async (ctx, next) => {
@@ -38,6 +38,7 @@ export function mentionGateStep(deps: { groupChat(): GroupChatConfig; enqueue(it
     if (
       ctx.message.chatType === "group" &&
       !ctx.message.automated &&
+      !ctx.message.internal &&
       !isAddressed(ctx.message, deps.groupChat())
     ) {
       item.contextOnly = true;

@@ -10,6 +10,11 @@ export interface InboundContext {
   message: InboundMessage;
   /** From the gateway's own API (already authenticated by token): no transport authorizes it. */
   local: boolean;
+  /**
+   * Handed in by the core (`Gateway.submitInternal`): no transport authorizes it, its authority is kept as given.
+   * Absent: any `internal` field on the message is removed.
+   */
+  internal?: boolean;
   /** The session key the message routes to (set by the session-key step). */
   sessionKey?: string;
   /** Set by the journal step once the message is durably accepted. */

@@ -71,7 +71,7 @@ export async function applySettlement(ports: SessionPorts, s: Settlement, at: Se
       // The outbox ends the records of the message and of those that joined once the chat has every part; while
       // the transport is down it waits, records open. The reply never waits for the store.
       await deliver(ports, item, s.text, "reply", {
-        end: all.map((w) => w.jid),
+        end: [...all.map((w) => w.jid), ...(at.alsoEnd ?? [])],
         attachments: at.attachments ?? [],
       });
       for (const w of all) w.resolve(outcomeFor(ports, w, "end", [s.text], undefined, extra));
@@ -110,6 +110,21 @@ export async function applySettlement(ports: SessionPorts, s: Settlement, at: Se
         await journal.end(w.jid, "failed-told", clock.now(), why);
         w.resolve(outcomeFor(ports, w, result.stopReason, told ? [told] : [], why, extra));
       }
+      for (const jid of at.alsoEnd ?? []) await journal.end(jid, "failed-told", clock.now(), why);
+      return;
+    }
+    case "parked": {
+      logger.info(s.open ? "turn parked at a tool call; waiting for an answer" : "parked turn handed on", {
+        session: key,
+        journalId: item.jid,
+      });
+      // Those that joined are in the parked turn's context: the answer's reply answers them with the first.
+      for (const w of joined)
+        await journal.end(w.jid, "replied", clock.now(), `joined ${item.jid}, which waits for an answer`);
+      // Resumed by an answer already (a replay): the answer's reply answers it.
+      if (!s.open)
+        await journal.end(item.jid, "replied", clock.now(), "its parked batch was resumed by an answer");
+      for (const w of all) w.resolve(outcomeFor(ports, w, "waiting", [], undefined, ids));
       return;
     }
     case "retry": {

@@ -1,4 +1,5 @@
 import type { LlmClient } from "../../agent/llm-client.js";
+import type { TurnHooks } from "../../agent/turn-hooks.js";
 import type { Clock } from "../../core/clock.js";
 import type { ClawdisConfig } from "../../core/config-schema.js";
 import type { Logger } from "../../core/logger.js";
@@ -48,6 +49,8 @@ export interface SessionPorts {
   transcriptSync?: TranscriptSync;
   /** The config file the gateway reads (full path): the no-model notice names it. */
   configPath(): string;
+  /** Hooks every turn runs after the built-in ones (a tool gate that asks: `TurnHooks.beforeTool`). */
+  turnHooks?: TurnHooks;
 }
 
 /** The session a message was routed to and the id of the conversation it is in. */

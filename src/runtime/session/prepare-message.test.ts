@@ -66,6 +66,10 @@ describe("prepareMessage", () => {
   it.each(rows)("%s", (_name, input, expected) => {
     expect(prepareMessage(input)).toEqual(expected);
   });
+
+  it("an approval's answer stores no message of its own", () => {
+    expect(prepareMessage(facts({ resumesParked: true }))).toMatchObject({ kind: "message", store: false });
+  });
 });
 
 describe("messageText", () => {
@@ -78,6 +82,36 @@ describe("messageText", () => {
 describe("nextStep", () => {
   const llm = { name: "client" };
   const rows: [string, Parameters<typeof nextStep<typeof llm>>[0], ReturnType<typeof nextStep>][] = [
+    [
+      "a restored turn that parked and still waits parks again: no model, no tool",
+      { progress: { ...stored, parked: "waiting" }, llm: () => llm, model: () => "m" },
+      { kind: "parked", open: true },
+    ],
+    [
+      "a restored turn that parked, whose batch an answer resumed, is handed on (its record ends)",
+      { progress: { ...stored, parked: "handed-on" }, llm: () => llm, model: () => "m" },
+      { kind: "parked", open: false },
+    ],
+    [
+      "an approval's answer with a parked batch: the turn resumes it",
+      { progress: undefined, approval: { parked: true }, llm: () => llm, model: () => "m" },
+      { kind: "turn", llm, model: "m" },
+    ],
+    [
+      "an approval's answer with nothing parked",
+      { progress: undefined, approval: { parked: false }, llm: () => llm, model: () => "m" },
+      { kind: "nothing-parked" },
+    ],
+    [
+      "an approval's answer whose reply is stored is sent again",
+      {
+        progress: { sessionId: "s", userStored: false, reply: "ok" },
+        approval: { parked: false },
+        llm: () => llm,
+        model: () => "m",
+      },
+      { kind: "redeliver", text: "ok" },
+    ],
     [
       "a restored turn whose reply is stored is sent again, without the model",
       { progress: { ...stored, reply: "done" }, llm: () => undefined, model: () => undefined },

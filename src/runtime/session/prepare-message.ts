@@ -21,6 +21,8 @@ export interface MessageFacts {
   reset: ResetMatch;
   /** How far the previous run got with it (a restored item); absent: a fresh message. */
   progress: RestoredProgress | undefined;
+  /** An approval's answer: it resumes a parked batch and stores no message of its own. */
+  resumesParked?: boolean;
 }
 
 export const NEW_SESSION_ANSWER = "New session started.";
@@ -34,7 +36,7 @@ export function prepareMessage(facts: MessageFacts): Prepared {
     kind: "message",
     said: reset.matched ? reset.rest : facts.text,
     quote: quoteLine(facts.replyTo),
-    store: !progress?.userStored,
+    store: !progress?.userStored && facts.resumesParked !== true,
   };
 }
 
@@ -47,23 +49,33 @@ export function messageText(prepared: { said: string; quote: string | undefined 
 
 /**
  * What follows once the message is stored. Pure.
+ * - `parked`: a restored turn that parked at a tool call: it parks again, no model, no tool (`open`), unless an
+ *   answer resumed its batch (its record then ends: the answer's reply answers it);
+ * - `nothing-parked`: an approval's answer with no parked batch to resume;
  * - `redeliver`: a restored turn's reply is in the transcript already: sent again, no model call;
  * - `no-model`: no model is configured: the person is told how to set one;
  * - `turn`: the model runs.
  */
 export type NextStep<L> =
+  | { kind: "parked"; open: boolean }
+  | { kind: "nothing-parked" }
   | { kind: "redeliver"; text: string }
   | { kind: "no-model" }
   | { kind: "turn"; llm: L; model: string };
 
 export function nextStep<L>(facts: {
   progress: RestoredProgress | undefined;
+  /** An approval's answer: whether the session has a parked batch for it to resume. */
+  approval?: { parked: boolean };
   llm: () => L | undefined;
   model: () => string | undefined;
 }): NextStep<L> {
+  if (facts.progress?.parked !== undefined)
+    return { kind: "parked", open: facts.progress.parked === "waiting" };
   if (facts.progress?.reply !== undefined) return { kind: "redeliver", text: facts.progress.reply };
   const llm = facts.llm();
   const model = facts.model();
+  if (facts.approval && !facts.approval.parked) return { kind: "nothing-parked" };
   if (!llm || !model) return { kind: "no-model" };
   return { kind: "turn", llm, model };
 }

@@ -1,6 +1,7 @@
 import { describeError } from "../../core/errors.js";
 import type { ReplyEnd } from "../../sessions/journal.js";
 import { type AppendOptions, appendTranscript, newEntryId } from "../../sessions/transcript.js";
+import { resumeBudgetBytes } from "../../sessions/transcript-resume.js";
 import type {
   GroupContextEntry,
   MessageEntry,
@@ -9,7 +10,7 @@ import type {
   TranscriptHeader,
 } from "../../sessions/types.js";
 import type { WarmSession } from "../session-registry.js";
-import { noteWritten, syncFile } from "../tail-cache.js";
+import { noteWritten, readResumeCached, syncFile } from "../tail-cache.js";
 import type { WorkItem } from "../work-item.js";
 import type { SessionPorts } from "./ports.js";
 
@@ -45,6 +46,12 @@ export class SessionTranscript {
   /** The session's warm state (its tail cache), when the registry holds it. */
   warm(): WarmSession | undefined {
     return this.ports.sessions?.peek(this.key);
+  }
+
+  /** What a turn resumes from: the transcript's tail within the model's window (from the warm tail when warm). */
+  readForResume(): ReturnType<typeof readResumeCached> {
+    const window = this.ports.config.inbound.reply.agent.contextTokens;
+    return readResumeCached(this.warm(), this.path, resumeBudgetBytes(window));
   }
 
   async append(entries: TranscriptEntry[], options: Omit<AppendOptions, "header"> = {}): Promise<void> {
@@ -101,6 +108,7 @@ export class SessionTranscript {
         journalId: item.jid,
         ...(m.chatType === "group" ? { chatType: "group" as const } : {}),
         ...(m.automated ? { automated: true } : {}),
+        ...(m.internal ? { internal: m.internal.kind } : {}),
       },
     };
     // No fsync: the journal holds the message durably, and a lost line is found missing and written on replay.

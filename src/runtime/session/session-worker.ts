@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import type { LlmClient } from "../../agent/llm-client.js";
-import { runTurn, type TurnResult } from "../../agent/run-turn.js";
+import { runTurn, type TurnInput, type TurnResult } from "../../agent/run-turn.js";
 import { noModelReply } from "../../core/no-model-hint.js";
 import type { TurnOutcome } from "../../plugin-api/types.js";
 import { matchResetTrigger } from "../../sessions/lifecycle.js";
@@ -13,6 +13,7 @@ import type { WarmSession } from "../session-registry.js";
 import { stageAttachments } from "../stage-attachments.js";
 import type { WorkItem } from "../work-item.js";
 import { applySettlement, notify, outcomeFor } from "./apply-settlement.js";
+import { openParked } from "./parked-batch.js";
 import type { SessionPorts } from "./ports.js";
 import { messageText, nextStep, prepareMessage } from "./prepare-message.js";
 import { SessionTranscript, saveWarm } from "./session-transcript.js";
@@ -22,6 +23,9 @@ import { TurnBookkeeping } from "./turn-bookkeeping.js";
 import type { TurnContext } from "./turn-context.js";
 import { TurnEvents } from "./turn-events.js";
 import { buildTurnInput } from "./turn-input.js";
+
+/** The answer to an approval when nothing in its session waits for one. */
+export const NOTHING_PARKED = "Nothing in this session is waiting for an approval.";
 
 interface RunningTurn {
   controller: AbortController;
@@ -172,12 +176,16 @@ export class SessionWorker {
       makeHeader(sessionId, key, new Date(now)),
     );
     const at = { key, item, ids, paths, transcript };
+    // An approval's answer resumes the session's parked batch, as the transcript holds it.
+    const approval = item.message.internal?.kind === "approval-answer" ? item.message.internal : undefined;
+    const parked = approval ? openParked((await transcript.readForResume()).entries) : undefined;
     const prepared = prepareMessage({
       text: item.text,
       replyTo: item.message.replyTo,
       contextOnly: item.contextOnly === true,
       reset,
       progress,
+      resumesParked: approval !== undefined,
     });
     if (prepared.kind === "context") return applySettlement(ports, { kind: "context-kept", at: now }, at);
     if (prepared.kind === "answer")
@@ -197,8 +205,16 @@ export class SessionWorker {
     // A model to be found at the endpoint (its only one) is known once the first check is done. While that check
     // runs, a command (/think, /verbose) may change the entry: the turn then reads it again.
     const modelKnown = ports.modelName() !== undefined;
-    if (progress?.reply === undefined) await ports.modelReady?.();
-    const next = nextStep({ progress, llm: () => ports.llm(), model: () => ports.modelName() });
+    if (progress?.reply === undefined && progress?.parked === undefined) await ports.modelReady?.();
+    const next = nextStep({
+      progress,
+      ...(approval ? { approval: { parked: parked !== undefined } } : {}),
+      llm: () => ports.llm(),
+      model: () => ports.modelName(),
+    });
+    if (next.kind === "parked") return applySettlement(ports, { kind: "parked", open: next.open }, at);
+    if (next.kind === "nothing-parked")
+      return applySettlement(ports, { kind: "answer", text: NOTHING_PARKED, extra: ids }, at);
     // Found in the transcript, maybe not on disk (its journal record may have failed): synced before it is sent.
     if (next.kind === "redeliver") return applySettlement(ports, { kind: "reply", text: next.text }, at);
     if (next.kind === "no-model") {
@@ -211,15 +227,23 @@ export class SessionWorker {
       joined: [],
       attachments: [],
       trace: { entries: [], textStreamed: false, callsStarted: [], unsynced: [] },
+      // The parked turn's record, unless a replay ended it already (handed on to this answer).
+      ...(parked?.journalId && ports.journal.get(parked.journalId) ? { alsoEnd: [parked.journalId] } : {}),
     };
-    await this.turn(key, ctx, { ...next, text, ...(modelKnown && entry ? { entry } : {}) }, outcomes);
+    const resume = parked ? { calls: parked.waiting, decisions: approval?.decisions ?? {} } : undefined;
+    await this.turn(
+      key,
+      ctx,
+      { ...next, text, ...(modelKnown && entry ? { entry } : {}), ...(resume ? { resume } : {}) },
+      outcomes,
+    );
   }
 
   /** Runs the model turn, settles it, records it; its `turn-end` comes last, however it ended. */
   private async turn(
     key: string,
     ctx: TurnContext,
-    run: { llm: LlmClient; model: string; text: string; entry?: SessionEntry },
+    run: { llm: LlmClient; model: string; text: string; entry?: SessionEntry; resume?: TurnInput["resume"] },
     outcomes: HeldOutcomes,
   ): Promise<void> {
     const { clock, logger } = this.ports;

@@ -50,6 +50,8 @@ function summary(s: Settlement): Record<string, unknown> {
       };
     case "failed":
       return { kind: s.kind, text: s.text };
+    case "parked":
+      return { kind: s.kind, open: s.open };
     case "retry":
       return { kind: s.kind, attempt: s.attempt, delayMs: s.delayMs, why: s.why };
     case "error":
@@ -136,6 +138,24 @@ describe("decideSettlement", () => {
       "drained but also aborted by /stop: stopped",
       result({ stopReason: "aborted", drained: true }),
       facts({ aborted: true, abortReason: "stop", drainMode: "stopping" }),
+      { kind: "stopped" },
+    ],
+    [
+      "parked at a tool call its gate asked about: parked, its record open",
+      result({
+        stopReason: "aborted",
+        parked: { callId: "c1", name: "bash", arguments: "{}", reason: "ask" },
+      }),
+      facts(),
+      { kind: "parked", open: true },
+    ],
+    [
+      "parked, but /stop fired meanwhile: stopped",
+      result({
+        stopReason: "aborted",
+        parked: { callId: "c1", name: "bash", arguments: "{}", reason: "ask" },
+      }),
+      facts({ aborted: true, abortReason: "stop" }),
       { kind: "stopped" },
     ],
     [

@@ -38,6 +38,12 @@ export type Settlement =
   | { kind: "stopped"; result: TurnResult }
   /** The turn ended with an error for the person: told `text`, the messages marked unanswered, records end. */
   | { kind: "failed"; result: TurnResult; text: string }
+  /**
+   * The turn parked at a tool call its gate asked about (`open`): nothing is delivered, its record stays open (a
+   * later answer resumes the batch and ends it), those that joined it end, the outcomes resolve `waiting`. Not
+   * `open`: a restored parked record whose batch an answer already resumed: it ends (the answer's reply answers it).
+   */
+  | { kind: "parked"; open: boolean }
   /** A passing failure: the record stays open and the item runs again after `delayMs`. */
   | { kind: "retry"; why: string; attempt: number; delayMs: number }
   /** The message was not taken (its record never became durable): no reply, nothing ended. */
@@ -60,6 +66,7 @@ export interface TurnFacts {
 
 /** How a finished turn settles. Pure. */
 export function decideSettlement(result: TurnResult, facts: TurnFacts): Settlement {
+  if (result.parked && !facts.aborted) return { kind: "parked", open: true };
   if (result.stopReason === "end") return { kind: "reply", text: result.text, result };
   if (result.quiet && result.text) return { kind: "quiet-reply", text: result.text, result };
   // Drained at a safe point, or aborted when the drain deadline passed: either way the turn resumes.

@@ -124,7 +124,7 @@ export class TurnBookkeeping {
       key,
       (entry) => {
         if (!entry) return entry;
-        const next: SessionEntry = { ...touchInteraction(entry, at), origin };
+        const next: SessionEntry = { ...touchInteraction(entry, at), ...(origin ? { origin } : {}) };
         if (!result) return next;
         next.model = result.model;
         next.contextTokens = result.contextTokens;
@@ -149,24 +149,27 @@ export class TurnBookkeeping {
 interface TurnRecord {
   /** When the turn ended: the exchange's time (`lastInteractionAt`). */
   at: number;
-  origin: NonNullable<SessionEntry["origin"]>;
+  /** The chat and person the session was last used from; absent for internal input (no person wrote it). */
+  origin?: NonNullable<SessionEntry["origin"]>;
   result?: Pick<TurnResult, "model" | "contextTokens" | "contextEstimated" | "compactions" | "usage">;
 }
 
 function turnRecord(item: WorkItem, result: TurnResult | undefined, at: number): TurnRecord {
   const m = item.message;
-  const origin = {
-    channel: m.channel,
-    chatId: m.chatId,
-    chatType: m.chatType,
-    senderId: m.senderId,
-    ...(m.senderName ? { senderName: m.senderName } : {}),
-  };
-  if (!result) return { at, origin };
+  const origin = m.internal
+    ? undefined
+    : {
+        channel: m.channel,
+        chatId: m.chatId,
+        chatType: m.chatType,
+        senderId: m.senderId,
+        ...(m.senderName ? { senderName: m.senderName } : {}),
+      };
+  if (!result) return { at, ...(origin ? { origin } : {}) };
   const { model, contextTokens, contextEstimated, compactions, usage } = result;
   return {
     at,
-    origin,
+    ...(origin ? { origin } : {}),
     result: { model, contextTokens, contextEstimated, compactions, ...(usage ? { usage } : {}) },
   };
 }

@@ -18,4 +18,9 @@ export interface TurnContext {
   /** The files the turn attached to its reply. */
   attachments: OutboundAttachment[];
   trace: TurnTrace;
+  /**
+   * Other records the turn's reply (or failure) ends: the parked turn's, when this turn resumes its batch (the
+   * answer's reply answers it too).
+   */
+  alsoEnd?: string[];
 }

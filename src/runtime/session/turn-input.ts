@@ -39,7 +39,10 @@ export interface TurnSetup {
   drain: AbortSignal;
   events: TurnEvents;
   /** Holds a joined message's outcome until the turn is over (as the item's is). */
-  hold(item: WorkItem): void;
+  hold(
+    item: WorkItem,
+  ): void /** The parked batch this turn resumes (an approval's answer, which stores no message of its own). */;
+  resume?: TurnInput["resume"];
 }
 
 /**
@@ -72,7 +75,7 @@ export async function buildTurnInput(
   const hasMessage = (entries: TranscriptEntry[]) =>
     entries.findLastIndex((e) => e.type === "message" && (e as MessageEntry).meta?.journalId === item.jid) !==
     -1;
-  if (!hasMessage(resume.entries)) {
+  if (!setup.resume && !hasMessage(resume.entries)) {
     // The transcript went away after the message was written (deleted by hand: a reset): write it again, so the
     // model never answers a turn that does not hold the message it answers.
     logger.warn("the person's message is no longer in the transcript (deleted?); writing it again", {
@@ -100,12 +103,16 @@ export async function buildTurnInput(
       toolResultsDropped: resume.budgetCut.toolResultsDropped,
     });
   }
-  const messages = buildContext({
+  const built = buildContext({
     systemPrompt: agent.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
     ...(resume.compaction ? { compaction: resume.compaction } : {}),
     entries: resume.entries,
     groupHistoryLimit: groupHistoryLimit(config),
   });
+  // A resumed batch's waiting calls get their results from this turn, not the "interrupted" stand-ins.
+  const waiting = new Set(setup.resume?.calls.map((c) => c.id) ?? []);
+  const messages =
+    waiting.size === 0 ? built : built.filter((m) => m.role !== "tool" || !waiting.has(m.tool_call_id ?? ""));
   // One stat of the store per message, not two: the entry the session was chosen on a moment ago.
   const entry = setup.entry ?? (await ports.store.getWithUpdates(key));
   // A turn that runs again (restart, retry) goes on with its loop guard; a new message starts a new one.
@@ -163,6 +170,8 @@ export async function buildTurnInput(
     notify: (line) => notify(ports, item, line),
     onPhase: (phase) => ports.sessions?.enter(key, phase),
     ...(guard ? { guard } : {}),
+    ...(setup.resume ? { resume: setup.resume } : {}),
+    ...(ports.turnHooks ? { hooks: ports.turnHooks } : {}),
     compaction: {
       budget: { window: agent.contextTokens, ...config.inbound.reply.session.compaction },
       notesModels: [
