@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { sendFileTool } from "../src/agent/tools/send-file.js";
-import { PARK_POLL_MS } from "../src/runtime/outbox.js";
+import { PARK_POLL_MS } from "../src/runtime/outbox-waits.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { done, startTestGateway, type TestGateway } from "./helpers/gateway-harness.js";
 

@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import makeWASocket, {
   type BaileysEventMap,
   type ConnectionState,
@@ -9,30 +8,28 @@ import makeWASocket, {
   type WAMessage,
   type WASocket,
 } from "@whiskeysockets/baileys";
-import {
-  type Attachment,
-  type AuthorizeResult,
-  type DownloadTimers,
-  downloadLimits,
-  type GatewayEvent,
-  type InboundMessage,
-  type OutboundMessage,
-  type PluginContext,
-  type SendResult,
-  type TransportHealth,
-  writePrivateFile,
+import type {
+  AuthorizeResult,
+  DownloadTimers,
+  GatewayEvent,
+  InboundMessage,
+  OutboundMessage,
+  PluginContext,
+  SendResult,
+  TransportHealth,
 } from "../../src/plugin-api/index.js";
 import { credentialsDir, openAuthState, removeAuthState, type WhatsappAuth } from "./auth-state.js";
 import { authorizeSender, ownerLines } from "./authorize-sender.js";
 import { baileysLogger } from "./baileys-logger.js";
+import { BoundedSet } from "./bounded-set.js";
 import { classifyClose } from "./classify-close.js";
 import type { WhatsappConfig } from "./config.js";
-import { downloadMedia } from "./download-media.js";
 import { endSocket } from "./end-socket.js";
-import { formatAge } from "./format-age.js";
 import { quietLibsignal } from "./libsignal-console.js";
+import { type LinkState, linkHealth } from "./link-health.js";
 import { sendWhatsapp } from "./send.js";
-import { type AccountView, e164, type MediaInfo, toInbound } from "./to-inbound.js";
+import { stageMedia } from "./stage-media.js";
+import { type AccountView, e164, toInbound } from "./to-inbound.js";
 
 /**
  * The WhatsApp link of a running gateway: one Baileys socket at a time, its reconnects, inbound messages and
@@ -70,14 +67,6 @@ const QUOTABLE_LIMIT = 500;
 const SENT_LIMIT = 2_000;
 /** How many handled message ids are remembered to drop a redelivery before it costs anything. */
 const SEEN_LIMIT = 5_000;
-
-type LinkState =
-  | { kind: "idle" }
-  | { kind: "connecting"; attempt: number }
-  | { kind: "open"; since: number }
-  | { kind: "reconnecting"; attempt: number; at: number; reason: string }
-  | { kind: "failed"; message: string }
-  | { kind: "stopped" };
 
 export class WhatsappConnection {
   private auth: WhatsappAuth | undefined;
@@ -191,35 +180,7 @@ export class WhatsappConnection {
   }
 
   health(): TransportHealth {
-    const state = this.state;
-    switch (state.kind) {
-      case "idle":
-        return { state: "starting", detail: "not started" };
-      case "connecting":
-        return {
-          state: "starting",
-          detail: state.attempt > 0 ? `connecting, attempt ${state.attempt + 1}` : "connecting",
-        };
-      case "open": {
-        const savedAt = this.auth?.savedAt();
-        const refreshed =
-          savedAt === undefined
-            ? "credentials never refreshed"
-            : `credentials refreshed ${formatAge(this.now() - savedAt)} ago`;
-        return { state: "ok", detail: `linked as ${this.ownNumber ?? "?"}, ${refreshed}` };
-      }
-      case "reconnecting": {
-        const wait = Math.max(0, state.at - this.now());
-        return {
-          state: "down",
-          detail: `reconnecting (${state.reason}), attempt ${state.attempt} in ${formatAge(wait)}`,
-        };
-      }
-      case "failed":
-        return { state: "down", detail: state.message };
-      case "stopped":
-        return { state: "stopped" };
-    }
+    return linkHealth(this.state, this.now, this.auth, this);
   }
 
   async send(message: OutboundMessage, signal: AbortSignal): Promise<SendResult> {
@@ -387,7 +348,10 @@ export class WhatsappConnection {
     this.inFlight.add(id);
     try {
       const inbound = result.media
-        ? { ...result.message, attachments: [await this.download(msg, result.media, sock)] }
+        ? {
+            ...result.message,
+            attachments: [await stageMedia(msg, result.media, sock, this.context, this.timers)],
+          }
         : result.message;
       this.remember(id, msg);
       const received = await this.context.receive(inbound);
@@ -423,68 +387,6 @@ export class WhatsappConnection {
     for (const oldest of this.quotable.keys()) {
       if (this.quotable.size <= QUOTABLE_LIMIT) break;
       this.quotable.delete(oldest);
-    }
-  }
-
-  /**
-   * Downloads a message's media into the staging area, within `whatsapp.mediaMaxMb` and its deadline
-   * (`whatsapp.mediaTimeoutSeconds`, and at least 4 KB/s); a failure is a note.
-   */
-  private async download(msg: WAMessage, media: MediaInfo, sock: WASocket): Promise<Attachment> {
-    const { config } = this.context;
-    const maxBytes = config.mediaMaxMb * 1024 * 1024;
-    const tooLarge = `larger than whatsapp.mediaMaxMb (${config.mediaMaxMb} MB)`;
-    if (media.sizeBytes !== undefined && media.sizeBytes > maxBytes) return { ...media, note: tooLarge };
-    try {
-      const result = await downloadMedia(msg, {
-        maxBytes,
-        limits: downloadLimits(config.mediaTimeoutSeconds),
-        ...(this.timers ? { timers: this.timers } : {}),
-        context: { reuploadRequest: sock.updateMediaMessage, logger: baileysLogger(this.context.logger) },
-      });
-      if (!result.ok) {
-        if (result.why === "timed-out")
-          this.context.logger.warn("WhatsApp media download gave up", { reason: result.note });
-        return { ...media, note: result.why === "too-large" ? tooLarge : result.note };
-      }
-      const data = result.data;
-      const name = safeFileName(media.fileName ?? `${media.kind}${extensionOf(media.mimeType)}`);
-      const path = join(this.context.stagingDir, `${msg.key?.id ?? "media"}-${name}`);
-      await writePrivateFile(path, data);
-      return { ...media, path, sizeBytes: data.length };
-    } catch (error) {
-      this.context.logger.warn("WhatsApp media could not be downloaded", { error: String(error) });
-      return { ...media, note: `could not be downloaded from WhatsApp (${String(error)})` };
-    }
-  }
-}
-
-function safeFileName(name: string): string {
-  const cleaned = name
-    .replace(/[/\\\0]/g, "_")
-    .replace(/^\.+/, "_")
-    .slice(0, 120);
-  return cleaned === "" ? "file" : cleaned;
-}
-
-function extensionOf(mimeType: string | undefined): string {
-  const sub = mimeType?.split(";")[0]?.split("/")[1];
-  return sub && /^[a-z0-9.+-]{1,10}$/i.test(sub) ? `.${sub.replace("+xml", "").replace("mpeg", "mp3")}` : "";
-}
-
-/** A set that forgets its oldest members past `limit`. */
-class BoundedSet {
-  private readonly items = new Set<string>();
-  constructor(private readonly limit: number) {}
-  has(item: string): boolean {
-    return this.items.has(item);
-  }
-  add(item: string): void {
-    this.items.delete(item);
-    this.items.add(item);
-    for (const oldest of this.items) {
-      if (this.items.size <= this.limit) break;
-      this.items.delete(oldest);
     }
   }
 }

@@ -31,3 +31,12 @@ function present(value: string | undefined): string | undefined {
 export function trimSlashes(url: string): string {
   return url.replace(/\/+$/, "");
 }
+
+/** OpenAI's own API rejects `max_tokens` for its newer models; the other servers all know `max_tokens`. */
+export function outputLimitField(baseUrl: string): "max_tokens" | "max_completion_tokens" {
+  try {
+    return new URL(baseUrl).hostname === "api.openai.com" ? "max_completion_tokens" : "max_tokens";
+  } catch {
+    return "max_tokens";
+  }
+}

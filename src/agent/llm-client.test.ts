@@ -6,6 +6,7 @@ import { type FakeOpenAI, startFakeOpenAI } from "../../test/fakes/openai-server
 import { agentSchema } from "../core/config-schema.js";
 import type { ToolDefinition } from "../plugin-api/types.js";
 import type { StoredChatMessage } from "../sessions/types.js";
+import { outputLimitField } from "./endpoint.js";
 import { createHttpFetch } from "./http-fetch.js";
 import {
   abortableSleep,
@@ -13,7 +14,6 @@ import {
   DEFAULT_BASE_URL,
   type LlmClient,
   NO_API_KEY,
-  outputLimitField,
   resolveEndpoint,
 } from "./llm-client.js";
 

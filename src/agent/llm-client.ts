@@ -3,7 +3,7 @@ import type OpenAI from "openai";
 import type { ChatCompletionTool } from "openai/resources/chat/completions";
 import type { ToolDefinition } from "../plugin-api/types.js";
 import type { StoredChatMessage, StoredToolCall } from "../sessions/types.js";
-import { NO_API_KEY, trimSlashes } from "./endpoint.js";
+import { NO_API_KEY, outputLimitField, trimSlashes } from "./endpoint.js";
 import { createHttpFetch } from "./http-fetch.js";
 import { type ChunkLike, type FinishReason, type LlmUsage, ReplyAssembler } from "./llm-assemble.js";
 import { describeLlmFailure, innermostMessage, type LlmFailure, systemErrorCode } from "./llm-errors.js";
@@ -384,15 +384,6 @@ function serverMessage(error: InstanceType<Sdk["APIError"]>): string {
   }
   const prefix = error.status ? `${error.status} ` : "";
   return error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
-}
-
-/** OpenAI's own API rejects `max_tokens` for its newer models; the other servers all know `max_tokens`. */
-export function outputLimitField(baseUrl: string): "max_tokens" | "max_completion_tokens" {
-  try {
-    return new URL(baseUrl).hostname === "api.openai.com" ? "max_completion_tokens" : "max_tokens";
-  } catch {
-    return "max_tokens";
-  }
 }
 
 export function convertTool(tool: ToolDefinition): ChatCompletionTool {

@@ -4,7 +4,8 @@ import { describeError } from "../core/errors.js";
 import { type Env, journalDir, stateDir } from "../core/paths.js";
 import { describeHolder } from "../runtime/own-state-dir.js";
 import { stateOwnerOf } from "../runtime/state-lock.js";
-import { type JournalRecord, MAX_OPEN_BYTES, readRecords } from "../sessions/journal.js";
+import { type JournalRecord, MAX_OPEN_BYTES } from "../sessions/journal-state.js";
+import { readRecords } from "../sessions/read-records.js";
 
 /** A journal this large is worth a look: the gateway compacts it at start and as it grows. */
 export const LARGE_JOURNAL_BYTES = 256 * 1024 * 1024;

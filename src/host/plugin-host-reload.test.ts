@@ -11,12 +11,8 @@ import type {
   PluginInstance,
   Transport,
 } from "../plugin-api/index.js";
-import {
-  type BasePluginContext,
-  PluginHost,
-  type PluginHostOptions,
-  type PluginStatus,
-} from "./plugin-host.js";
+import { type BasePluginContext, PluginHost, type PluginHostOptions } from "./plugin-host.js";
+import type { PluginStatus } from "./plugin-slot.js";
 
 /**
  * A config change while the host runs (planReload + applyReload): live settings read through `context.config`,

@@ -13,13 +13,8 @@ import {
   type Transport,
   type TransportHealth,
 } from "../plugin-api/index.js";
-import {
-  type BasePluginContext,
-  NOT_RESTARTED,
-  PluginHost,
-  type PluginHostOptions,
-  type PluginStatus,
-} from "./plugin-host.js";
+import { type BasePluginContext, NOT_RESTARTED, PluginHost, type PluginHostOptions } from "./plugin-host.js";
+import type { PluginStatus } from "./plugin-slot.js";
 
 const START_DEADLINE = 50;
 const STOP_DEADLINE = 20;

@@ -1,5 +1,5 @@
 import type { Clock } from "../core/clock.js";
-import type { PluginReloadInfo, TransportRestart } from "../core/config-diff.js";
+import type { TransportRestart } from "../core/config-diff.js";
 import type { ClawdisConfig } from "../core/config-schema.js";
 import { ClawdisError, describeError } from "../core/errors.js";
 import { formatDuration } from "../core/format.js";
@@ -8,28 +8,27 @@ import type {
   PluginContext,
   PluginCoreConfig,
   PluginDefinition,
-  PluginInstance,
   ToolDefinition,
   Transport,
-  TransportHealth,
 } from "../plugin-api/index.js";
-import { validatePluginDefinition, validatePluginInstance } from "./plugin-definition.js";
-import { type PluginSettings, reloadPolicyProblem, settingsFor } from "./plugin-settings.js";
-import { DEFAULT_RESTART_POLICY, type RestartPolicy, restartDelay } from "./restart-delay.js";
+import { validatePluginInstance } from "./plugin-definition.js";
+import {
+  applyPluginReload,
+  type PluginReloadPlan,
+  planPluginReload,
+  type ReloadTarget,
+} from "./plugin-reload.js";
+import {
+  type Attempt,
+  createSlots,
+  type HostState,
+  type PluginEntry,
+  type PluginStatus,
+  type Slot,
+  slotStatus,
+} from "./plugin-slot.js";
+import { DEFAULT_RESTART_POLICY, type RestartPolicy, restartWait } from "./restart-delay.js";
 import { withDeadline } from "./with-deadline.js";
-
-export type PluginState = "starting" | "ok" | "degraded" | "down" | "stopped" | "disabled";
-
-/** One plugin as `/status` and `clawdis status` show it. */
-export interface PluginStatus {
-  id: string;
-  version?: string;
-  state: PluginState;
-  detail?: string;
-  /** Restarts performed since the host was created. */
-  restarts: number;
-  lastError?: string;
-}
 
 /** The context the gateway builds; the host adds `fail`, bound to the one instance it is given to. */
 export type BasePluginContext = Omit<PluginContext, "fail">;
@@ -40,11 +39,6 @@ export type BasePluginContext = Omit<PluginContext, "fail">;
  */
 type ServesPluginView<T extends PluginCoreConfig> = T;
 export type CoreConfigServesPlugins = ServesPluginView<ClawdisConfig>;
-
-export interface PluginEntry {
-  enabled: boolean;
-  config?: unknown;
-}
 
 export interface PluginHostOptions {
   definitions: PluginDefinition[];
@@ -74,47 +68,6 @@ export interface PluginHostOptions {
   drainSends?: (id: string) => Promise<void>;
 }
 
-/** What the plugins would run with under a new config: `PluginHost.planReload`, then `applyReload`. */
-export interface PluginReloadPlan {
-  /** What each plugin declares, for `diffConfig`. */
-  infos: PluginReloadInfo[];
-  /** Settings and on/off of each plugin under the new config, by id. */
-  settings: ReadonlyMap<string, PluginSettings>;
-  gatewayConfig: Readonly<object>;
-}
-
-/** What the host itself knows; "degraded" only ever comes from a transport's health(). */
-type HostState = "starting" | "ok" | "down" | "stopped" | "disabled";
-
-/** One create+start of a plugin. A failed attempt is never reused: a restart is a fresh attempt. */
-interface Attempt {
-  /** Aborts the start: `fail()` during start, or the host stopping. */
-  abort: AbortController;
-  /** Aborts when this instance is given up (failed, replaced, stopped). */
-  retired: AbortController;
-  instance?: PluginInstance;
-  startedAt?: number;
-  stopping?: Promise<void>;
-}
-
-interface Slot {
-  readonly definition: PluginDefinition;
-  /** The current settings (what `context.config` returns); replaced by a config change. */
-  config: unknown;
-  state: HostState;
-  detail?: string;
-  lastError?: string;
-  restarts: number;
-  /** Consecutive failures; drives the backoff. */
-  failures: number;
-  attempt?: Attempt;
-  /** The least wait before the next restart, from `fail(error, { retryAfterMs })`. */
-  retryAfterMs?: number;
-  restartTimer?: { handle: unknown };
-  /** The launch or failure handling in progress (never rejects). */
-  busy: Promise<void>;
-}
-
 /**
  * The detail of a plugin left down by a fatal error. What really brings it back: a config change of its settings
  * restarts it (PluginHost.applyReload), an environment variable is read only when the gateway starts.
@@ -122,18 +75,13 @@ interface Slot {
 export const NOT_RESTARTED =
   "not restarted: fix what the error says; a fix saved to the config file restarts it, one in the environment needs a gateway restart";
 
-/** Up to this fraction of a retry-after hint is added at random before the restart. */
-const RETRY_AFTER_JITTER = 0.1;
-
-const HEALTH_STATES: ReadonlySet<string> = new Set(["starting", "ok", "degraded", "down", "stopped"]);
-
 /**
  * Owns the plugins' lifecycle: validates definitions and settings, starts every enabled plugin (concurrently,
  * each within the start deadline), restarts failed ones with backoff on the injected clock, and stops them in
  * reverse order. A failing plugin never takes the host down.
  */
 export class PluginHost {
-  private readonly slots: Slot[] = [];
+  private readonly slots: Slot[];
   private readonly log: Logger;
   private readonly clock: Clock;
   private readonly contextFor: PluginHostOptions["contextFor"];
@@ -149,9 +97,12 @@ export class PluginHost {
   /** The current config (what `context.gatewayConfig` returns); replaced by a config change. */
   private gatewayConfig: Readonly<object> | undefined;
   private readonly drainSends: (id: string) => Promise<void>;
+  /** What `applyPluginReload` may do to this host. */
+  private readonly reloadTarget: ReloadTarget;
 
   /** Throws PLUGIN_INVALID (bad definition, duplicate id) or CONFIG_INVALID (settings; exit code 2). */
   constructor(options: PluginHostOptions) {
+    this.slots = createSlots(options.definitions, options.entries, options.gatewayConfig);
     this.log = options.logger;
     this.clock = options.clock;
     this.contextFor = options.contextFor;
@@ -161,37 +112,18 @@ export class PluginHost {
     this.stableAfterMs = options.stableAfterMs ?? 60_000;
     this.gatewayConfig = options.gatewayConfig;
     this.drainSends = options.drainSends ?? (() => Promise.resolve());
+    this.reloadTarget = {
+      slots: this.slots,
+      log: this.log,
+      clock: this.clock,
+      running: () => this.phase === "running",
+      drainSends: this.drainSends,
+      setState: (slot, state, detail) => this.setState(slot, state, detail),
+      retire: (slot, attempt) => this.retire(slot, attempt),
+      launch: (slot) => this.launch(slot),
+    };
 
-    const seen = new Set<string>();
-    const configErrors: string[] = [];
-    options.definitions.forEach((candidate, index) => {
-      const name = (candidate as { id?: unknown } | null)?.id;
-      const definition = validatePluginDefinition(
-        candidate,
-        typeof name === "string" ? `Plugin "${name}"` : `Plugin #${index + 1}`,
-      );
-      if (seen.has(definition.id)) {
-        throw new ClawdisError(
-          "PLUGIN_INVALID",
-          `Two plugins have the id "${definition.id}"; ids must be unique. Remove one of them from plugins.load.`,
-        );
-      }
-      seen.add(definition.id);
-      const policyProblem = reloadPolicyProblem(definition);
-      if (policyProblem) throw new ClawdisError("PLUGIN_INVALID", policyProblem);
-      const settings = settingsFor(definition, options.entries[definition.id], options.gatewayConfig);
-      if (settings.error !== undefined) configErrors.push(settings.error);
-      this.slots.push({
-        definition,
-        config: settings.config,
-        state: settings.on ? "stopped" : "disabled",
-        detail: settings.on ? "not started" : settings.detail,
-        restarts: 0,
-        failures: 0,
-        busy: Promise.resolve(),
-      });
-    });
-    if (configErrors.length > 0) throw new ClawdisError("CONFIG_INVALID", configErrors.join("\n"));
+    const seen = new Set(this.slots.map((slot) => slot.definition.id));
     for (const id of Object.keys(options.entries)) {
       if (!seen.has(id)) this.log.warn("plugins.entries names a plugin that is not loaded", { plugin: id });
     }
@@ -232,7 +164,7 @@ export class PluginHost {
   }
 
   states(): PluginStatus[] {
-    return this.slots.map((slot) => this.statusOf(slot));
+    return this.slots.map((slot) => slotStatus(slot));
   }
 
   /** Transports of plugins that are up (ok or degraded), by plugin id (= channel). */
@@ -240,7 +172,7 @@ export class PluginHost {
     const map = new Map<string, Transport>();
     for (const slot of this.slots) {
       const transport = slot.attempt?.instance?.transport;
-      const { state } = this.statusOf(slot);
+      const { state } = slotStatus(slot);
       if (transport && (state === "ok" || state === "degraded")) map.set(slot.definition.id, transport);
     }
     return map;
@@ -269,112 +201,20 @@ export class PluginHost {
   }
 
   /**
-   * What the plugins would run with under a new config (validated as at start: `plugins.entries.<id>.config` by
-   * each plugin's schema), and what each declares about a change, for `diffConfig`. Changes nothing.
-   * @throws ClawdisError CONFIG_INVALID naming every bad setting, as the constructor does.
+   * What the plugins would run with under a new config, and what each declares about a change, for `diffConfig`.
+   * Changes nothing (see planPluginReload). @throws ClawdisError CONFIG_INVALID naming every bad setting.
    */
   planReload(next: {
     gatewayConfig: Readonly<object>;
     entries: Record<string, PluginEntry>;
   }): PluginReloadPlan {
-    const settings = new Map<string, PluginSettings>();
-    const errors: string[] = [];
-    const infos = this.slots.map((slot): PluginReloadInfo => {
-      const { definition } = slot;
-      const after = settingsFor(definition, next.entries[definition.id], next.gatewayConfig);
-      if (after.error !== undefined) errors.push(after.error);
-      settings.set(definition.id, after);
-      const section = definition.configSection?.key;
-      return {
-        id: definition.id,
-        ...(section !== undefined ? { section } : {}),
-        live: definition.reload?.live ?? [],
-        restartOn: definition.reload?.restartOn ?? [],
-        on: [slot.state !== "disabled", after.on],
-      };
-    });
-    if (errors.length > 0) throw new ClawdisError("CONFIG_INVALID", errors.join("\n"));
-    return { infos, settings, gatewayConfig: next.gatewayConfig };
+    return planPluginReload(this.slots, next);
   }
 
-  /**
-   * Applies a planned config change: every plugin's `context.config`/`gatewayConfig` read the new settings from
-   * now on; running plugins hear of the keys applied `live` (`configChanged`); each plugin in `restarts` is
-   * restarted alone — marked starting at once (the outbox parks what is sent to it, what it hands in is still
-   * taken), its sends in flight end (`drainSends`), its instance stops, a fresh one starts with the new
-   * settings — or started or stopped when it was switched on or off. The others keep running. Resolves when
-   * every restart has started or failed its first attempt.
-   */
+  /** Applies a planned config change (see applyPluginReload): resolves when every restart started or failed. */
   async applyReload(plan: PluginReloadPlan, restarts: readonly TransportRestart[], live: readonly string[]) {
     this.gatewayConfig = plan.gatewayConfig;
-    const restarting = new Set(restarts.map((restart) => restart.id));
-    for (const slot of this.slots) {
-      const next = plan.settings.get(slot.definition.id);
-      if (next && !restarting.has(slot.definition.id)) slot.config = next.config;
-    }
-    if (live.length > 0) {
-      for (const slot of this.slots) {
-        const instance = slot.attempt?.instance;
-        if (!instance?.configChanged || slot.attempt?.retired.signal.aborted) continue;
-        try {
-          instance.configChanged(live);
-        } catch (error) {
-          this.log.warn("a plugin's configChanged threw", {
-            plugin: slot.definition.id,
-            error: describeError(error),
-          });
-        }
-      }
-    }
-    await Promise.all(
-      this.slots
-        .filter((slot) => restarting.has(slot.definition.id))
-        .map((slot) => {
-          const next = plan.settings.get(slot.definition.id);
-          if (!next) return Promise.resolve();
-          const done: Promise<void> = this.reconfigure(slot, next, () => done);
-          slot.busy = done;
-          return done;
-        }),
-    );
-  }
-
-  /**
-   * One plugin stopped (after its sends in flight) and started afresh with `next`; never rejects. `self` is this
-   * call's own promise, which the caller makes `slot.busy`.
-   */
-  private async reconfigure(slot: Slot, next: PluginSettings, self: () => Promise<void>): Promise<void> {
-    // A start or a failure being handled ends first (a failure handled meanwhile takes `busy` over: wait again).
-    for (let busy = slot.busy; ; ) {
-      await busy;
-      if (slot.busy === self()) break;
-      busy = slot.busy;
-      slot.busy = self();
-    }
-    if (this.phase !== "running") return;
-    if (slot.restartTimer) this.clock.clearTimeout(slot.restartTimer.handle);
-    slot.restartTimer = undefined;
-    const previous = slot.attempt;
-    slot.config = next.config;
-    if (previous && !previous.retired.signal.aborted) {
-      if (slot.state === "ok") {
-        this.setState(slot, "starting", "restarting for a config change");
-        await this.drainSends(slot.definition.id);
-      }
-      await this.retire(slot, previous);
-    }
-    if (this.phase !== "running") return;
-    if (!next.on) {
-      slot.attempt = undefined;
-      this.setState(slot, "disabled", next.detail);
-      this.log.info("plugin stopped for a config change", { plugin: slot.definition.id });
-      return;
-    }
-    slot.failures = 0;
-    slot.retryAfterMs = undefined;
-    slot.lastError = undefined;
-    if (previous) slot.restarts += 1;
-    await this.launch(slot);
+    await applyPluginReload(this.reloadTarget, plan, restarts, live);
   }
 
   private launch(slot: Slot): Promise<void> {
@@ -464,14 +304,8 @@ export class PluginHost {
     }
     slot.failures += 1;
     slot.lastError = describeError(error);
-    const backoff = restartDelay(error, slot.failures, this.policy);
-    const hint = slot.retryAfterMs;
+    const delay = restartWait(error, slot.failures, slot.retryAfterMs, this.policy);
     slot.retryAfterMs = undefined;
-    // A server's Retry-After is the least wait; a little jitter on top, so a restart does not land on its edge.
-    const delay =
-      backoff === null || hint === undefined
-        ? backoff
-        : Math.max(backoff, hint) + Math.round(RETRY_AFTER_JITTER * hint * this.policy.random());
     this.setState(slot, "down", "failed; stopping it");
     this.log.error(during === "start" ? "plugin failed to start" : "plugin failed", {
       plugin: id,
@@ -549,37 +383,11 @@ export class PluginHost {
     this.phase = "stopped";
   }
 
-  private health(slot: Slot): TransportHealth | undefined {
-    const transport = slot.attempt?.instance?.transport;
-    if (slot.state !== "ok" || !transport?.health) return undefined;
-    try {
-      const health = transport.health();
-      if (HEALTH_STATES.has(health?.state)) return health;
-      return { state: "degraded", detail: "health() returned no valid state" };
-    } catch (error) {
-      return { state: "degraded", detail: `health() failed: ${describeError(error)}` };
-    }
-  }
-
-  private statusOf(slot: Slot): PluginStatus {
-    const health = this.health(slot);
-    const detail = health ? health.detail : slot.detail;
-    const status: PluginStatus = {
-      id: slot.definition.id,
-      state: health?.state ?? slot.state,
-      restarts: slot.restarts,
-    };
-    if (slot.definition.version !== undefined) status.version = slot.definition.version;
-    if (detail !== undefined) status.detail = detail;
-    if (slot.lastError !== undefined) status.lastError = slot.lastError;
-    return status;
-  }
-
   private setState(slot: Slot, state: HostState, detail: string | undefined): void {
     slot.state = state;
     slot.detail = detail;
     if (this.listeners.size === 0) return;
-    const status = this.statusOf(slot);
+    const status = slotStatus(slot);
     for (const listener of this.listeners) {
       try {
         listener(status);

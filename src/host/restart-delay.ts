@@ -73,3 +73,22 @@ export function restartDelay(
   const fraction = Math.min(1, policy.jitter) * Math.min(Math.max(policy.random(), 0), 1);
   return Math.round(exact * (1 - fraction));
 }
+
+/** Up to this fraction of a retry-after hint is added at random before the restart. */
+const RETRY_AFTER_JITTER = 0.1;
+
+/**
+ * The wait before a restart: `restartDelay`, and at least a server's Retry-After (`hint`) with a little jitter on
+ * top, so a restart does not land on its edge. null: never (a fatal error).
+ */
+export function restartWait(
+  error: unknown,
+  failures: number,
+  hint: number | undefined,
+  policy: RestartPolicy,
+): number | null {
+  const backoff = restartDelay(error, failures, policy);
+  return backoff === null || hint === undefined
+    ? backoff
+    : Math.max(backoff, hint) + Math.round(RETRY_AFTER_JITTER * hint * policy.random());
+}

@@ -7,7 +7,7 @@ import { outcomeBody } from "../plugin-api/outcome-body.js";
 import type { GatewayEvent, HttpRequest, InboundMessage } from "../plugin-api/types.js";
 import { isTransientError } from "../runtime/transient-error.js";
 import { whyInvalidSessionKey } from "../sessions/session-key-rules.js";
-import { readTranscriptPage } from "../sessions/transcript-resume.js";
+import { readTranscriptPage } from "../sessions/transcript-page.js";
 import type { StoredChatMessage, TranscriptEntry } from "../sessions/types.js";
 import { parseOutputFilter, passesFilter } from "./event-filter.js";
 import type { HttpServer } from "./http-server.js";

@@ -8,7 +8,7 @@ import type { ConfigSectionEntry } from "../core/config-sections.js";
 import { ClawdisError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { Env } from "../core/paths.js";
-import type { PluginReloadPlan } from "../host/plugin-host.js";
+import type { PluginReloadPlan } from "../host/plugin-reload.js";
 import type { ConfigState } from "./config-state.js";
 import { type ConfigFileEvent, ConfigWatcher } from "./config-watcher.js";
 

@@ -5,42 +5,23 @@ import type { Clock } from "../core/clock.js";
 import { describeError } from "../core/errors.js";
 import { formatDuration } from "../core/format.js";
 import type { Logger } from "../core/logger.js";
-import type { OutboundAttachment, OutboundMessage, Transport } from "../plugin-api/types.js";
+import type { OutboundMessage, Transport } from "../plugin-api/types.js";
 import type { Journal } from "../sessions/journal.js";
+import type { Delivery, Handed, Lane, ParkedReport, Queued, Undeliverable } from "./delivery.js";
 import { type Part, planParts } from "./outbox-parts.js";
 import { afterSendFailure, logsRetry } from "./outbox-retry.js";
-import { SpillStore } from "./outbox-spill.js";
+import { OutboxWaits } from "./outbox-waits.js";
+import { SpilledDeliveries } from "./spilled-deliveries.js";
 
+export type { Delivery, Handed, ParkedReport, Undeliverable } from "./delivery.js";
 export { splitFor } from "./outbox-parts.js";
 
 /** How long one send may take before it is aborted. */
 export const SEND_TIMEOUT_MS = 30_000;
 /** What waiting deliveries may hold in memory (default); beyond it they wait on disk (the spill folder). */
 export const MAX_PARKED_BYTES = 32 * 1024 * 1024;
-/** A parked lane also looks again this often (a transport's health can come back without a state change). */
-export const PARK_POLL_MS = 1000;
 /** How many replies given up for good `undeliverable()` remembers (newest last). */
 export const UNDELIVERABLE_KEPT = 20;
-
-/** One reply or notice on its way to a chat. */
-export interface Delivery {
-  channel: string;
-  chatId: string;
-  chatType?: "direct" | "group";
-  text: string;
-  kind: "reply" | "notice";
-  replyToMessageId?: string;
-  attachments?: OutboundAttachment[];
-  /**
-   * The journal record this delivery completes (a reply). Its parts are recorded as they reach the chat (so a
-   * restart sends only the rest), and the record (with `alsoEnd`, the messages that joined the turn) is ended
-   * `replied` after the last one.
-   */
-  jid?: string;
-  alsoEnd?: string[];
-  /** Parts that reached the chat before a restart. */
-  deliveredParts?: readonly number[];
-}
 
 export interface OutboxDeps {
   /** The transport of `channel` when it is up (ok or degraded), else undefined. */
@@ -54,46 +35,6 @@ export interface OutboxDeps {
   maxParkedBytes?: number;
   /** Where deliveries past that bound wait; default `outbox-spill` beside the journal's file. */
   spillDir?: string;
-}
-
-/** How far a delivery got when `enqueue` resolves. */
-export type Handed = "sent" | "waiting" | "failed" | "dropped";
-
-interface Queued {
-  delivery: Delivery;
-  /** Past the memory bound: the delivery waits on disk under this name (undefined: it could not be written). */
-  spilled?: Promise<string | undefined>;
-  /** What it holds in memory (counted in the bound). */
-  bytes: number;
-  /** Resolves `enqueue`'s promise; called once. */
-  handed(how: Handed): void;
-}
-
-interface Lane {
-  queue: Queued[];
-  running: boolean;
-  /** Since when the head of the lane has waited for its transport (undefined: not parked). */
-  parkedSince?: number;
-  /** Waiting out a retry delay after a failed send (nothing in flight). */
-  backingOff?: boolean;
-  warned?: boolean;
-}
-
-/** What `/status` shows per channel. */
-export interface ParkedReport {
-  channel: string;
-  count: number;
-  oldestMs: number;
-  reported: boolean;
-}
-
-/** A delivery given up because its chat refused it for good (`/status`, newest last). */
-export interface Undeliverable {
-  channel: string;
-  chatId: string;
-  kind: "reply" | "notice";
-  reason: string;
-  at: number;
 }
 
 /**
@@ -121,24 +62,22 @@ export interface Undeliverable {
  */
 export class Outbox {
   private readonly lanes = new Map<string, Lane>();
-  private readonly wakers = new Map<string, Set<() => void>>();
   private parkedBytes = 0;
   private stopped = false;
   private warnTimer: unknown;
-  private readonly settleWaiters = new Set<() => void>();
-  /** Retry delays in progress, cut short by `stop()`. */
-  private readonly stopWaiters = new Set<() => void>();
-  /** Backoff delays (not a rate limit's own wait) by channel, cut short when a send on that channel goes through. */
-  private readonly backoffWaiters = new Map<string, Set<() => void>>();
-  private readonly spill: SpillStore<Delivery>;
-  /** Deliveries waiting on disk now; a warning is logged when the first of an episode goes there. */
-  private spilledCount = 0;
+  private readonly waits: OutboxWaits;
+  private readonly spill: SpilledDeliveries;
   private readonly givenUp: Undeliverable[] = [];
   /** Settles when sends may start (`holdUntil`); never rejects. */
   private held: Promise<void> = Promise.resolve();
 
   constructor(private readonly deps: OutboxDeps) {
-    this.spill = new SpillStore(deps.spillDir ?? join(deps.journal.filePath, "..", "outbox-spill"));
+    this.waits = new OutboxWaits(deps.clock);
+    this.spill = new SpilledDeliveries(
+      deps.spillDir ?? join(deps.journal.filePath, "..", "outbox-spill"),
+      deps.logger,
+      deps.maxParkedBytes ?? MAX_PARKED_BYTES,
+    );
   }
 
   /** No send starts before `warm` settles, fulfilled or rejected (see the class comment). */
@@ -188,45 +127,13 @@ export class Outbox {
       this.parkedBytes += delivery.text.length;
       return { entry: { delivery, bytes: delivery.text.length, handed: finish }, handed };
     }
-    if (this.spilledCount++ === 0) {
-      this.deps.logger.warn(
-        "many replies wait for their transport: those past the memory bound wait on disk",
-        {
-          channel: delivery.channel,
-          maxParkedBytes: this.deps.maxParkedBytes ?? MAX_PARKED_BYTES,
-        },
-      );
-    }
-    const spilled = this.spill.put(delivery).catch((error: unknown) => {
-      this.deps.logger.error(
-        delivery.jid
-          ? "too many replies wait for their transport and one could not be written to disk: it is kept in the journal and sent after the next start"
-          : "too many replies wait for their transport and a notice could not be written to disk: it was dropped",
-        {
-          channel: delivery.channel,
-          chatId: delivery.chatId,
-          kind: delivery.kind,
-          error: describeError(error),
-        },
-      );
-      return undefined;
-    });
-    const stub: Delivery = {
-      channel: delivery.channel,
-      chatId: delivery.chatId,
-      kind: delivery.kind,
-      text: "",
-      ...(delivery.jid ? { jid: delivery.jid } : {}),
-    };
+    const { stub, spilled } = this.spill.put(delivery);
     return { entry: { delivery: stub, spilled, bytes: 0, handed: finish }, handed };
   }
 
   /** The transport of `channel` came up: its parked lanes send now. */
   wake(channel: string): void {
-    const waiting = this.wakers.get(channel);
-    if (!waiting) return;
-    this.wakers.delete(channel);
-    for (const resume of waiting) resume();
+    this.waits.wake(channel);
   }
 
   /** Parked deliveries by channel, for `/status` and the log. */
@@ -255,25 +162,7 @@ export class Outbox {
    * after `maxMs` of real time: a stop lets the sends in flight finish first.
    */
   settle(maxMs: number): Promise<void> {
-    return this.waitFor(() => this.isSettled(), maxMs);
-  }
-
-  /** Resolves once `done()` holds (checked now and on every lane change), or after `maxMs` of real time. */
-  private waitFor(done: () => boolean, maxMs: number): Promise<void> {
-    return new Promise((resolve) => {
-      const finish = () => {
-        clearTimeout(timer);
-        this.settleWaiters.delete(check);
-        resolve();
-      };
-      const check = () => {
-        if (done()) finish();
-      };
-      const timer = setTimeout(finish, maxMs);
-      timer.unref();
-      this.settleWaiters.add(check);
-      check();
-    });
+    return this.waits.waitFor(() => this.isSettled(), maxMs);
   }
 
   private isSettled(): boolean {
@@ -281,10 +170,6 @@ export class Outbox {
       if (lane.running && lane.parkedSince === undefined && !lane.backingOff) return false;
     }
     return true;
-  }
-
-  private notifySettle(): void {
-    for (const waiter of [...this.settleWaiters]) waiter();
   }
 
   /**
@@ -295,10 +180,8 @@ export class Outbox {
   stop(maxMs = SEND_TIMEOUT_MS): Promise<void> {
     this.stopped = true;
     if (this.warnTimer !== undefined) this.deps.clock.clearTimeout(this.warnTimer);
-    for (const cut of [...this.stopWaiters]) cut();
-    this.stopWaiters.clear();
-    for (const channel of [...this.wakers.keys()]) this.wake(channel);
-    return this.waitFor(() => ![...this.lanes.values()].some((lane) => lane.running), maxMs);
+    this.waits.cutAll();
+    return this.waits.waitFor(() => ![...this.lanes.values()].some((lane) => lane.running), maxMs);
   }
 
   private async run(key: string, lane: Lane): Promise<void> {
@@ -316,11 +199,12 @@ export class Outbox {
     } finally {
       for (const queued of lane.queue) {
         queued.handed("dropped");
-        void this.forget(queued);
+        // What it holds on disk goes (its reply stays in the journal).
+        void this.spill.discard(queued.spilled);
       }
       lane.running = false;
       if (lane.queue.length === 0) this.lanes.delete(key);
-      this.notifySettle();
+      this.waits.changed();
     }
   }
 
@@ -329,24 +213,7 @@ export class Outbox {
     if (!queued.spilled) return queued.delivery;
     const name = await queued.spilled;
     queued.spilled = Promise.resolve(undefined);
-    if (--this.spilledCount < 0) this.spilledCount = 0;
-    if (name === undefined) return undefined;
-    try {
-      return await this.spill.take(name);
-    } catch (error) {
-      this.deps.logger.error("a waiting reply could not be read back from disk: the next start sends it", {
-        channel: queued.delivery.channel,
-        chatId: queued.delivery.chatId,
-        error: describeError(error),
-      });
-      return undefined;
-    }
-  }
-
-  /** Removes what a queue entry that will not be sent holds on disk (its reply stays in the journal). */
-  private async forget(queued: Queued): Promise<void> {
-    const name = await queued.spilled;
-    if (name !== undefined) await this.spill.discard(name);
+    return this.spill.take(name, queued.delivery);
   }
 
   /** Sends one delivery (waiting while its transport is down); never throws. */
@@ -397,21 +264,8 @@ export class Outbox {
       lane.parkedSince ??= this.deps.clock.now();
       for (const queued of lane.queue) queued.handed("waiting");
       this.scheduleWarning();
-      this.notifySettle();
-      await new Promise<void>((resume) => {
-        let set = this.wakers.get(channel);
-        if (!set) {
-          set = new Set();
-          this.wakers.set(channel, set);
-        }
-        const once = () => {
-          set.delete(once);
-          this.deps.clock.clearTimeout(poll);
-          resume();
-        };
-        const poll = this.deps.clock.setTimeout(once, PARK_POLL_MS);
-        set.add(once);
-      });
+      this.waits.changed();
+      await this.waits.parked(channel);
     }
   }
 
@@ -439,7 +293,7 @@ export class Outbox {
       if (!transport) return "down";
       try {
         await transport.send(message, AbortSignal.timeout(SEND_TIMEOUT_MS));
-        this.sendsPass(delivery.channel);
+        this.waits.sendsPass(delivery.channel);
         return "sent";
       } catch (error) {
         if (!this.deps.transport(delivery.channel)) {
@@ -467,40 +321,12 @@ export class Outbox {
         }
         lane.backingOff = true;
         for (const queued of lane.queue) queued.handed("waiting");
-        this.notifySettle();
-        await new Promise<void>((resume) => {
-          const backoff = next.hinted ? undefined : this.backoffWaitersOf(delivery.channel);
-          const cut = () => {
-            this.deps.clock.clearTimeout(timer);
-            this.stopWaiters.delete(cut);
-            backoff?.delete(cut);
-            resume();
-          };
-          const timer = this.deps.clock.setTimeout(cut, next.waitMs);
-          this.stopWaiters.add(cut);
-          backoff?.add(cut);
-        });
+        this.waits.changed();
+        await this.waits.backoff(next.hinted ? undefined : delivery.channel, next.waitMs);
         lane.backingOff = false;
         if (this.stopped) return "stopped";
       }
     }
-  }
-
-  private backoffWaitersOf(channel: string): Set<() => void> {
-    let set = this.backoffWaiters.get(channel);
-    if (!set) {
-      set = new Set();
-      this.backoffWaiters.set(channel, set);
-    }
-    return set;
-  }
-
-  /** A send on `channel` went through: its other lanes backing off after a failure try again now. */
-  private sendsPass(channel: string): void {
-    const waiting = this.backoffWaiters.get(channel);
-    if (!waiting || waiting.size === 0) return;
-    this.backoffWaiters.delete(channel);
-    for (const cut of [...waiting]) cut();
   }
 
   /** A chat refused a delivery for good: the log and `/status` say which chat and why; its records end. */

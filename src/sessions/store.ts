@@ -1,3 +1,6 @@
+// Over 400 lines, for now: `SessionStore` is one cache of one file. Its read path (current, fresh, adopt) and
+// write path (write, afterRename, beforeRename) share the image, the trust of its version and the lock, and each
+// changes what the other may assume; the pure parts live in the store-*.ts files it imports.
 import { unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import { type Clock, systemClock } from "../core/clock.js";
@@ -6,7 +9,7 @@ import type { Logger } from "../core/logger.js";
 import { quoteId } from "./session-id.js";
 import { transcriptPathFor } from "./session-paths.js";
 import { UpdateBatches } from "./store-batches.js";
-import { applyUpdate, type Changes, noChanges, recordUpdate, type UpdateFn } from "./store-changes.js";
+import { applyUpdate, type Changes, noChanges, type UpdateFn } from "./store-changes.js";
 import { diffStore } from "./store-diff.js";
 import { changeTimesAreFine } from "./store-fine-times.js";
 import { type RawStore, StoreImage } from "./store-image.js";
@@ -34,6 +37,7 @@ import { keepBadCopy, replacementFor } from "./store-set-aside.js";
 import { COARSE_TICK_MS, changedWithinTick, SAME_TICK_MS, trustedAfterRead } from "./store-trust.js";
 import { type PiecesWrite, writePiecesAtomic } from "./store-write.js";
 import type { SessionEntry, SessionMap } from "./types.js";
+import { type PendingUpdate, UnwrittenUpdates } from "./unwritten-updates.js";
 
 export type { UpdateFn } from "./store-changes.js";
 
@@ -55,20 +59,6 @@ export interface UpdateOptions {
    * without it, or `flush()`, writes every waiting one at once.
    */
   deferMs?: number;
-}
-
-interface PendingUpdate {
-  key: string;
-  fn: UpdateFn;
-  resolve: (entry: SessionEntry | undefined) => void;
-  reject: (error: unknown) => void;
-}
-
-/** What `getWithUpdates` applied of a key's unwritten updates, on which entry of the file (kept while both stay). */
-interface UpdatesView {
-  base: unknown;
-  applied: number;
-  changes: Changes;
 }
 
 /** `currentIfKnown`: the file must be read first. */
@@ -129,15 +119,8 @@ export class SessionStore {
   private reading: Promise<StoreImage | undefined> | undefined;
   /** The batches that new updates join (group commit and write-behind, see update). */
   private readonly batches: UpdateBatches<PendingUpdate>;
-  /**
-   * This process's updates of each key that the image does not hold yet (waiting in a batch, or in one whose
-   * rename has not happened), in the order they were made. An update leaves it when its batch's file is renamed
-   * in place (at the same moment as the image that holds it is installed), or when its batch fails or changes
-   * nothing: the image and this list never both hold one update.
-   */
-  private readonly unwritten = new Map<string, PendingUpdate[]>();
-  /** The last `getWithUpdates` of each key with updates unwritten: on which entry, how many of them it applied. */
-  private readonly views = new Map<string, UpdatesView>();
+  /** This process's updates that the image does not hold yet (see UnwrittenUpdates). */
+  private readonly unwritten = new UnwrittenUpdates();
   private readonly warned = new Set<string>();
 
   constructor(options: SessionStoreOptions) {
@@ -195,25 +178,7 @@ export class SessionStore {
       image = this.currentIfKnown();
     }
     if (image === UNREAD) image = await this.current();
-    const mine = this.unwritten.get(key);
-    if (mine === undefined) return image?.map[key];
-    // The updates apply to the file's entry of the key alone: while that is the same object, so is their result.
-    const base = image?.entry(key);
-    let view = this.views.get(key);
-    if (view === undefined || view.base !== base || view.applied > mine.length) {
-      view = { base, applied: 0, changes: noChanges() };
-      this.views.set(key, view);
-    }
-    const now = this.clock.now();
-    for (; view.applied < mine.length; view.applied++) {
-      try {
-        recordUpdate(image, view.changes, key, (mine[view.applied] as PendingUpdate).fn, now, this.path);
-      } catch {
-        // Left out, as the write leaves it out (and fails that update alone).
-      }
-    }
-    const { entries } = view.changes;
-    return entries.has(key) ? entries.get(key) : image?.map[key];
+    return this.unwritten.apply(image, key, this.clock, this.path);
   }
 
   /**
@@ -231,23 +196,9 @@ export class SessionStore {
   async update(key: string, fn: UpdateFn, options: UpdateOptions = {}): Promise<SessionEntry | undefined> {
     return new Promise((resolve, reject) => {
       const pending: PendingUpdate = { key, fn, resolve, reject };
-      const mine = this.unwritten.get(key);
-      if (mine) mine.push(pending);
-      else this.unwritten.set(key, [pending]);
+      this.unwritten.add(pending);
       this.batches.add(pending, options.deferMs);
     });
-  }
-
-  /** `batch` is in the image (or failed, or changed nothing): it leaves `unwritten`, and its keys' views go. */
-  private landed(batch: readonly PendingUpdate[]): void {
-    for (const u of batch) {
-      const mine = this.unwritten.get(u.key);
-      if (mine === undefined) continue;
-      this.views.delete(u.key);
-      const at = mine.indexOf(u);
-      if (at >= 0) mine.splice(at, 1);
-      if (mine.length === 0) this.unwritten.delete(u.key);
-    }
   }
 
   /** Writes every deferred update now; resolves once every update made so far is written (or failed). */
@@ -283,7 +234,7 @@ export class SessionStore {
       for (const done of settle) done();
     } catch (error) {
       close();
-      this.landed(batch);
+      this.unwritten.landed(batch);
       for (const u of batch) u.reject(error);
       this.logger.error("session store update failed", { path: this.path, error: describeError(error) });
     }
@@ -305,14 +256,14 @@ export class SessionStore {
       }
       if (changes.entries.size > 0) {
         try {
-          await this.write(image, changes, lock, () => this.landed(batch));
+          await this.write(image, changes, lock, () => this.unwritten.landed(batch));
         } catch (error) {
           if (!(error instanceof StoreChanged)) throw error;
           if (attempt < MAX_WRITE_ATTEMPTS) continue;
           throw this.keptChanging();
         }
       } else {
-        this.landed(batch);
+        this.unwritten.landed(batch);
       }
       return settle;
     }

@@ -7,12 +7,12 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { descriptorsOn } from "../../test/helpers/open-descriptors.js";
 import { makeHeader, readTranscript } from "./transcript.js";
+import { readTranscriptPage } from "./transcript-page.js";
 import {
   dropLeadingToolResults,
   RESUME_HARD_CAP_BYTES,
   RESUME_MIN_BYTES,
   readTranscriptForResume,
-  readTranscriptPage,
   resumeBudgetBytes,
 } from "./transcript-resume.js";
 import type { MessageEntry, StoredChatMessage, TranscriptEntry } from "./types.js";
@@ -384,9 +384,11 @@ describe("the backward readers' descriptors", () => {
     execFileSync("mkfifo", [pipe]);
     // In a child process: an open that waited for a writer would block the event loop for good, this test's own
     // timer with it. The child's time limit only ends such a wait (the opens take microseconds).
-    const readers = fileURLToPath(new URL("./transcript-resume.ts", import.meta.url));
+    const resumeReader = fileURLToPath(new URL("./transcript-resume.ts", import.meta.url));
+    const pageReader = fileURLToPath(new URL("./transcript-page.ts", import.meta.url));
     const script = `
-      import { readTranscriptForResume, readTranscriptPage } from ${JSON.stringify(readers)};
+      import { readTranscriptForResume } from ${JSON.stringify(resumeReader)};
+      import { readTranscriptPage } from ${JSON.stringify(pageReader)};
       const resume = await readTranscriptForResume(process.env.PIPE);
       const page = await readTranscriptPage(process.env.PIPE, { limit: 5, keep: () => true });
       process.stdout.write(JSON.stringify({ resume, page }));

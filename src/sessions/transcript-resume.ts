@@ -17,9 +17,10 @@ import {
 import type { CompactionEntry, StoredChatMessage, TranscriptEntry, TranscriptHeader } from "./types.js";
 
 /**
- * The backward readers of a transcript: what resuming a session needs (`readTranscriptForResume`) and one page of
- * history (`readTranscriptPage`). Both read from the end of the file and stop at what was asked for, so their
- * cost (bytes read, memory) depends on the request, never on the size of the file.
+ * The backward reader of a transcript for resuming a session (`readTranscriptForResume`), and what it shares with
+ * the history page reader (transcript-page.ts): opening the file, reading line 1. Both readers read from the end
+ * of the file and stop at what was asked for, so their cost (bytes read, memory) depends on the request, never
+ * on the size of the file.
  */
 
 /** A line a backward reader skipped. Line numbers are unknown when reading backwards: the byte offset says where. */
@@ -105,7 +106,7 @@ export interface TranscriptResume {
 }
 
 /** Line 1 as read on its own: classified, where it ends, and what reading it cost. */
-interface TranscriptStart {
+export interface TranscriptStart {
   first?: FirstLine;
   /** Why line 1 is no header; undefined when it is one. */
   problem?: string;
@@ -115,7 +116,11 @@ interface TranscriptStart {
 }
 
 /** Reads and classifies line 1, forwards from 4 KiB doubling to 64 KiB chunks, at most about `cap` bytes of it. */
-async function readTranscriptStart(file: ReadableFile, size: number, cap: number): Promise<TranscriptStart> {
+export async function readTranscriptStart(
+  file: ReadableFile,
+  size: number,
+  cap: number,
+): Promise<TranscriptStart> {
   const pieces: Buffer[] = [];
   let read = 0;
   let want = 4096;
@@ -143,7 +148,7 @@ async function readTranscriptStart(file: ReadableFile, size: number, cap: number
 }
 
 /** The bad line that line 1 counts as when it is neither header nor entry, or too long to read (blank is not bad). */
-function firstLineBad(start: TranscriptStart): ResumeBadLine | undefined {
+export function firstLineBad(start: TranscriptStart): ResumeBadLine | undefined {
   if (start.first?.kind === "bad") return { offset: 0, reason: start.first.reason };
   if (start.end === undefined && start.problem !== undefined) return { offset: 0, reason: start.problem };
   return undefined;
@@ -177,10 +182,15 @@ export function dropLeadingToolResults(entries: TranscriptEntry[]): number {
  * Read only, and never waiting: O_NONBLOCK makes the open of a named pipe return at once (a plain open would block
  * the event loop until a writer came; its size then reads as 0, an empty transcript) and changes nothing for a
  * regular file. Synchronous: microseconds from the page cache, where a trip through the threadpool waits behind
- * the fsyncs of other turns (a context read that no warm writer serves opens the file here).
+ * the fsyncs of other turns (a context read that no warm writer serves opens the file here). No file: undefined.
  */
-function openToRead(path: string): number {
-  return openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+export function openToRead(path: string): ReadableFile | undefined {
+  try {
+    return { fd: openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0)) };
+  } catch (error) {
+    if (isMissingFile(error)) return undefined;
+    throw error;
+  }
 }
 
 /**
@@ -197,17 +207,8 @@ export async function readTranscriptForResume(
 ): Promise<TranscriptResume> {
   const hardCap = options.hardCapBytes ?? RESUME_HARD_CAP_BYTES;
   const maxBytes = options.maxBytes ?? hardCap;
-  let file: ReadableFile;
-  if (options.handle) {
-    file = options.handle;
-  } else {
-    try {
-      file = { fd: openToRead(path) };
-    } catch (error) {
-      if (isMissingFile(error)) return { exists: false, entries: [], badLines: [], bytesRead: 0 };
-      throw error;
-    }
-  }
+  const file = options.handle ?? openToRead(path);
+  if (!file) return { exists: false, entries: [], badLines: [], bytesRead: 0 };
   try {
     const result: TranscriptResume = { exists: true, entries: [], badLines: [], bytesRead: 0 };
     // Through the open descriptor: no path lookup, no trip through the threadpool.
@@ -291,119 +292,5 @@ export async function readTranscriptForResume(
     return result;
   } finally {
     if (!options.handle) closeSync(file.fd);
-  }
-}
-
-/** The most one history page reads, whatever `limit` asks for: 16 parallel pages stay far from the heap limit. */
-export const PAGE_MAX_BYTES = 8 * 1024 * 1024;
-
-export interface PageOptions {
-  /** How many kept entries the page holds at most. */
-  limit: number;
-  /** Which good entries count toward the page (the others are passed over). */
-  keep: (entry: TranscriptEntry) => boolean;
-  /** Read only what lies before this offset: a `before` of an earlier page. Default: the end of the file. */
-  before?: number;
-  /** Bytes the page may read (default PAGE_MAX_BYTES); its newest line is read even when longer. */
-  maxBytes?: number;
-}
-
-export interface TranscriptPage {
-  exists: boolean;
-  /** The newest `limit` kept entries before `options.before`, in file order. */
-  entries: TranscriptEntry[];
-  /** Bad lines met in the part read, in file order (a line longer than `maxBytes` counts as one). */
-  badLines: ResumeBadLine[];
-  /** Where the previous (older) page ends: pass it as `before`. Undefined when this page reaches line 1. */
-  before?: number;
-  /** Set instead of a page when `options.before` is not the start of a line of this file. */
-  beforeProblem?: string;
-  /** Bytes read from disk: bounded by `maxBytes` (plus line 1 and one chunk), not by the file. */
-  bytesRead: number;
-}
-
-/**
- * One page of a transcript, read backwards: the newest `limit` entries that `keep` accepts, before `before`.
- * Stops at `limit` entries, at `maxBytes` read, or at line 1; `before` of the result continues from there. A line
- * that does not parse is counted in `badLines`; a line 1 that is no header but a good entry (the header was lost)
- * counts as an entry, as in `readTranscript`.
- */
-export async function readTranscriptPage(path: string, options: PageOptions): Promise<TranscriptPage> {
-  const maxBytes = options.maxBytes ?? PAGE_MAX_BYTES;
-  let file: ReadableFile;
-  try {
-    file = { fd: openToRead(path) };
-  } catch (error) {
-    if (isMissingFile(error)) return { exists: false, entries: [], badLines: [], bytesRead: 0 };
-    throw error;
-  }
-  try {
-    const page: TranscriptPage = { exists: true, entries: [], badLines: [], bytesRead: 0 };
-    const { size } = fstatSync(file.fd);
-    const end = options.before ?? size;
-    if (end < 0 || end > size || !Number.isSafeInteger(end)) {
-      return { ...page, beforeProblem: `before must be an offset from 0 to ${size}` };
-    }
-    if (end > 0 && end < size) {
-      const previous = await readAt(file, end - 1, 1);
-      page.bytesRead += previous.length;
-      if (previous[0] !== 0x0a)
-        return { ...page, beforeProblem: `before (${end}) is not the start of a line` };
-    }
-    if (end === 0) return page;
-
-    const start = await readTranscriptStart(file, size, maxBytes);
-    page.bytesRead += start.read;
-    // Line 1 is classified on its own; the scan covers the lines after it (all lines when it was too long).
-    const floor = start.end ?? 0;
-    const newestFirst: TranscriptEntry[] = [];
-    const badNewestFirst: ResumeBadLine[] = [];
-    const scan: BackwardScan = { bytesRead: 0, cut: false };
-    let handled = 0;
-    let oldest = end;
-    let full = false;
-    const lines = readLinesBackward(file, {
-      floor,
-      end: Math.max(end, floor),
-      // The newest line of the page is read whatever its size (not kept when over maxBytes), the rest within it.
-      lowest: () => (handled > 0 ? end - maxBytes : floor),
-      maxLineBytes: maxBytes,
-      scan,
-    });
-    for await (const line of lines) {
-      // Line 1 when it was too long to classify (counted below), and the empty piece after a final "\n".
-      if (line.offset === 0 || line.length === 0) continue;
-      if (newestFirst.length >= options.limit) {
-        full = true;
-        break;
-      }
-      handled++;
-      oldest = line.offset;
-      if (line.bytes === undefined) {
-        badNewestFirst.push({ offset: line.offset, reason: `longer than ${maxBytes} bytes: not read` });
-        continue;
-      }
-      const text = line.bytes.toString("utf8");
-      if (isBlankLine(text)) continue;
-      const parsed = parseTranscriptEntry(text);
-      if (!parsed.ok) badNewestFirst.push({ offset: line.offset, reason: parsed.reason });
-      else if (options.keep(parsed.value)) newestFirst.push(parsed.value);
-    }
-    page.bytesRead += scan.bytesRead;
-    if (full || scan.cut) {
-      page.before = oldest;
-    } else if (start.first?.kind === "entry" && options.keep(start.first.entry)) {
-      // The header was lost and line 1 is an entry of the page, or of the next one when this one is full.
-      if (newestFirst.length < options.limit) newestFirst.push(start.first.entry);
-      else page.before = floor;
-    } else {
-      const bad = firstLineBad(start);
-      if (bad) badNewestFirst.push(bad);
-    }
-    page.entries = newestFirst.reverse();
-    page.badLines = badNewestFirst.reverse();
-    return page;
-  } finally {
-    closeSync(file.fd);
   }
 }

@@ -1,0 +1,64 @@
+import { open } from "node:fs/promises";
+import { type JournalRecord, MAX_RECORD_BYTES } from "./journal-state.js";
+
+/**
+ * Calls `onRecord` for each line that parses, streaming; returns how many did not. A missing file is empty.
+ * A line longer than twice MAX_RECORD_BYTES (garbage, or a file of zeros) is skipped without being held whole.
+ */
+export async function readRecords(
+  path: string,
+  onRecord: (record: JournalRecord, bytes: number) => void,
+): Promise<{ bad: number; records: number }> {
+  let bad = 0;
+  let records = 0;
+  const limit = 2 * MAX_RECORD_BYTES;
+  let parts: Buffer[] = [];
+  let partBytes = 0;
+  let skipping = false;
+  const take = (line: Buffer) => {
+    if (line.length === 0 || line.toString("utf8").trim().length === 0) return;
+    let record: JournalRecord;
+    try {
+      record = JSON.parse(line.toString("utf8")) as JournalRecord;
+    } catch {
+      bad++;
+      return;
+    }
+    records++;
+    onRecord(record, line.length + 1);
+  };
+  let stream: AsyncIterable<Buffer>;
+  try {
+    const handle = await open(path, "r");
+    stream = handle.createReadStream({ highWaterMark: 1024 * 1024 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { bad, records };
+    throw error;
+  }
+  for await (const chunk of stream) {
+    let from = 0;
+    for (;;) {
+      const nl = chunk.indexOf(10, from);
+      const piece = chunk.subarray(from, nl === -1 ? chunk.length : nl);
+      if (!skipping) {
+        parts.push(piece);
+        partBytes += piece.length;
+        if (partBytes > limit) {
+          skipping = true;
+          parts = [];
+          partBytes = 0;
+        }
+      }
+      if (nl === -1) break;
+      if (skipping) bad++;
+      else take(parts.length === 1 ? parts[0]! : Buffer.concat(parts));
+      skipping = false;
+      parts = [];
+      partBytes = 0;
+      from = nl + 1;
+    }
+  }
+  if (skipping) bad++;
+  else if (partBytes > 0) take(Buffer.concat(parts));
+  return { bad, records };
+}
