@@ -1,3 +1,5 @@
+// Over 400 lines, by design: this is the whole plugin contract in one file (types only, no code), so that a plugin
+// author reads one page and the contract's version (PLUGIN_API_VERSION) covers one file.
 import type { z } from "zod";
 import type { Logger } from "../core/logger.js";
 
