@@ -40,14 +40,23 @@ function model(dir: string) {
   };
 }
 
-/** Resolves once the gateway runs the long tool (its `tool-call` event in `main`). */
-async function longToolRunning(gw: GatewayProcess): Promise<void> {
+/**
+ * Sends the message with `send` and resolves once the gateway runs the long tool (its `tool-call` event in
+ * `main`). The event stream opens before the message goes, so a quick gateway's event is not missed.
+ */
+async function sendUntilLongToolRuns<R>(
+  gw: GatewayProcess,
+  send: () => Promise<R>,
+): Promise<{ running: Promise<R> }> {
   const events = await gw.events("main");
   try {
+    const running = send();
+    running.catch(() => {});
     await events.waitFor(
       (e) => e.type === "tool-call" && String(e.data.arguments).includes("batch-one"),
       "the long tool's call",
     );
+    return { running };
   } finally {
     events.close();
   }
@@ -84,8 +93,9 @@ describe("e2e: a drained turn resumes before the messages that waited behind it"
     const state = await E2eState.create({ allowFrom: ["alice", "bob"] });
     state.fake.setDefault(model(state.dir));
     const first = await state.startGateway();
-    const running = first.echo({ chatId: "chat-a", senderId: "alice", text: "long 1" }, { wait: true });
-    await longToolRunning(first);
+    const { running } = await sendUntilLongToolRuns(first, () =>
+      first.echo({ chatId: "chat-a", senderId: "alice", text: "long 1" }, { wait: true }),
+    );
     // Behind it: two of alice's (they would join at the batch boundary) and two of bob's.
     const waiting = ["alice 2", "bob 3", "alice 4", "bob 5"];
     for (const text of waiting) {
@@ -132,8 +142,9 @@ describe("e2e: a drained turn resumes before the messages that waited behind it"
     for (let round = 1; round <= 3; round++) {
       await rm(join(state.dir, "go"), { force: true });
       const long = `long r${round}`;
-      const running = gw.echo({ chatId: "chat-a", senderId: "alice", text: long }, { wait: true });
-      await longToolRunning(gw);
+      const { running } = await sendUntilLongToolRuns(gw, () =>
+        gw.echo({ chatId: "chat-a", senderId: "alice", text: long }, { wait: true }),
+      );
       const waiting = [`bob r${round}a`, `alice r${round}b`, `bob r${round}c`];
       for (const text of waiting) {
         const senderId = text.split(" ")[0] ?? "";

@@ -6,11 +6,20 @@ import { cleanupAll, contentOf, E2eState, type GatewayProcess } from "./harness.
 /** A bash command that runs until the test creates `file` (the tool under way when the drain begins). */
 const waitFor = (file: string) => `while [ ! -e '${file}' ]; do sleep 0.02; done; echo batch-done`;
 
-/** Waits until the gateway runs the bash tool call of the turn (its `tool-call` event). */
-async function toolRunning(gw: GatewayProcess): Promise<void> {
+/**
+ * Sends the message with `send` and waits until the gateway runs the bash tool call of its turn (its `tool-call`
+ * event). The event stream opens before the message goes, so a quick gateway's event is not missed.
+ */
+async function sendUntilToolRuns<R>(
+  gw: GatewayProcess,
+  send: () => Promise<R>,
+): Promise<{ running: Promise<R> }> {
   const events = await gw.events("main");
   try {
+    const running = send();
+    running.catch(() => {});
     await events.waitFor((e) => e.type === "tool-call", "the tool call of the turn");
+    return { running };
   } finally {
     events.close();
   }
@@ -30,11 +39,12 @@ describe("e2e: drain during a tool loop", () => {
     const go = join(state.dir, "go");
     fake.enqueue({ toolCalls: [{ name: "bash", arguments: { command: waitFor(go) }, id: "call_1" }] });
     const first = await state.startGateway();
-    const running = first.echo(
-      { chatId: "chat-drain", senderId: "alice", text: "run the long job", messageId: "drain-1" },
-      { wait: true },
+    const { running } = await sendUntilToolRuns(first, () =>
+      first.echo(
+        { chatId: "chat-drain", senderId: "alice", text: "run the long job", messageId: "drain-1" },
+        { wait: true },
+      ),
     );
-    await toolRunning(first);
     first.child.kill("SIGTERM");
     await first.stderr.waitFor(/INFO stopping signal=SIGTERM/);
     // The stop waits for the batch: the tool is let finish, then the turn ends without another model call.
@@ -93,11 +103,12 @@ describe("e2e: drain during a tool loop", () => {
       { hang: "before-headers", text: "done after the restart" },
     );
     const gw = await state.startGateway();
-    const running = gw.echo(
-      { chatId: "chat-restart", senderId: "alice", text: "long job", messageId: "restart-1" },
-      { wait: true },
+    const { running } = await sendUntilToolRuns(gw, () =>
+      gw.echo(
+        { chatId: "chat-restart", senderId: "alice", text: "long job", messageId: "restart-1" },
+        { wait: true },
+      ),
     );
-    await toolRunning(gw);
     const from = gw.stderr.length;
     expect(await gw.call("POST", "/api/restart")).toMatchObject({ status: 202, body: { pid: gw.pid } });
     await gw.stderr.waitFor(/restarting in-process/, { from });
