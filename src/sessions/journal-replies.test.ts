@@ -195,7 +195,10 @@ describe("Journal: reply records", () => {
 /** As a kill -9 would leave it: the descriptor closed, nothing more written (no close, so no `synced`). */
 async function crash(journal: Journal): Promise<void> {
   await journal.settled();
-  await (journal as unknown as { handle?: FileHandle }).handle?.close();
+  // The writer's descriptor (journal-writer.ts); checked, so that a rename cannot turn this into leaving it open.
+  const handle = (journal as unknown as { writer: { handle?: FileHandle } }).writer.handle;
+  expect(handle, "the journal's open file").toBeDefined();
+  await handle?.close();
 }
 
 function messageFor(id: string) {
