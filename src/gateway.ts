@@ -9,6 +9,7 @@ import { diffConfig } from "./core/config-diff.js";
 import type { ClawdisConfig } from "./core/config-schema.js";
 import { type Logger, setLogLevel } from "./core/logger.js";
 import { type Env, resolveConfigPath, stateDir as stateDirOf } from "./core/paths.js";
+import { effectiveTimeZone } from "./core/time-zone.js";
 import { type PluginContextDeps, pluginContext } from "./host/plugin-context.js";
 import { PluginHost } from "./host/plugin-host.js";
 import { HttpServer } from "./http/http-server.js";
@@ -20,6 +21,8 @@ import type {
   ReceiveResult,
   ToolDefinition,
 } from "./plugin-api/types.js";
+import { GatewayReminders } from "./reminders/gateway-reminders.js";
+import { remindTool } from "./reminders/remind-tool.js";
 import {
   allowStep,
   dedupeStep,
@@ -54,7 +57,7 @@ import { stateLockPath } from "./runtime/state-lock.js";
 import { stateSecrets } from "./runtime/state-secrets.js";
 import type { StatusAudience } from "./runtime/status-report.js";
 import { statusText } from "./runtime/status-text.js";
-import { toolsForTurn } from "./runtime/tools-policy.js";
+import { type TurnToolsInput, toolsForTurn } from "./runtime/tools-policy.js";
 import { TranscriptSync } from "./runtime/transcript-sync.js";
 import { warmSessions } from "./runtime/warm-sessions.js";
 import { removeAbandonedTempFiles } from "./sessions/abandoned-temp-files.js";
@@ -133,6 +136,8 @@ export class Gateway {
   private readonly runner: SessionRunner;
   /** What is held warm per session, unloaded after `passivateAfterMinutes` idle (docs/runtime.md, Memory). */
   readonly sessions: SessionRegistry;
+  /** `<state>/reminders.json`, its scheduler and the `remind` tool (docs/tools.md, Reminders). */
+  readonly reminders: GatewayReminders;
   private stopping = false;
   /** Items waiting to be tried again after a passing failure (cleared at stop: their records stay open). */
   private readonly retries = new Set<unknown>();
@@ -178,6 +183,23 @@ export class Gateway {
       now: () => this.clock.now(),
     });
     this.http = new HttpServer({ token: options.token, logger: logger.child("http") });
+    this.reminders = new GatewayReminders({
+      stateDir: stateDirOf(options.env),
+      clock: this.clock,
+      startedAt: this.startedAt,
+      logger: logger.child("reminders"),
+      timeZone: () => this.timeZone(),
+      primaryKey: () => this.mainKey,
+      // The names only: the `remind` tool given here is never run.
+      toolNamesFor: (key) => (who) =>
+        this.toolsWith(
+          key,
+          who,
+          remindTool(async () => "not run"),
+        ).map((tool) => tool.name),
+      hasOrigin: async (key) => (await this.store.get(key))?.origin !== undefined,
+      submit: (input) => this.submitInternal(input),
+    });
     this.current = options.config;
     this.configState = new ConfigState(options.configPath ?? "", this.startedAt);
     this.probe = this.newProbe(options.config);
@@ -403,6 +425,8 @@ export class Gateway {
     };
     for (const record of open) this.enqueue(replayItem(record, channels));
     this.markReplayQueued();
+    // Reminders that came due while the gateway was down fire now (late), after what the journal left open.
+    await this.reminders.start();
     return this.address;
   }
 
@@ -486,6 +510,8 @@ export class Gateway {
       this.runner.abortAll("shutdown");
     };
     const stages: ShutdownStage[] = [
+      // No reminder fires any more; one being journaled finishes (its turn is then answered after the next start).
+      { name: "reminders", run: () => this.reminders.stop() },
       {
         name: "drain",
         run: () => drainWithin(() => this.queue.drain(), abortTurns, DRAIN_DEADLINE_MS, this.clock),
@@ -581,7 +607,7 @@ export class Gateway {
     // The session's last turn wrote its origin behind its reply.
     await this.runner.recorded(input.sessionKey);
     const entry = await this.store.get(input.sessionKey);
-    const message = internalMessage(input, entry?.origin, this.clock.now(), randomUUID());
+    const message = internalMessage(input, entry?.origin, this.clock.now(), input.id ?? randomUUID());
     // A chat of a local client (web chat, terminal) has no transport: its reply reaches it as events.
     const local = !this.host.states().some((p) => p.id === message.channel);
     return this.receive(message, { local, internal: true });
@@ -672,15 +698,28 @@ export class Gateway {
     return this.queue.isBusy(key);
   }
 
-  /** The turn's tools (src/runtime/tools-policy.ts, `toolsForTurn`). */
+  /** The turn's tools (src/runtime/tools-policy.ts, `toolsForTurn`), its `remind` tool bound to its chat. */
   toolsFor(key: string, message: InboundMessage): ToolDefinition[] {
+    return this.toolsWith(key, message, this.reminders.toolFor(key, message));
+  }
+
+  private toolsWith(
+    key: string,
+    message: TurnToolsInput["message"],
+    remind: ToolDefinition,
+  ): ToolDefinition[] {
     return toolsForTurn({
       sessionKey: key,
       primaryKey: this.mainKey,
       message,
-      all: [...this.options.builtinTools, ...this.host.tools()],
+      all: [...this.options.builtinTools, remind, ...this.host.tools()],
       tools: this.config.inbound.reply.agent.tools,
       secrets: this.secrets,
     });
+  }
+
+  /** The time zone reminders are read in: `gateway.timeZone`, else the machine's. */
+  timeZone(): string {
+    return effectiveTimeZone(this.config.gateway.timeZone);
   }
 }

@@ -5,6 +5,7 @@ import type { PluginDefinition } from "../plugin-api/types.js";
 import type { TerminalChat } from "./chat.js";
 import { type CliIO, EXIT } from "./io.js";
 import { type CliPlugin, pluginCommands, registerPluginCommands } from "./plugin-commands.js";
+import type { RemindersCommand } from "./reminders.js";
 
 /**
  * What only the composition root (src/main.ts) knows: the built-in plugins, the config sections known without
@@ -29,6 +30,7 @@ export const CORE_COMMANDS: readonly string[] = [
   "chat",
   "sessions",
   "status",
+  "reminders",
   "doctor",
   "init",
   "help",
@@ -126,6 +128,32 @@ export function buildProgram(
     .action((opts: { json?: boolean }) =>
       run(async () => (await import("./status.js")).runStatus(opts, io, undefined, deps.configSections))(),
     );
+
+  const reminders = program
+    .command("reminders")
+    .description("reminders: list, add or remove (through the running gateway when there is one)");
+  const remindersRun = (load: () => Promise<RemindersCommand>) =>
+    run(async () => (await import("./reminders.js")).runReminders(await load(), io, deps.configSections))();
+  reminders
+    .command("list", { isDefault: true })
+    .description("every reminder with its next time, and the entries of reminders.json that are skipped")
+    .option("--json", "print JSON only")
+    .action((opts: { json?: boolean }) => remindersRun(async () => ({ action: "list", ...opts })));
+  reminders
+    .command("add")
+    .description('add one: when is a duration ("20m", "90s"), an ISO time or a cron expression (quoted)')
+    .argument("<when>", "a duration, an ISO time, or a cron expression")
+    .argument("<text...>", "what to be reminded of")
+    .option("--session <key>", "the session it fires in (default: the primary session)")
+    .option("--json", "print the reminder as JSON")
+    .action((when: string, text: string[], opts: { session?: string; json?: boolean }) =>
+      remindersRun(async () => ({ action: "add", when, text: text.join(" "), ...opts })),
+    );
+  reminders
+    .command("rm")
+    .description("remove one, by id")
+    .argument("<id>", "the reminder's id (as listed)")
+    .action((id: string) => remindersRun(async () => ({ action: "rm", id })));
 
   program
     .command("doctor")

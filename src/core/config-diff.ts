@@ -76,6 +76,7 @@ const LIVE_CORE: readonly string[] = [
   "inbound.reply.session.passivateAfterMinutes",
   "inbound.reply.session.compaction",
   "gateway.parkedReplyWarnSeconds",
+  "gateway.timeZone",
   "logging",
 ];
 

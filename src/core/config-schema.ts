@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isTimeZone } from "./time-zone.js";
 
 /**
  * The core's part of the schema of `clawdis.json`: every key the core itself reads. Strict everywhere: an unknown
@@ -121,6 +122,11 @@ export const gatewaySchema = z.strictObject({
   bind: z.string().min(1).default("127.0.0.1"),
   /** Replies waiting for a transport that is down longer than this are reported in the log and `/status`. */
   parkedReplyWarnSeconds: z.number().int().min(1).default(300),
+  /** The IANA time zone reminders are read in ("Europe/Berlin"); absent: the machine's. */
+  timeZone: z
+    .string()
+    .refine(isTimeZone, { message: 'an IANA time zone name, like "Europe/Berlin" or "UTC"' })
+    .optional(),
 });
 
 export const pluginEntrySchema = z.strictObject({

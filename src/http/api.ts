@@ -12,6 +12,7 @@ import type { StoredChatMessage, TranscriptEntry } from "../sessions/types.js";
 import { parseOutputFilter, passesFilter } from "./event-filter.js";
 import type { HttpServer } from "./http-server.js";
 import { sendJson } from "./http-server.js";
+import { registerRemindersApi } from "./reminders-api.js";
 import { startSse } from "./sse.js";
 
 /** The gateway's own API (docs/http-api.md). Every route needs the gateway token. */
@@ -62,6 +63,7 @@ export function registerApi(gateway: Gateway, server: HttpServer): void {
     const { status, body } = await historyBody(gateway, key, query);
     sendJson(res, status, body);
   });
+  registerRemindersApi(gateway, server);
   server.route("GET", "/api/events", (req, res) => {
     const session = req.query.get("session");
     const filter = parseOutputFilter(req.query.get("filter"));

@@ -28,6 +28,11 @@ export interface InternalInput {
   route?: InternalRoute;
   /** `automated` authority only: the tools the agent may use on it (names, or "*"); absent: none. */
   allowedTools?: string[];
+  /**
+   * Its id (the message id is `internal:<id>`, the journal's dedupe key): handed in twice, it is taken once.
+   * Absent: a new random one.
+   */
+  id?: string;
   /** `approval-answer` only: which parked calls run (by call id). */
   decisions?: Record<string, ApprovalDecision>;
 }
