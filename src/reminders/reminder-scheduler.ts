@@ -42,7 +42,10 @@ export class ReminderScheduler {
 
   constructor(private readonly deps: ReminderSchedulerDeps) {}
 
-  /** The first look: sets aside a file that does not parse, then fires what came due while the gateway was down. */
+  /**
+   * The first look: sets aside a file that does not parse, then fires what came due while the gateway was down;
+   * resolves once that look is over.
+   */
   async start(): Promise<void> {
     try {
       await this.deps.file.readSettingAside();
@@ -50,6 +53,12 @@ export class ReminderScheduler {
       this.deps.logger.error("could not read the reminders file", { error: String(error) });
     }
     this.poke();
+    await this.idle();
+  }
+
+  /** Resolves once no look is under way (one started by a timer or `poke` before this call included). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
   }
 
   /** Looks at the file now (after a change made through the gateway). */
