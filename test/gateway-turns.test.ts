@@ -57,6 +57,7 @@ describe("gateway: turns with tools", () => {
       "bash",
       "edit_file",
       "read_file",
+      "remind",
       "send_file",
       "write_file",
     ]);

@@ -47,6 +47,7 @@ describe("the command line", () => {
       "chat",
       "sessions",
       "status",
+      "reminders",
       "doctor",
       "init",
       "help",

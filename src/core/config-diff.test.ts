@@ -320,6 +320,7 @@ describe("every core key is classified on purpose", () => {
     "gateway.port": "gateway",
     "gateway.bind": "gateway",
     "gateway.parkedReplyWarnSeconds": "live",
+    "gateway.timeZone": "live",
     "plugins.load": "gateway",
     "plugins.entries.*.enabled": "gateway",
     "plugins.entries.*.config": "gateway",

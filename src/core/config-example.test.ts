@@ -36,6 +36,8 @@ const COMMENTED_OUT_KEYS = new Set([
   "telegram.webhookUrl",
   "telegram.webhookSecret",
   "whatsapp.socketUrl",
+  // Its default is the machine's time zone: a copy of the example must not pin one.
+  "gateway.timeZone",
 ]);
 
 const sections = await builtinConfigSections({});

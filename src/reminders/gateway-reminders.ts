@@ -69,6 +69,11 @@ export class GatewayReminders {
     return this.scheduler.stop();
   }
 
+  /** Resolves once no look at the schedule is under way (tests move their clock between looks). */
+  idle(): Promise<void> {
+    return this.scheduler.idle();
+  }
+
   /** Adds a reminder and looks at the schedule again; a string says why `spec.when` is not a time. */
   async add(spec: ReminderSpec): Promise<ReminderRow | string> {
     const now = this.deps.clock.now();
