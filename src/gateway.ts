@@ -197,7 +197,11 @@ export class Gateway {
           who,
           remindTool(async () => "not run"),
         ).map((tool) => tool.name),
-      hasOrigin: async (key) => (await this.store.get(key))?.origin !== undefined,
+      hasOrigin: async (key) => {
+        // The session's last turn wrote its origin behind its reply.
+        await this.runner.recorded(key);
+        return (await this.store.get(key))?.origin !== undefined;
+      },
       submit: (input) => this.submitInternal(input),
     });
     this.current = options.config;

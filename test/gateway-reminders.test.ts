@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { builtinTools } from "../src/agent/tools/index.js";
@@ -137,5 +137,25 @@ describe("gateway: reminders", () => {
       t!.fake.requests[n]!.body.messages.filter((m) => m.role === "user").map((m) => m.content);
     expect(lastUser(0)).toEqual(["a long question"]);
     expect(lastUser(1)).toEqual(["a long question", "[reminder] drink water"]);
+  });
+
+  it("a firing journaled but not yet marked in the file (a kill between the two) is not run again", async () => {
+    t = await startTestGateway();
+    await done(await t.chat.inject({ text: "hello" }));
+    const path = join(t.stateDir, "reminders.json");
+    await t.gateway.reminders.add({ when: "3s", text: "once only" });
+    const written = await readFile(path, "utf8");
+    await tick(3_000);
+    await t.chat.waitForSent(2);
+    await t.idle();
+    expect(JSON.parse(await readFile(path, "utf8")).reminders).toEqual([]);
+    // The file as it was before the firing was marked: the same reminder, due for the same slot.
+    await writeFile(path, written);
+    await tick(30_000);
+    await t.idle();
+    expect(JSON.parse(await readFile(path, "utf8")).reminders).toEqual([]);
+    expect(t.chat.textsTo("c-alice")).toEqual(["echo: hello", "echo: [reminder] once only"]);
+    expect(t.fake.requests).toHaveLength(2);
+    expect((await accepted(t.stateDir)).filter((m) => m.internal)).toHaveLength(1);
   });
 });

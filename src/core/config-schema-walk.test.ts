@@ -51,7 +51,12 @@ describe("schemaAt / objectKeysAt", () => {
   });
 
   it("lists the keys of an object", () => {
-    expect(objectKeysAt(configSchema, ["gateway"])).toEqual(["port", "bind", "parkedReplyWarnSeconds", "timeZone"]);
+    expect(objectKeysAt(configSchema, ["gateway"])).toEqual([
+      "port",
+      "bind",
+      "parkedReplyWarnSeconds",
+      "timeZone",
+    ]);
     expect(objectKeysAt(configSchema, ["gateway", "port"])).toBeUndefined();
   });
 });
