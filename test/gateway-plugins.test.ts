@@ -35,7 +35,10 @@ describe("gateway: what plugins add", () => {
     );
     const outcome = await done(await t.chat.inject({ text: "weather in Oslo?" }));
     expect(outcome.payloads).toEqual([{ text: "It is sunny." }]);
-    expect(t.fake.requests[0]!.body.tools?.map((tool) => tool.function.name)).toEqual(["remind", "get_weather"]);
+    expect(t.fake.requests[0]!.body.tools?.map((tool) => tool.function.name)).toEqual([
+      "remind",
+      "get_weather",
+    ]);
     expect(calls).toEqual([{ city: "Oslo" }]);
     const tool = (await t.transcript()).find((m) => m.message.role === "tool");
     expect(tool?.message.content).toBe("sunny in Oslo");

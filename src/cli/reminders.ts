@@ -1,5 +1,6 @@
 import type { ConfigSectionsSource } from "../core/config-sections.js";
 import { ClawdisError } from "../core/errors.js";
+import { createLogger } from "../core/logger.js";
 import { stateDir } from "../core/paths.js";
 import { effectiveTimeZone } from "../core/time-zone.js";
 import {
@@ -41,6 +42,8 @@ async function target(io: CliIO, sections: ConfigSectionsSource | undefined): Pr
     path: remindersPath(stateDir(io.env)),
     timeZone: () => timeZone,
     now: Date.now,
+    // A file set aside (it did not parse) is said on stderr.
+    logger: createLogger({ sink: (line) => io.stderr(`clawdis reminders: ${line.message}\n`) }),
   });
   return { gateway, file, timeZone };
 }
@@ -67,6 +70,12 @@ async function call(gateway: GatewayConnection, method: string, path: string, bo
   return { status: response.status, body: parsed as Record<string, unknown> };
 }
 
+/** An answer of the gateway that is not one the command expects: an error naming it. */
+function refused(answer: { status: number; body: Record<string, unknown> }): ClawdisError {
+  const message = typeof answer.body.message === "string" ? `: ${answer.body.message}` : "";
+  return new ClawdisError("GATEWAY_UNREACHABLE", `the gateway answered HTTP ${answer.status}${message}`);
+}
+
 export async function runReminders(
   command: RemindersCommand,
   io: CliIO,
@@ -82,9 +91,12 @@ export async function runReminders(
   const { gateway, file, timeZone } = await target(io, sections);
   switch (command.action) {
     case "list": {
-      const report = gateway
-        ? ((await call(gateway, "GET", "/api/reminders")).body as unknown as RemindersReport)
-        : remindersReport(file.path, await file.read(), Date.now(), timeZone);
+      let report: RemindersReport;
+      if (gateway) {
+        const answer = await call(gateway, "GET", "/api/reminders");
+        if (answer.status !== 200) throw refused(answer);
+        report = answer.body as unknown as RemindersReport;
+      } else report = remindersReport(file.path, await file.read(), Date.now(), timeZone);
       io.stdout(command.json ? `${JSON.stringify(report, null, 2)}\n` : humanList(report));
       return EXIT.ok;
     }
@@ -97,10 +109,9 @@ export async function runReminders(
       };
       if (gateway) {
         const answer = await call(gateway, "POST", "/api/reminders", spec);
+        if (answer.status !== 201 && answer.status !== 400) throw refused(answer);
         row =
-          answer.status === 201
-            ? (answer.body as unknown as ReminderRow)
-            : String(answer.body.message ?? `HTTP ${answer.status}`);
+          answer.status === 201 ? (answer.body as unknown as ReminderRow) : String(answer.body.message ?? "");
       } else {
         const now = Date.now();
         const when = resolveWhen(command.when, now, timeZone);
@@ -123,9 +134,12 @@ export async function runReminders(
       return EXIT.ok;
     }
     case "rm": {
-      const removed = gateway
-        ? (await call(gateway, "DELETE", `/api/reminders/${encodeURIComponent(command.id)}`)).status === 200
-        : await file.remove(command.id);
+      let removed: boolean;
+      if (gateway) {
+        const answer = await call(gateway, "DELETE", `/api/reminders/${encodeURIComponent(command.id)}`);
+        if (answer.status !== 200 && answer.status !== 404) throw refused(answer);
+        removed = answer.status === 200;
+      } else removed = await file.remove(command.id);
       if (!removed) {
         io.stderr(`clawdis reminders rm: no reminder "${command.id}"\n`);
         return EXIT.failed;

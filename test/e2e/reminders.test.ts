@@ -192,5 +192,15 @@ describe("e2e: reminders", () => {
     expect(add.code, add.stderr).toBe(0);
     expect(JSON.parse(await readFile(path, "utf8")).reminders).toHaveLength(1);
     await gw.stop();
+
+    // Without a gateway, `add` sets it aside itself, and says so.
+    await writeFile(path, "garbage");
+    const offline = await state.cli(["reminders", "add", "2h", "later"]);
+    expect(offline.code, offline.stderr).toBe(0);
+    expect(offline.stderr).toMatch(/does not parse: it is not JSON .*set aside as .*reminders\.json\.bad-/);
+    expect((await readdir(state.dir)).filter((n) => n.startsWith("reminders.json.bad-"))).toHaveLength(2);
+    expect(JSON.parse(await readFile(path, "utf8")).reminders).toEqual([
+      expect.objectContaining({ id: "r1", text: "later" }),
+    ]);
   });
 });
