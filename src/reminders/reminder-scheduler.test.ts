@@ -149,4 +149,14 @@ describe("ReminderScheduler: fires what is due from the file, once, with an inje
     await advanceAndSettle(2000);
     expect(fired.map((f) => f.id)).toEqual(["r1"]);
   });
+
+  it("nothing fires before start (a one-shot in-process gateway adds, it does not fire)", async () => {
+    await file.add({ text: "due", when: { at: START - 1000 } });
+    scheduler = make();
+    scheduler.poke();
+    await scheduler.idle();
+    expect(fired).toEqual([]);
+    await scheduler.start();
+    expect(fired.map((f) => f.id)).toEqual(["r1"]);
+  });
 });

@@ -34,6 +34,8 @@ export interface ReminderSchedulerDeps {
  */
 export class ReminderScheduler {
   private timer: unknown;
+  /** Nothing fires before `start` (a one-shot in-process gateway never starts it: only a gateway that serves fires). */
+  private started = false;
   private stopped = false;
   private running: Promise<void> | undefined;
   private again = false;
@@ -52,6 +54,7 @@ export class ReminderScheduler {
     } catch (error) {
       this.deps.logger.error("could not read the reminders file", { error: String(error) });
     }
+    this.started = true;
     this.poke();
     await this.idle();
   }
@@ -63,7 +66,7 @@ export class ReminderScheduler {
 
   /** Looks at the file now (after a change made through the gateway). */
   poke(): void {
-    if (this.stopped) return;
+    if (this.stopped || !this.started) return;
     if (this.running) {
       this.again = true;
       return;
