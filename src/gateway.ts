@@ -414,10 +414,17 @@ export class Gateway {
     // chat app's answer read late widens the window in which a kill -9 sends a reply twice (outbox.ts, holdUntil).
     this.outbox.holdUntil(Promise.all([preloadModelSdk(), preloadLockLibrary()]));
     // In the background, not on the way to listening: the temp files of atomic writes of the store, the journal,
-    // the state lock and restart.json that a kill cut short (their files are intact; the temp files are dead weight).
+    // the state lock, restart.json and reminders.json that a kill cut short (their files are intact; the temp files
+    // are dead weight).
     const stateDir = stateDirOf(this.options.env);
     this.tempFilesSwept = removeAbandonedTempFiles(
-      [this.options.storePath, this.journal.filePath, stateLockPath(stateDir), restartManifestPath(stateDir)],
+      [
+        this.options.storePath,
+        this.journal.filePath,
+        stateLockPath(stateDir),
+        restartManifestPath(stateDir),
+        this.reminders.file.path,
+      ],
       // Ages are judged by the file system's clock, not the injected one.
       { logger: this.options.logger, now: Date.now() },
     );
