@@ -127,6 +127,8 @@ export async function buildTurnInput(
   const sender = `${item.message.channel}\u0000${item.message.senderId}`;
   const thinking = entry?.thinkingLevel;
   const { events } = setup;
+  const log = ports.sessionLogs?.at(ctx.paths.log);
+  if (log) events.logTo(log);
   const input: TurnInput = {
     turnId: events.turnId,
     sessionKey: key,
@@ -142,6 +144,7 @@ export async function buildTurnInput(
         trace.unsynced.push(...entries);
       }
       trace.entries.push(...entries);
+      events.appended(entries);
     },
     emit: (event) => {
       if (event.type === "delta" && event.text.length > 0) trace.textStreamed = true;
