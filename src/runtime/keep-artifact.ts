@@ -1,4 +1,4 @@
-import { chmod, copyFile, mkdir } from "node:fs/promises";
+import { chmod, copyFile, mkdir, rename } from "node:fs/promises";
 import { basename, join } from "node:path";
 import type { Logger } from "../core/logger.js";
 import { safeFileName } from "./stage-attachments.js";
@@ -18,8 +18,11 @@ export function keepArtifact(
   const target = join(artifacts, `${prefix}-${safeFileName(basename(file))}`);
   return (async () => {
     await mkdir(artifacts, { recursive: true, mode: 0o700 });
-    await copyFile(file, target);
-    await chmod(target, 0o600);
+    // Under its name only once whole and private.
+    const part = `${target}.part`;
+    await copyFile(file, part);
+    await chmod(part, 0o600);
+    await rename(part, target);
     return target;
   })().catch((error: unknown) => {
     logger.warn("could not keep a copy of a sent file in the session's artifacts", {
