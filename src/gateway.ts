@@ -59,6 +59,8 @@ import { TranscriptSync } from "./runtime/transcript-sync.js";
 import { warmSessions } from "./runtime/warm-sessions.js";
 import { removeAbandonedTempFiles } from "./sessions/abandoned-temp-files.js";
 import { Journal } from "./sessions/journal.js";
+import { secretValues } from "./sessions/log-redact.js";
+import { SessionLogs } from "./sessions/session-log.js";
 import { SessionStore } from "./sessions/store.js";
 import { preloadLockLibrary } from "./sessions/store-lock.js";
 import { resumeBudgetBytes } from "./sessions/transcript-resume.js";
@@ -152,6 +154,10 @@ export class Gateway {
   private markReplayQueued: () => void = () => {};
   /** The state directory's files no tool call may touch (src/runtime/state-secrets.ts). */
   private readonly secrets: readonly { path: string; what: string }[];
+  /** Every session's `logs/session.log` (written behind; flushed at stop). */
+  readonly sessionLogs: SessionLogs;
+  /** The secret values no session log line shows, for the config they were found in. */
+  private logSecrets: { config: ClawdisConfig; values: readonly string[] } | undefined;
 
   constructor(readonly options: GatewayOptions) {
     this.replayQueued = new Promise((resolve) => {
@@ -193,6 +199,11 @@ export class Gateway {
         return gateway.config.gateway.parkedReplyWarnSeconds * 1000;
       },
     });
+    this.sessionLogs = new SessionLogs({
+      secrets: () => this.secretValuesNow(),
+      now: () => this.clock.now(),
+      logger: logger.child("session-log"),
+    });
     this.sessions = new SessionRegistry({
       clock: this.clock,
       get passivateAfterMinutes() {
@@ -226,6 +237,7 @@ export class Gateway {
       transcriptSync: this.transcriptSync,
       configPath: () => options.configPath ?? resolveConfigPath(options.env).path,
       ...(options.turnHooks ? { turnHooks: options.turnHooks } : {}),
+      sessionLogs: this.sessionLogs,
     });
     this.queue = new SessionQueue((key, item) => this.runner.process(key, item));
     this.admission = compose([
@@ -292,6 +304,17 @@ export class Gateway {
 
   get config(): ClawdisConfig {
     return this.current;
+  }
+
+  /** The config's secrets, the gateway token and the environment's `*_KEY`/`*_TOKEN`/`*_SECRET` values. */
+  private secretValuesNow(): readonly string[] {
+    if (this.logSecrets?.config !== this.current) {
+      this.logSecrets = {
+        config: this.current,
+        values: secretValues(this.current, this.options.env, [this.options.token]),
+      };
+    }
+    return this.logSecrets.values;
   }
 
   private newProbe(config: ClawdisConfig): ModelProbe {
@@ -492,6 +515,7 @@ export class Gateway {
       },
       { name: "recordings", run: () => this.runner.recordingsSettled() },
       { name: "sessions", run: () => this.sessions.settled() },
+      { name: "session-logs", run: () => this.sessionLogs.flush() },
       // Sends in flight finish (the "stopping" notices among them); what waits for a transport stays in the journal.
       { name: "outbox-settle", run: () => this.outbox.settle(STOP_SEND_GRACE_MS) },
       // A send still in flight finishes and ends its record before the journal closes.

@@ -75,7 +75,8 @@ function listNames(entries: WideEntry[], base: string): string {
 
 /**
  * Reports (and with `fix`, tightens) the modes of the state directory and everything in it, the config file, and
- * the store's and the workspace's folders when they are elsewhere. One problem per folder that is too open, and
+ * the store's and the workspace's folders when they are elsewhere (what is inside a workspace, the agent's own or a
+ * session folder's `workspace/`, is the agent's and left alone). One problem per folder that is too open, and
  * one per folder whose files are; `--fix` says what it changed. Skipped on Windows, where modes mean nothing.
  */
 export async function checkModes(
@@ -91,7 +92,11 @@ export async function checkModes(
     { path: places.storeDir, recursive: true },
     { path: places.workspaceDir, recursive: false },
   ];
-  const wide = await findWideModes(roots, [places.workspaceDir]);
+  // A workspace's content is the agent's: the agent's workspace and each session folder's `workspace/`.
+  const sessionWorkspaces = (await readdir(places.storeDir).catch(() => [] as string[])).map((name) =>
+    join(places.storeDir, name, "workspace"),
+  );
+  const wide = await findWideModes(roots, [places.workspaceDir, ...sessionWorkspaces]);
   if (wide.length === 0) {
     report.ok(`file modes: nothing in ${places.stateDir} can be read by other local users`);
     return;

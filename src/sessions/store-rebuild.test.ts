@@ -84,4 +84,22 @@ describe("rebuildFromTranscripts", () => {
     expect(Object.getOwnPropertyDescriptor(map, "__proto__")?.value?.sessionId).toBe("p-1");
     expect(Object.getOwnPropertyDescriptor(map, "constructor")?.value?.sessionId).toBe("c-1");
   });
+
+  it("sees only transcripts: session folders beside them (even one named like a transcript) are skipped", async () => {
+    const store = join(dir, "rebuild-folders");
+    const header = {
+      type: "session",
+      version: 1,
+      id: "s-1",
+      sessionKey: "main",
+      createdAt: "2026-01-01T00:00:00Z",
+    };
+    await mkdir(join(store, "s-1", "logs"), { recursive: true });
+    await writeFile(join(store, "s-1", "logs", "session.log"), "x\n");
+    await mkdir(join(store, "odd.jsonl"));
+    await writeFile(join(store, "s-1.jsonl"), `${JSON.stringify(header)}\n`);
+    const { map } = await rebuildFromTranscripts(store);
+    expect(Object.keys(map)).toEqual(["main"]);
+    expect(map.main?.sessionId).toBe("s-1");
+  });
 });

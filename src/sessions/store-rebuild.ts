@@ -79,14 +79,15 @@ export async function rebuildFromTranscripts(dir: string): Promise<{ map: Sessio
   let scanned = 0;
   for (const name of names) {
     if (sessionIdOfTranscript(name) === undefined) continue;
-    scanned++;
     const path = join(dir, name);
+    // A folder (a session folder whose id ends in `.jsonl`) is no transcript.
+    const info = await stat(path).catch(() => undefined);
+    if (!info?.isFile()) continue;
+    scanned++;
     const line = await readFirstLine(path);
     const header = line === undefined ? undefined : parseHeaderLine(line);
     // The header must name its own file, or the entry would point at a transcript that is not there.
     if (!header || sessionIdOfTranscript(name) !== header.sessionId) continue;
-    const info = await stat(path).catch(() => undefined);
-    if (!info?.isFile()) continue;
     found.push({ key: header.sessionKey, sessionId: header.sessionId, mtimeMs: Math.round(info.mtimeMs) });
   }
   found.sort((a, b) => a.mtimeMs - b.mtimeMs);

@@ -5,6 +5,7 @@ import type { ClawdisConfig } from "../../core/config-schema.js";
 import type { Logger } from "../../core/logger.js";
 import type { InboundMessage, ToolDefinition } from "../../plugin-api/types.js";
 import type { Journal } from "../../sessions/journal.js";
+import type { SessionLogs } from "../../sessions/session-log.js";
 import type { SessionStore } from "../../sessions/store.js";
 import type { EventBus } from "../event-bus.js";
 import type { Outbox } from "../outbox.js";
@@ -49,6 +50,8 @@ export interface SessionPorts {
   transcriptSync?: TranscriptSync;
   /** The config file the gateway reads (full path): the no-model notice names it. */
   configPath(): string;
+  /** Where each session's `logs/session.log` is written (turn-log.ts); absent: no session log. */
+  sessionLogs?: SessionLogs;
   /** Hooks every turn runs after the built-in ones (a tool gate that asks: `TurnHooks.beforeTool`). */
   turnHooks?: TurnHooks;
 }

@@ -1,18 +1,23 @@
 import type { TurnResult } from "../../agent/run-turn.js";
 import type { GatewayEvent, OutboundAttachment } from "../../plugin-api/types.js";
+import type { SessionLog } from "../../sessions/session-log.js";
+import type { TranscriptEntry } from "../../sessions/types.js";
 import type { WorkItem } from "../work-item.js";
 import { tell } from "./apply-settlement.js";
 import type { SessionPorts } from "./ports.js";
+import { TurnLog } from "./turn-log.js";
 
 /**
  * What watchers see of one turn (typing indicators, the web chat, `clawdis chat --attach`): `turn-start`, the
  * `processing` state, the turn's own events, `usage`, and exactly one `turn-end` per `turn-start`, after the
- * turn's final message. With `verbose`, each tool call is also told to the chat in one line.
+ * turn's final message. With `verbose`, each tool call is also told to the chat in one line. With a session log
+ * (`logTo`), the turn's lines go there too (turn-log.ts).
  */
 export class TurnEvents {
   private readonly chat: { channel: string; chatId: string };
   /** Each tool call is told to the chat (the session's `/verbose on`). */
   private verbose = false;
+  private log: TurnLog | undefined;
 
   constructor(
     private readonly ports: SessionPorts,
@@ -23,8 +28,23 @@ export class TurnEvents {
     this.chat = { channel: item.message.channel, chatId: item.message.chatId };
   }
 
+  /** The turn's lines go to `log` (set before `start`). */
+  logTo(log: SessionLog): void {
+    this.log = new TurnLog(
+      log,
+      {
+        turnId: this.turnId,
+        channel: this.item.message.channel,
+        chatId: this.item.message.chatId,
+        senderId: this.item.message.senderId,
+      },
+      () => this.ports.clock.now(),
+    );
+  }
+
   start(verbose: boolean): void {
     this.verbose = verbose;
+    this.log?.start();
     const { events, clock } = this.ports;
     events.emit({
       type: "turn-start",
@@ -41,10 +61,16 @@ export class TurnEvents {
   /** An event of the running turn (its deltas, tool calls and results). */
   observe(event: GatewayEvent): void {
     this.ports.events.emit(event);
+    this.log?.event(event);
     if (event.type === "tool-call") this.processing("tool");
     if (event.type === "tool-result") this.processing("thinking");
     if (this.verbose && event.type === "tool-call")
       void tell(this.ports, this.item, `⚙ ${event.name} ${truncate(event.arguments, 200)}`);
+  }
+
+  /** Entries the turn appended to its transcript (its model calls and compactions, for the log). */
+  appended(entries: readonly TranscriptEntry[]): void {
+    this.log?.entries(entries);
   }
 
   /** A file a tool attached to the reply. */
@@ -73,6 +99,7 @@ export class TurnEvents {
 
   /** The turn is over, however it ended (no result: it threw). */
   end(result: TurnResult | undefined): void {
+    this.log?.end(result);
     this.ports.events.emit({
       type: "turn-end",
       sessionKey: this.key,

@@ -8,6 +8,7 @@ import { matchResetTrigger } from "../../sessions/lifecycle.js";
 import { resumeBudgetBytes } from "../../sessions/transcript-resume.js";
 import type { MessageEntry, SessionEntry, StoredChatMessage, TranscriptEntry } from "../../sessions/types.js";
 import { gatedLlm } from "../gated-llm.js";
+import { keepArtifact } from "../keep-artifact.js";
 import { restoreGuard } from "../restore-guard.js";
 import { readResumeCached } from "../tail-cache.js";
 import type { WorkItem } from "../work-item.js";
@@ -127,6 +128,8 @@ export async function buildTurnInput(
   const sender = `${item.message.channel}\u0000${item.message.senderId}`;
   const thinking = entry?.thinkingLevel;
   const { events } = setup;
+  const log = ports.sessionLogs?.at(ctx.paths.log);
+  if (log) events.logTo(log);
   const input: TurnInput = {
     turnId: events.turnId,
     sessionKey: key,
@@ -142,6 +145,7 @@ export async function buildTurnInput(
         trace.unsynced.push(...entries);
       }
       trace.entries.push(...entries);
+      events.appended(entries);
     },
     emit: (event) => {
       if (event.type === "delta" && event.text.length > 0) trace.textStreamed = true;
@@ -193,6 +197,7 @@ export async function buildTurnInput(
     attach: (file) => {
       ctx.attachments.push(file);
       events.file(file);
+      void keepArtifact(file.path, ctx.paths.artifacts, item.jid.slice(0, 8), logger);
     },
     meta: { channel: item.message.channel, chatId: item.message.chatId, journalId: item.jid },
     ...(thinking && thinking !== "off" ? { reasoningEffort: thinking } : {}),
