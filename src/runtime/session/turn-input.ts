@@ -11,10 +11,9 @@ import { gatedLlm } from "../gated-llm.js";
 import { restoreGuard } from "../restore-guard.js";
 import { readResumeCached } from "../tail-cache.js";
 import type { WorkItem } from "../work-item.js";
-import { applySettlement, notify } from "./apply-settlement.js";
+import { applySettlement, notify, taken } from "./apply-settlement.js";
 import type { SessionPorts } from "./ports.js";
 import { withWorkspace } from "./session-workspace.js";
-import { taken } from "./taken.js";
 import type { TurnContext } from "./turn-context.js";
 import type { TurnEvents } from "./turn-events.js";
 
