@@ -161,30 +161,17 @@ export class SessionWorker {
         way = { settlement: settlementForError(error, item), at: { key, item }, failure: true };
       }
       /**
-       * The work is over: the turn ends (logged, its bookkeeping written behind, its one `turn-end`), or, without a
+       * The work is over: the turn ends (its bookkeeping written behind, then its one `turn-end`), or, without a
        * turn, the bookkeeping a settlement asks for is written behind; then the held outcomes resolve.
        */
       const over = (recordLater: boolean) => {
-        const turn = ran.turn;
-        if (turn) {
-          ports.logger.info("turn", {
-            session: key,
-            channel: item.message.channel,
-            durationMs: ports.clock.now() - turn.startedAt,
-            promptTokens: turn.result?.usage?.promptTokens,
-            completionTokens: turn.result?.usage?.completionTokens,
-            contextTokens: turn.result?.contextTokens,
-            stopReason: turn.result?.stopReason ?? "error",
-            rounds: turn.result?.rounds,
-          });
-          // The store's bookkeeping (usage, the last exchange) is written behind: the reply, the turn's end, its
-          // outcome and the lane do not wait for the store's fsync'd rewrite (RECORD_DEFER_MS). The session's next
-          // turn decides on the entry with it applied (`getWithUpdates`); `/status`, `Gateway.idle()` and a stop
-          // write it at once.
-          this.bookkeeping.recordTurnLater(key, item, turn.result);
-          // Exactly one turn-end per turn-start, however the turn ended, and after its final message.
-          turn.events.end(turn.result);
-        } else if (recordLater) this.bookkeeping.recordTurnLater(key, item, undefined);
+        // The store's bookkeeping (usage, the last exchange) is written behind: the reply, the turn's end, its
+        // outcome and the lane do not wait for the store's fsync'd rewrite (RECORD_DEFER_MS). The session's next
+        // turn decides on the entry with it applied (`getWithUpdates`); `/status`, `Gateway.idle()` and a stop
+        // write it at once.
+        if (ran.turn || recordLater) this.bookkeeping.recordTurnLater(key, item, ran.turn?.result);
+        // Exactly one turn-end per turn-start, however the turn ended, and after its final message.
+        ran.turn?.events.end(ran.turn.result);
         outcomes.release();
       };
       for (;;) {
@@ -328,7 +315,7 @@ export class SessionWorker {
       events,
       hold: (w) => outcomes.hold(w),
     });
-    const started: TurnRan = { events, startedAt: this.ports.clock.now(), result: undefined };
+    const started: TurnRan = { events, result: undefined };
     ran.turn = started;
     this.running.set(key, { controller, turnId: events.turnId });
     events.start(entry?.verboseLevel === "on");
@@ -361,10 +348,9 @@ interface Way {
   failure?: true;
 }
 
-/** A model turn that started: its events, when, and its result once it returned. */
+/** A model turn that started: its events, and its result once it returned. */
 interface TurnRan {
   events: TurnEvents;
-  startedAt: number;
   result: TurnResult | undefined;
 }
 

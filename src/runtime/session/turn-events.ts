@@ -13,6 +13,8 @@ export class TurnEvents {
   private readonly chat: { channel: string; chatId: string };
   /** Each tool call is told to the chat (the session's `/verbose on`). */
   private verbose = false;
+  /** When the turn started (`start`), for its duration. */
+  private startedAt = 0;
 
   constructor(
     private readonly ports: SessionPorts,
@@ -25,6 +27,7 @@ export class TurnEvents {
 
   start(verbose: boolean): void {
     this.verbose = verbose;
+    this.startedAt = this.ports.clock.now();
     const { events, clock } = this.ports;
     events.emit({
       type: "turn-start",
@@ -71,8 +74,18 @@ export class TurnEvents {
     });
   }
 
-  /** The turn is over, however it ended (no result: it threw). */
+  /** The turn is over, however it ended (no result: it threw): logged with its figures, then its `turn-end`. */
   end(result: TurnResult | undefined): void {
+    this.ports.logger.info("turn", {
+      session: this.key,
+      channel: this.chat.channel,
+      durationMs: this.ports.clock.now() - this.startedAt,
+      promptTokens: result?.usage?.promptTokens,
+      completionTokens: result?.usage?.completionTokens,
+      contextTokens: result?.contextTokens,
+      stopReason: result?.stopReason ?? "error",
+      rounds: result?.rounds,
+    });
     this.ports.events.emit({
       type: "turn-end",
       sessionKey: this.key,
