@@ -33,21 +33,29 @@ beforeEach(async () => {
   effects = { delivered: [], ended: [], outcomes: {}, retried: [] };
   open.clear();
   const fake = {
-    clock: new ManualClock(),
-    logger: createLogger({ level: "error", sink: () => {} }),
-    events: { emit: () => {} },
-    journal: {
-      end: async (jid: string, outcome: string, _now: number, reason?: string) => {
-        effects.ended.push({ jid, outcome, ...(reason ? { reason } : {}) });
-      },
-      get: (jid: string) => (open.has(jid) ? { jid } : undefined),
+    runtime: {
+      clock: new ManualClock(),
+      logger: createLogger({ level: "error", sink: () => {} }),
     },
-    outbox: { enqueue: async (d: Delivery) => void effects.delivered.push(d) },
-    retryLater: (item: WorkItem, delayMs: number) =>
-      effects.retried.push({ jid: item.jid, attempt: item.attempt, delayMs }),
-    store: {
-      get: async () => ({ sessionId: "s1" }),
-      transcriptPath: (id: string) => join(dir, `${id}.jsonl`),
+    delivery: {
+      events: { emit: () => {} },
+      outbox: { enqueue: async (d: Delivery) => void effects.delivered.push(d) },
+    },
+    storage: {
+      journal: {
+        end: async (jid: string, outcome: string, _now: number, reason?: string) => {
+          effects.ended.push({ jid, outcome, ...(reason ? { reason } : {}) });
+        },
+        get: (jid: string) => (open.has(jid) ? { jid } : undefined),
+      },
+      store: {
+        get: async () => ({ sessionId: "s1" }),
+        transcriptPath: (id: string) => join(dir, `${id}.jsonl`),
+      },
+    },
+    queue: {
+      retryLater: (item: WorkItem, delayMs: number) =>
+        effects.retried.push({ jid: item.jid, attempt: item.attempt, delayMs }),
     },
   };
   ports = fake as unknown as SessionPorts;

@@ -3,7 +3,7 @@ import { makeHeader } from "../../sessions/transcript.js";
 import type { Delivery } from "../outbox.js";
 import { syncFile } from "../tail-cache.js";
 import type { WorkItem } from "../work-item.js";
-import type { SessionPorts } from "./ports.js";
+import type { RuntimePort, SessionPorts } from "./ports.js";
 import { SessionTranscript } from "./session-transcript.js";
 import type { Settlement } from "./settlement.js";
 import { type Effect, type SettleTarget, settlementEffects } from "./settlement-effects.js";
@@ -14,7 +14,7 @@ import { NotTaken } from "./taken.js";
  * worker's own (a command's answer, a failure outside a message's way, a joined message that was not taken).
  */
 export function applySettlement(ports: SessionPorts, s: Settlement, at: SettleTarget): Promise<void> {
-  return applyEffects(ports, settlementEffects(s, at, ports.waiting?.(at.key) ?? 0), at);
+  return applyEffects(ports, settlementEffects(s, at, ports.queue.waiting?.(at.key) ?? 0), at);
 }
 
 /**
@@ -25,7 +25,8 @@ export function applySettlement(ports: SessionPorts, s: Settlement, at: SettleTa
  * effect that throws ends the list, and its error is thrown.
  */
 export async function applyEffects(ports: SessionPorts, effects: Effect[], at: SettleTarget): Promise<void> {
-  const { clock, journal, logger } = ports;
+  const { clock, logger } = ports.runtime;
+  const { journal } = ports.storage;
   const { item, key } = at;
   const turnTranscript = (): SessionTranscript => {
     if (!at.transcript) throw new Error("settlement needs the session's transcript");
@@ -37,7 +38,7 @@ export async function applyEffects(ports: SessionPorts, effects: Effect[], at: S
         logger[effect.level](effect.message, effect.fields);
         break;
       case "emit-reply":
-        ports.events.emit({
+        ports.delivery.events.emit({
           type: "message",
           sessionKey: key,
           role: "assistant",
@@ -62,7 +63,14 @@ export async function applyEffects(ports: SessionPorts, effects: Effect[], at: S
       }
       case "resolve":
         effect.item.resolve(
-          outcomeFor(ports, effect.item, effect.stopReason, effect.payloads, effect.error, effect.extra),
+          outcomeFor(
+            ports.runtime,
+            effect.item,
+            effect.stopReason,
+            effect.payloads,
+            effect.error,
+            effect.extra,
+          ),
         );
         break;
       case "append": {
@@ -76,7 +84,7 @@ export async function applyEffects(ports: SessionPorts, effects: Effect[], at: S
         break;
       case "retry": {
         const restored = journal.get(item.jid);
-        ports.retryLater(
+        ports.queue.retryLater(
           {
             ...item,
             attempt: effect.attempt,
@@ -97,15 +105,15 @@ export async function applyEffects(ports: SessionPorts, effects: Effect[], at: S
  * undefined when it has none, or the store cannot say.
  */
 async function storedTranscript(ports: SessionPorts, key: string): Promise<SessionTranscript | undefined> {
-  const sessionId = (await ports.store.get(key).catch(() => undefined))?.sessionId;
+  const sessionId = (await ports.storage.store.get(key).catch(() => undefined))?.sessionId;
   if (!sessionId) return undefined;
-  const header = makeHeader(sessionId, key, new Date(ports.clock.now()));
-  return new SessionTranscript(ports, ports.store.transcriptPath(sessionId), header);
+  const header = makeHeader(sessionId, key, new Date(ports.runtime.clock.now()));
+  return new SessionTranscript(ports, ports.storage.store.transcriptPath(sessionId), header);
 }
 
 /** The outcome of `item` (its notices first in the payloads). */
 export function outcomeFor(
-  ports: Pick<SessionPorts, "clock">,
+  runtime: Pick<RuntimePort, "clock">,
   item: WorkItem,
   stopReason: TurnOutcome["stopReason"],
   payloads: string[],
@@ -117,7 +125,7 @@ export function outcomeFor(
     sessionId: extra.sessionId ?? "",
     payloads: [...(item.notices ?? []), ...payloads].map((text) => ({ text })),
     stopReason,
-    durationMs: ports.clock.now() - item.message.receivedAt,
+    durationMs: runtime.clock.now() - item.message.receivedAt,
     ...(error ? { error } : {}),
     ...extra,
   };
@@ -128,7 +136,12 @@ export function outcomeFor(
  * and for local (API) items put in front of the reply in the outcome's payloads. Settles nothing.
  */
 export async function notify(ports: SessionPorts, item: WorkItem, text: string): Promise<void> {
-  ports.events.emit({ type: "notice", sessionKey: item.sessionKey, text, ts: ports.clock.now() });
+  ports.delivery.events.emit({
+    type: "notice",
+    sessionKey: item.sessionKey,
+    text,
+    ts: ports.runtime.clock.now(),
+  });
   if (item.local) {
     item.notices ??= [];
     item.notices.push(text);
@@ -174,11 +187,11 @@ async function deliver(
   if (item.local) {
     // The API's answer follows the end on disk. A reply the journal holds ended its records already.
     for (const [index, jid] of end.entries()) {
-      if (ports.journal.get(jid) === undefined) continue;
-      await ports.journal.end(
+      if (ports.storage.journal.get(jid) === undefined) continue;
+      await ports.storage.journal.end(
         jid,
         "replied",
-        ports.clock.now(),
+        ports.runtime.clock.now(),
         index > 0 ? `answered with ${end[0]}` : undefined,
       );
     }
@@ -197,5 +210,5 @@ async function deliver(
     ...(item.restored && end[0] === item.jid ? { deliveredParts: item.restored.delivered } : {}),
   };
   // Sent, or waiting for its transport: the session goes on either way (the outbox ends the records).
-  await ports.outbox.enqueue(delivery);
+  await ports.delivery.outbox.enqueue(delivery);
 }

@@ -54,18 +54,18 @@ export class SessionTranscript {
 
   /** The session's warm state (its tail cache), when the registry holds it. */
   warm(): WarmSession | undefined {
-    return this.ports.sessions?.peek(this.key);
+    return this.ports.storage.sessions?.peek(this.key);
   }
 
   /** What a turn resumes from: the transcript's tail within the model's window (from the warm tail when warm). */
   readForResume(): ReturnType<typeof readResumeCached> {
-    const window = this.ports.config.inbound.reply.agent.contextTokens;
+    const window = this.ports.runtime.config.inbound.reply.agent.contextTokens;
     return readResumeCached(this.warm(), this.path, resumeBudgetBytes(window));
   }
 
   async append(entries: TranscriptEntry[], options: Omit<AppendOptions, "header"> = {}): Promise<void> {
     const warm = this.warm();
-    const writer = warm ? this.ports.sessions?.writerFor(warm, this.path) : undefined;
+    const writer = warm ? this.ports.storage.sessions?.writerFor(warm, this.path) : undefined;
     const withHeader: AppendOptions = { ...options, header: this.header };
     if (!warm || !writer) await appendTranscript(this.path, entries, withHeader);
     else noteWritten(warm, this.path, await writer.append(entries, withHeader));
@@ -79,7 +79,7 @@ export class SessionTranscript {
    * when that record would be too large, the transcript is fsync'd.
    */
   async appendDurably(entries: TranscriptEntry[], trace: TurnTrace, ends: ReplyEnd[] = []): Promise<void> {
-    const sync = this.ports.transcriptSync;
+    const sync = this.ports.storage.transcriptSync;
     const viaJournal = sync?.viaJournal(this.path) === true;
     await this.append(entries, { fsync: !viaJournal });
     trace.unsynced.push(...entries);
@@ -92,7 +92,13 @@ export class SessionTranscript {
     sync.noteWritten(this.path);
     const { id: sessionId, sessionKey } = this.header;
     if (
-      !(await this.ports.journal.reply(sessionId, sessionKey, trace.unsynced, this.ports.clock.now(), ends))
+      !(await this.ports.storage.journal.reply(
+        sessionId,
+        sessionKey,
+        trace.unsynced,
+        this.ports.runtime.clock.now(),
+        ends,
+      ))
     )
       await syncFile(this.path);
     trace.unsynced = [];
@@ -100,7 +106,8 @@ export class SessionTranscript {
 
   /** The person's message as a `message` entry, published as a `message` event (`joinedTurnId`: it joined one). */
   async storeUserMessage(item: WorkItem, text: string, joinedTurnId?: string): Promise<MessageEntry> {
-    const { clock, events } = this.ports;
+    const { clock } = this.ports.runtime;
+    const { events } = this.ports.delivery;
     const m = item.message;
     const message: StoredChatMessage = { role: "user", content: text };
     const entry: MessageEntry = {
@@ -141,12 +148,12 @@ export class SessionTranscript {
    * them is logged, never thrown.
    */
   async appendSettled(settled: SettledEntries): Promise<void> {
-    const entries = settledEntries(settled, this.ports.clock.now());
+    const entries = settledEntries(settled, this.ports.runtime.clock.now());
     if (entries.length === 0) return;
     const written = this.append(entries);
     if (settled.kind !== "unanswered") return written;
     await written.catch((error: unknown) =>
-      this.ports.logger.warn("could not mark an unanswered message", { error: describeError(error) }),
+      this.ports.runtime.logger.warn("could not mark an unanswered message", { error: describeError(error) }),
     );
   }
 }

@@ -86,12 +86,12 @@ export class SessionWorker {
     error?: string,
     extra: Partial<TurnOutcome> = {},
   ): TurnOutcome {
-    return outcomeFor(this.ports, item, stopReason, payloads, error, extra);
+    return outcomeFor(this.ports.runtime, item, stopReason, payloads, error, extra);
   }
 
   /** Answers a command at once (no model), ends its journal record as replied; the outcome names the session. */
   async answer(item: WorkItem, text: string, extra: Partial<TurnOutcome> = {}): Promise<void> {
-    const sessionId = extra.sessionId ?? (await this.ports.store.get(item.sessionKey))?.sessionId;
+    const sessionId = extra.sessionId ?? (await this.ports.storage.store.get(item.sessionKey))?.sessionId;
     const named = sessionId ? { ...extra, sessionId } : extra;
     return applySettlement(
       this.ports,
@@ -141,11 +141,11 @@ export class SessionWorker {
    */
   async process(key: string, item: WorkItem): Promise<void> {
     const { ports } = this;
-    const stopping = ports.isStopping();
+    const stopping = ports.queue.isStopping();
     const outcomes = new HeldOutcomes();
     if (!stopping) {
       // The session's phase (phase.ts): processing while its work runs, ready after. The queue touched it in.
-      ports.sessions?.enter(key, "processing");
+      ports.storage.sessions?.enter(key, "processing");
       // Outcomes resolve once the item's work is over (after its turn's `turn-end`): whoever waits for a
       // message's outcome sees the turn over, as every watcher does.
       outcomes.hold(item);
@@ -176,7 +176,7 @@ export class SessionWorker {
       };
       for (;;) {
         if (way.failure) over(false);
-        const effects = settlementEffects(way.settlement, way.at, ports.waiting?.(key) ?? 0);
+        const effects = settlementEffects(way.settlement, way.at, ports.queue.waiting?.(key) ?? 0);
         const thrown = await applyEffects(ports, effects, way.at).then(
           () => undefined,
           (error: unknown) => ({ error }),
@@ -193,9 +193,9 @@ export class SessionWorker {
       }
     } finally {
       if (!stopping) {
-        ports.sessions?.enter(key, "ready");
+        ports.storage.sessions?.enter(key, "ready");
         // The idle time before passivation counts from the end of the work.
-        ports.sessions?.touch(key);
+        ports.storage.sessions?.touch(key);
       }
     }
   }
@@ -208,20 +208,22 @@ export class SessionWorker {
     ran: { turn?: TurnRan },
   ): Promise<Way> {
     const { ports } = this;
-    const { clock, store, config } = ports;
+    const { clock, config } = ports.runtime;
+    const { store } = ports.storage;
     const now = clock.now();
     const reset = matchResetTrigger(item.text, config.inbound.reply.session.resetTriggers);
     const progress = item.restored ? await restoredProgress(store, key, item.jid) : undefined;
     const { sessionId, notice, entry, started } = progress
       ? { sessionId: progress.sessionId, notice: undefined, entry: undefined, started: undefined }
       : await chooseSession(
-          { store, logger: ports.logger, idleMinutes: config.inbound.reply.session.idleMinutes },
+          { store, logger: ports.runtime.logger, idleMinutes: config.inbound.reply.session.idleMinutes },
           key,
           reset.matched,
           now,
         );
     // Watchers (the web chat) replace the old conversation with the new one before anything of it arrives.
-    if (started) ports.events.emit({ type: "session", sessionKey: key, sessionId, reason: started, ts: now });
+    if (started)
+      ports.delivery.events.emit({ type: "session", sessionKey: key, sessionId, reason: started, ts: now });
     const ids = { sessionKey: key, sessionId };
     const paths = pathsOf(ports, key, sessionId);
     const transcript = new SessionTranscript(
@@ -250,7 +252,7 @@ export class SessionWorker {
       ? await stageAttachments(item.message.attachments, {
           paths,
           jid: item.jid,
-          stagingRoot: ports.stagingRoot,
+          stagingRoot: ports.runtime.stagingRoot,
         })
       : [];
     // The text stored and shown to the model: the message's lines, then a line per staged attachment.
@@ -263,15 +265,15 @@ export class SessionWorker {
     if (next.kind === "redeliver") return { settlement: { kind: "reply", text: next.text }, at };
     // A model to be found at the endpoint (its only one) is known once the first check is done. While that check
     // runs, a command (/think, /verbose) may change the entry: the turn then reads it again.
-    const modelKnown = ports.modelName() !== undefined;
-    await ports.modelReady?.();
+    const modelKnown = ports.model.name() !== undefined;
+    await ports.model.ready?.();
     if (next.kind === "nothing-parked")
       return { settlement: { kind: "answer", text: NOTHING_PARKED, extra: ids }, at };
-    const llm = ports.llm();
-    const model = ports.modelName();
+    const llm = ports.model.llm();
+    const model = ports.model.name();
     if (!llm || !model)
       return {
-        settlement: { kind: "no-model", text: noModelReply(ports.configPath()) },
+        settlement: { kind: "no-model", text: noModelReply(ports.runtime.configPath()) },
         at,
         recordLater: true,
       };
@@ -281,7 +283,9 @@ export class SessionWorker {
       attachments: [],
       trace: { entries: [], textStreamed: false, callsStarted: [], unsynced: [] },
       // The parked turn's record, unless a replay ended it already (handed on to this answer).
-      ...(parked?.journalId && ports.journal.get(parked.journalId) ? { alsoEnd: [parked.journalId] } : {}),
+      ...(parked?.journalId && ports.storage.journal.get(parked.journalId)
+        ? { alsoEnd: [parked.journalId] }
+        : {}),
     };
     const resume = parked ? { calls: parked.waiting, decisions: approval?.decisions ?? {} } : undefined;
     return this.turn(
@@ -331,7 +335,7 @@ export class SessionWorker {
       abortReason: controller.signal.reason,
       drainMode: this.draining,
       trace: ctx.trace,
-      othersWaiting: this.ports.waiting?.(key) ?? 0,
+      othersWaiting: this.ports.queue.waiting?.(key) ?? 0,
     });
     return { settlement, at: ctx };
   }

@@ -2,7 +2,7 @@ import { mkdir, stat } from "node:fs/promises";
 import type { ToolDefinition } from "../../plugin-api/types.js";
 import { sessionKeyFor } from "../../routing/session-key.js";
 import { type SessionPaths, sessionPaths } from "../../sessions/session-paths.js";
-import type { SessionPorts } from "./ports.js";
+import type { RuntimePort, StoragePort } from "./ports.js";
 
 /**
  * The turn's tools, the first call of which makes sure the working directory is there: when it is missing (never
@@ -37,13 +37,16 @@ export function withWorkspace(tools: ToolDefinition[], cwd: string): ToolDefinit
  * there (`withWorkspace`), and staging an attachment creates its inbox.
  */
 export function pathsOf(
-  ports: Pick<SessionPorts, "config" | "workspaceDir" | "store">,
+  ports: { runtime: Pick<RuntimePort, "config" | "workspaceDir">; storage: Pick<StoragePort, "store"> },
   key: string,
   sessionId: string,
 ): SessionPaths {
-  const primaryKey = sessionKeyFor({ chatType: "direct", chatId: "" }, ports.config.inbound.reply.session);
+  const primaryKey = sessionKeyFor(
+    { chatType: "direct", chatId: "" },
+    ports.runtime.config.inbound.reply.session,
+  );
   return sessionPaths(
-    { storeDir: ports.store.dir, workspaceDir: ports.workspaceDir, primaryKey },
+    { storeDir: ports.storage.store.dir, workspaceDir: ports.runtime.workspaceDir, primaryKey },
     key,
     sessionId,
   );

@@ -27,8 +27,9 @@ export class TurnEvents {
 
   start(verbose: boolean): void {
     this.verbose = verbose;
-    this.startedAt = this.ports.clock.now();
-    const { events, clock } = this.ports;
+    this.startedAt = this.ports.runtime.clock.now();
+    const { clock } = this.ports.runtime;
+    const { events } = this.ports.delivery;
     events.emit({
       type: "turn-start",
       sessionKey: this.key,
@@ -43,7 +44,7 @@ export class TurnEvents {
 
   /** An event of the running turn (its deltas, tool calls and results). */
   observe(event: GatewayEvent): void {
-    this.ports.events.emit(event);
+    this.ports.delivery.events.emit(event);
     if (event.type === "tool-call") this.processing("tool");
     if (event.type === "tool-result") this.processing("thinking");
     if (this.verbose && event.type === "tool-call")
@@ -52,7 +53,7 @@ export class TurnEvents {
 
   /** A file a tool attached to the reply. */
   file(file: OutboundAttachment): void {
-    this.ports.events.emit({
+    this.ports.delivery.events.emit({
       type: "file",
       sessionKey: this.key,
       turnId: this.turnId,
@@ -63,7 +64,7 @@ export class TurnEvents {
 
   usage(result: TurnResult): void {
     if (!result.usage) return;
-    this.ports.events.emit({
+    this.ports.delivery.events.emit({
       type: "usage",
       sessionKey: this.key,
       turnId: this.turnId,
@@ -76,34 +77,34 @@ export class TurnEvents {
 
   /** The turn is over, however it ended (no result: it threw): logged with its figures, then its `turn-end`. */
   end(result: TurnResult | undefined): void {
-    this.ports.logger.info("turn", {
+    this.ports.runtime.logger.info("turn", {
       session: this.key,
       channel: this.chat.channel,
-      durationMs: this.ports.clock.now() - this.startedAt,
+      durationMs: this.ports.runtime.clock.now() - this.startedAt,
       promptTokens: result?.usage?.promptTokens,
       completionTokens: result?.usage?.completionTokens,
       contextTokens: result?.contextTokens,
       stopReason: result?.stopReason ?? "error",
       rounds: result?.rounds,
     });
-    this.ports.events.emit({
+    this.ports.delivery.events.emit({
       type: "turn-end",
       sessionKey: this.key,
       turnId: this.turnId,
       stopReason: result?.stopReason ?? "error",
       ...this.chat,
-      ts: this.ports.clock.now(),
+      ts: this.ports.runtime.clock.now(),
     });
     this.processing("idle");
   }
 
   private processing(state: "thinking" | "tool" | "idle"): void {
-    this.ports.events.emit({
+    this.ports.delivery.events.emit({
       type: "processing",
       sessionKey: this.key,
       state,
       ...this.chat,
-      ts: this.ports.clock.now(),
+      ts: this.ports.runtime.clock.now(),
     });
   }
 }

@@ -55,7 +55,7 @@ export async function buildTurnInput(
   ctx: TurnContext,
   setup: TurnSetup,
 ): Promise<{ input: TurnInput; entry: SessionEntry | undefined }> {
-  const { config, clock, logger } = ports;
+  const { config, clock, logger } = ports.runtime;
   const { item, transcript, trace } = ctx;
   const key = transcript.key;
   const agent = config.inbound.reply.agent;
@@ -113,7 +113,7 @@ export async function buildTurnInput(
   const messages =
     waiting.size === 0 ? built : built.filter((m) => m.role !== "tool" || !waiting.has(m.tool_call_id ?? ""));
   // One stat of the store per message, not two: the entry the session was chosen on a moment ago.
-  const entry = setup.entry ?? (await ports.store.getWithUpdates(key));
+  const entry = setup.entry ?? (await ports.storage.store.getWithUpdates(key));
   // A turn that runs again (restart, retry) goes on with its loop guard; a new message starts a new one.
   const guard = item.restored ? restoreGuard(resume.compaction, resume.entries, item.jid) : undefined;
   // The person's message as the transcript holds it (written by this run or the one before).
@@ -131,7 +131,7 @@ export async function buildTurnInput(
     sessionKey: key,
     model: setup.model,
     messages,
-    tools: withWorkspace(ports.toolsFor(key, item.message), setup.cwd),
+    tools: withWorkspace(ports.model.toolsFor(key, item.message), setup.cwd),
     // The request goes out while the message's journal fsync runs; its answer is used only once that is done.
     llm: item.durable ? gatedLlm(setup.llm, () => taken(item)) : setup.llm,
     append: async (entries, options) => {
@@ -149,7 +149,7 @@ export async function buildTurnInput(
     },
     takeJoined: async () => {
       const resetTriggers = config.inbound.reply.session.resetTriggers;
-      const others = ports.takeJoinable(key, (other) => joinable(other, sender, resetTriggers));
+      const others = ports.queue.takeJoinable(key, (other) => joinable(other, sender, resetTriggers));
       const added: StoredChatMessage[] = [];
       for (const other of others) {
         try {
@@ -167,10 +167,10 @@ export async function buildTurnInput(
       return added;
     },
     notify: (line) => notify(ports, item, line),
-    onPhase: (phase) => ports.sessions?.enter(key, phase),
+    onPhase: (phase) => ports.storage.sessions?.enter(key, phase),
     ...(guard ? { guard } : {}),
     ...(setup.resume ? { resume: setup.resume } : {}),
-    ...(ports.turnHooks ? { hooks: ports.turnHooks } : {}),
+    ...(ports.model.turnHooks ? { hooks: ports.model.turnHooks } : {}),
     compaction: {
       budget: { window: agent.contextTokens, ...config.inbound.reply.session.compaction },
       notesModels: [
