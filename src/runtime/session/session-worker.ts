@@ -36,10 +36,11 @@ interface RunningTurn {
 /**
  * The consumer of the session queue: runs the work of one session key, one item at a time (the SessionQueue
  * guarantees that), as a fixed sequence of steps: prepare (choose the session, `prepare-message.ts`), store the
- * person's message, run the turn (`turn-input.ts`, `turn-events.ts`), settle (`settlement.ts` decides,
- * `apply-settlement.ts` carries it out), record (`turn-bookkeeping.ts`). Every accepted journal record ends as
- * replied, failed-told or filtered — except when the gateway stops mid-turn: then it stays open and is finished
- * after the next start. Holds the running turns (`drain`, `abort`).
+ * person's message, run the turn (`turn-input.ts`, `turn-events.ts`) — each returning values; then settle once
+ * (`settlement.ts` decides how, `settlement-effects.ts` what that does, `apply-settlement.ts` carries it out) and
+ * record (`turn-bookkeeping.ts`). Every accepted journal record ends as replied, failed-told or filtered — except
+ * when the gateway stops mid-turn: then it stays open and is finished after the next start. Holds the running
+ * turns (`drain`, `abort`).
  */
 export class SessionWorker {
   private readonly running = new Map<string, RunningTurn>();
