@@ -214,30 +214,37 @@ export class Gateway {
       logger: logger.child("session"),
     });
     this.runner = new SessionRunner({
-      get config() {
-        return gateway.config;
+      storage: {
+        store: this.store,
+        journal: this.journal,
+        transcriptSync: this.transcriptSync,
+        sessions: this.sessions,
+        sessionLogs: this.sessionLogs,
       },
-      store: this.store,
-      journal: this.journal,
-      clock: this.clock,
-      logger: logger.child("session"),
-      events: this.events,
-      workspaceDir: options.workspaceDir,
-      stagingRoot: join(stateDirOf(options.env), "plugins"),
-      llm: () => this.modelProbe.client(),
-      modelName: () => this.modelProbe.modelName(),
-      modelReady: () => this.modelProbe.ready(),
-      toolsFor: (key, message) => this.toolsFor(key, message),
-      outbox: this.outbox,
-      takeJoinable: (key, predicate) => this.queue.takeJoinable(key, predicate),
-      isStopping: () => this.stopping,
-      retryLater: (item, delayMs) => this.retryLater(item, delayMs),
-      sessions: this.sessions,
-      waiting: (key) => this.queue.waiting(key),
-      transcriptSync: this.transcriptSync,
-      configPath: () => options.configPath ?? resolveConfigPath(options.env).path,
-      ...(options.turnHooks ? { turnHooks: options.turnHooks } : {}),
-      sessionLogs: this.sessionLogs,
+      delivery: { outbox: this.outbox, events: this.events },
+      model: {
+        llm: () => this.modelProbe.client(),
+        name: () => this.modelProbe.modelName(),
+        ready: () => this.modelProbe.ready(),
+        toolsFor: (key, message) => this.toolsFor(key, message),
+        ...(options.turnHooks ? { turnHooks: options.turnHooks } : {}),
+      },
+      queue: {
+        takeJoinable: (key, predicate) => this.queue.takeJoinable(key, predicate),
+        isStopping: () => this.stopping,
+        retryLater: (item, delayMs) => this.retryLater(item, delayMs),
+        waiting: (key) => this.queue.waiting(key),
+      },
+      runtime: {
+        get config() {
+          return gateway.config;
+        },
+        configPath: () => options.configPath ?? resolveConfigPath(options.env).path,
+        clock: this.clock,
+        logger: logger.child("session"),
+        workspaceDir: options.workspaceDir,
+        stagingRoot: join(stateDirOf(options.env), "plugins"),
+      },
     });
     this.queue = new SessionQueue((key, item) => this.runner.process(key, item));
     this.admission = compose([

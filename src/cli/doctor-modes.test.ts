@@ -190,7 +190,8 @@ describe("clawdis doctor: file modes", () => {
       problem: (t: string) => lines.push(t),
       repaired: (t: string) => lines.push(t),
     };
-    const places = { stateDir: state, configFile: join(state, "c"), storeDir: state, workspaceDir: state };
+    const sessions = { storeDir: state, workspaceDir: state, primaryKey: "main" };
+    const places = { stateDir: state, configFile: join(state, "c"), sessions };
     await checkModes(places, true, report, "win32");
     expect(lines).toEqual([]);
     expect(await modeOf(state)).toBe(0o777);

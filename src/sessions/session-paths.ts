@@ -46,7 +46,8 @@ export const TRANSCRIPT_EXTENSION = ".jsonl";
 export function sessionPaths(roots: SessionRoots, key: string, sessionId: string): SessionPaths {
   const transcript = transcriptPathFor(roots.storeDir, sessionId);
   const folder = join(roots.storeDir, sessionId);
-  const workspace = key === roots.primaryKey ? roots.workspaceDir : join(folder, "workspace");
+  const workspace =
+    key === roots.primaryKey ? roots.workspaceDir : folderWorkspaceFor(roots.storeDir, sessionId);
   return {
     transcript,
     folder,
@@ -56,6 +57,11 @@ export function sessionPaths(roots: SessionRoots, key: string, sessionId: string
     artifacts: join(folder, "artifacts"),
     log: join(folder, "logs", "session.log"),
   };
+}
+
+/** The `workspace/` in the folder of session id `sessionId`: where every session but the primary one works. */
+export function folderWorkspaceFor(storeDir: string, sessionId: string): string {
+  return join(storeDir, sessionId, "workspace");
 }
 
 /**

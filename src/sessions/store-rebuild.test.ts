@@ -102,4 +102,22 @@ describe("rebuildFromTranscripts", () => {
     expect(Object.keys(map)).toEqual(["main"]);
     expect(map.main?.sessionId).toBe("s-1");
   });
+
+  it("takes only transcripts the gateway would open: named by a safe id that their header repeats", async () => {
+    const store = join(dir, "rebuild-names");
+    await mkdir(store);
+    const head = (id: string, sessionKey: string) =>
+      `${JSON.stringify({ type: "session", version: 1, id, sessionKey, createdAt: "2026-01-01T00:00:00Z" })}\n`;
+    await writeFile(join(store, "good.jsonl"), head("good", "main"));
+    // A header that names another file: its entry would point at a transcript that is not this one.
+    await writeFile(join(store, "copy.jsonl"), head("good", "second"));
+    // A name the gateway refuses as a session id.
+    await writeFile(join(store, "bad id.jsonl"), head("bad id", "third"));
+    await writeFile(join(store, "notes.txt"), head("notes", "fourth"));
+    const { map, scanned } = await rebuildFromTranscripts(store);
+    expect(scanned).toBe(3);
+    expect(Object.fromEntries(Object.entries(map).map(([key, e]) => [key, e.sessionId]))).toEqual({
+      main: "good",
+    });
+  });
 });

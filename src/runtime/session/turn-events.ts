@@ -18,6 +18,8 @@ export class TurnEvents {
   /** Each tool call is told to the chat (the session's `/verbose on`). */
   private verbose = false;
   private log: TurnLog | undefined;
+  /** When the turn started (`start`), for its duration. */
+  private startedAt = 0;
 
   constructor(
     private readonly ports: SessionPorts,
@@ -38,14 +40,16 @@ export class TurnEvents {
         chatId: this.item.message.chatId,
         senderId: this.item.message.senderId,
       },
-      () => this.ports.clock.now(),
+      () => this.ports.runtime.clock.now(),
     );
   }
 
   start(verbose: boolean): void {
     this.verbose = verbose;
+    this.startedAt = this.ports.runtime.clock.now();
     this.log?.start();
-    const { events, clock } = this.ports;
+    const { clock } = this.ports.runtime;
+    const { events } = this.ports.delivery;
     events.emit({
       type: "turn-start",
       sessionKey: this.key,
@@ -60,7 +64,7 @@ export class TurnEvents {
 
   /** An event of the running turn (its deltas, tool calls and results). */
   observe(event: GatewayEvent): void {
-    this.ports.events.emit(event);
+    this.ports.delivery.events.emit(event);
     this.log?.event(event);
     if (event.type === "tool-call") this.processing("tool");
     if (event.type === "tool-result") this.processing("thinking");
@@ -75,7 +79,7 @@ export class TurnEvents {
 
   /** A file a tool attached to the reply. */
   file(file: OutboundAttachment): void {
-    this.ports.events.emit({
+    this.ports.delivery.events.emit({
       type: "file",
       sessionKey: this.key,
       turnId: this.turnId,
@@ -86,7 +90,7 @@ export class TurnEvents {
 
   usage(result: TurnResult): void {
     if (!result.usage) return;
-    this.ports.events.emit({
+    this.ports.delivery.events.emit({
       type: "usage",
       sessionKey: this.key,
       turnId: this.turnId,
@@ -97,27 +101,37 @@ export class TurnEvents {
     });
   }
 
-  /** The turn is over, however it ended (no result: it threw). */
+  /** The turn is over, however it ended (no result: it threw): logged with its figures, then its `turn-end`. */
   end(result: TurnResult | undefined): void {
+    this.ports.runtime.logger.info("turn", {
+      session: this.key,
+      channel: this.chat.channel,
+      durationMs: this.ports.runtime.clock.now() - this.startedAt,
+      promptTokens: result?.usage?.promptTokens,
+      completionTokens: result?.usage?.completionTokens,
+      contextTokens: result?.contextTokens,
+      stopReason: result?.stopReason ?? "error",
+      rounds: result?.rounds,
+    });
     this.log?.end(result);
-    this.ports.events.emit({
+    this.ports.delivery.events.emit({
       type: "turn-end",
       sessionKey: this.key,
       turnId: this.turnId,
       stopReason: result?.stopReason ?? "error",
       ...this.chat,
-      ts: this.ports.clock.now(),
+      ts: this.ports.runtime.clock.now(),
     });
     this.processing("idle");
   }
 
   private processing(state: "thinking" | "tool" | "idle"): void {
-    this.ports.events.emit({
+    this.ports.delivery.events.emit({
       type: "processing",
       sessionKey: this.key,
       state,
       ...this.chat,
-      ts: this.ports.clock.now(),
+      ts: this.ports.runtime.clock.now(),
     });
   }
 }
