@@ -4,6 +4,9 @@ import type { Logger } from "../core/logger.js";
 import { formatSessionLogLine, type LogFieldValue, SESSION_LOG_MAX_BYTES, shouldRotate } from "./log-line.js";
 import { redactToolArguments } from "./log-redact.js";
 
+/** How many files' sizes are kept between appends (then they are asked again). */
+const SIZES_KEPT = 10_000;
+
 /** One session's log, as its writers see it: a line of `kind` with `fields` (log-line.ts), written behind. */
 export interface SessionLog {
   line(kind: string, fields: Readonly<Record<string, LogFieldValue>>): void;
@@ -32,6 +35,11 @@ export class SessionLogs {
   private readonly pending = new Map<string, string[]>();
   private readonly writing = new Map<string, Promise<void>>();
   private readonly failed = new Set<string>();
+  /**
+   * The size of each file appended to, as this process wrote it (a file another process also appends to rotates
+   * a little late). Forgotten after a failure, and all at once past SIZES_KEPT files.
+   */
+  private readonly sizes = new Map<string, number>();
 
   constructor(private readonly options: SessionLogsOptions) {}
 
@@ -79,17 +87,28 @@ export class SessionLogs {
 
   private async append(path: string, lines: string[]): Promise<void> {
     const data = `${lines.join("\n")}\n`;
+    const bytes = Buffer.byteLength(data);
     try {
-      await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-      const size = await stat(path).then(
-        (info) => info.size,
-        () => 0,
-      );
-      if (shouldRotate(size, Buffer.byteLength(data), this.options.maxBytes ?? SESSION_LOG_MAX_BYTES))
+      // Only the first append of a file (in this process, or after a failure) makes the folder and asks the size.
+      let size = this.sizes.get(path);
+      if (size === undefined) {
+        await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+        size = await stat(path).then(
+          (info) => info.size,
+          () => 0,
+        );
+      }
+      if (shouldRotate(size, bytes, this.options.maxBytes ?? SESSION_LOG_MAX_BYTES)) {
         await rename(path, `${path}.1`);
+        size = 0;
+      }
       await appendFile(path, data, { mode: 0o600 });
+      if (this.sizes.size >= SIZES_KEPT) this.sizes.clear();
+      this.sizes.set(path, size + bytes);
       this.failed.delete(path);
     } catch (error) {
+      // The folder or the file may have been removed: the next append looks again.
+      this.sizes.delete(path);
       if (this.failed.has(path)) return;
       this.failed.add(path);
       this.options.logger.warn("could not write the session log; its lines are dropped", {
