@@ -62,6 +62,8 @@ import { TranscriptSync } from "./runtime/transcript-sync.js";
 import { warmSessions } from "./runtime/warm-sessions.js";
 import { removeAbandonedTempFiles } from "./sessions/abandoned-temp-files.js";
 import { Journal } from "./sessions/journal.js";
+import { secretValues } from "./sessions/log-redact.js";
+import { SessionLogs } from "./sessions/session-log.js";
 import { SessionStore } from "./sessions/store.js";
 import { preloadLockLibrary } from "./sessions/store-lock.js";
 import { resumeBudgetBytes } from "./sessions/transcript-resume.js";
@@ -157,6 +159,10 @@ export class Gateway {
   private markReplayQueued: () => void = () => {};
   /** The state directory's files no tool call may touch (src/runtime/state-secrets.ts). */
   private readonly secrets: readonly { path: string; what: string }[];
+  /** Every session's `logs/session.log` (written behind; flushed at stop). */
+  readonly sessionLogs: SessionLogs;
+  /** The secret values no session log line shows, for the config they were found in. */
+  private logSecrets: { config: ClawdisConfig; values: readonly string[] } | undefined;
 
   constructor(readonly options: GatewayOptions) {
     this.replayQueued = new Promise((resolve) => {
@@ -219,6 +225,11 @@ export class Gateway {
         return gateway.config.gateway.parkedReplyWarnSeconds * 1000;
       },
     });
+    this.sessionLogs = new SessionLogs({
+      secrets: () => this.secretValuesNow(),
+      now: () => this.clock.now(),
+      logger: logger.child("session-log"),
+    });
     this.sessions = new SessionRegistry({
       clock: this.clock,
       get passivateAfterMinutes() {
@@ -229,29 +240,37 @@ export class Gateway {
       logger: logger.child("session"),
     });
     this.runner = new SessionRunner({
-      get config() {
-        return gateway.config;
+      storage: {
+        store: this.store,
+        journal: this.journal,
+        transcriptSync: this.transcriptSync,
+        sessions: this.sessions,
+        sessionLogs: this.sessionLogs,
       },
-      store: this.store,
-      journal: this.journal,
-      clock: this.clock,
-      logger: logger.child("session"),
-      events: this.events,
-      workspaceDir: options.workspaceDir,
-      stagingRoot: join(stateDirOf(options.env), "plugins"),
-      llm: () => this.modelProbe.client(),
-      modelName: () => this.modelProbe.modelName(),
-      modelReady: () => this.modelProbe.ready(),
-      toolsFor: (key, message) => this.toolsFor(key, message),
-      outbox: this.outbox,
-      takeJoinable: (key, predicate) => this.queue.takeJoinable(key, predicate),
-      isStopping: () => this.stopping,
-      retryLater: (item, delayMs) => this.retryLater(item, delayMs),
-      sessions: this.sessions,
-      waiting: (key) => this.queue.waiting(key),
-      transcriptSync: this.transcriptSync,
-      configPath: () => options.configPath ?? resolveConfigPath(options.env).path,
-      ...(options.turnHooks ? { turnHooks: options.turnHooks } : {}),
+      delivery: { outbox: this.outbox, events: this.events },
+      model: {
+        llm: () => this.modelProbe.client(),
+        name: () => this.modelProbe.modelName(),
+        ready: () => this.modelProbe.ready(),
+        toolsFor: (key, message) => this.toolsFor(key, message),
+        ...(options.turnHooks ? { turnHooks: options.turnHooks } : {}),
+      },
+      queue: {
+        takeJoinable: (key, predicate) => this.queue.takeJoinable(key, predicate),
+        isStopping: () => this.stopping,
+        retryLater: (item, delayMs) => this.retryLater(item, delayMs),
+        waiting: (key) => this.queue.waiting(key),
+      },
+      runtime: {
+        get config() {
+          return gateway.config;
+        },
+        configPath: () => options.configPath ?? resolveConfigPath(options.env).path,
+        clock: this.clock,
+        logger: logger.child("session"),
+        workspaceDir: options.workspaceDir,
+        stagingRoot: join(stateDirOf(options.env), "plugins"),
+      },
     });
     this.queue = new SessionQueue((key, item) => this.runner.process(key, item));
     this.admission = compose([
@@ -318,6 +337,17 @@ export class Gateway {
 
   get config(): ClawdisConfig {
     return this.current;
+  }
+
+  /** The config's secrets, the gateway token and the environment's `*_KEY`/`*_TOKEN`/`*_SECRET` values. */
+  private secretValuesNow(): readonly string[] {
+    if (this.logSecrets?.config !== this.current) {
+      this.logSecrets = {
+        config: this.current,
+        values: secretValues(this.current, this.options.env, [this.options.token]),
+      };
+    }
+    return this.logSecrets.values;
   }
 
   private newProbe(config: ClawdisConfig): ModelProbe {
@@ -529,6 +559,7 @@ export class Gateway {
       },
       { name: "recordings", run: () => this.runner.recordingsSettled() },
       { name: "sessions", run: () => this.sessions.settled() },
+      { name: "session-logs", run: () => this.sessionLogs.flush() },
       // Sends in flight finish (the "stopping" notices among them); what waits for a transport stays in the journal.
       { name: "outbox-settle", run: () => this.outbox.settle(STOP_SEND_GRACE_MS) },
       // A send still in flight finishes and ends its record before the journal closes.

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -6,6 +6,7 @@ import { sendFileTool } from "../src/agent/tools/send-file.js";
 import { PARK_POLL_MS } from "../src/runtime/outbox-waits.js";
 import { type FakeOpenAI, startFakeOpenAI } from "./fakes/openai-server.js";
 import { done, startTestGateway, type TestGateway } from "./helpers/gateway-harness.js";
+import { waitWithDeadline } from "./helpers/wait-deadline.js";
 
 /**
  * Delivery never drops a reply (issue 7): a reply finished while its transport is down waits, record open, and
@@ -123,6 +124,28 @@ describe("gateway: delivery that parks replies while a transport is down", () =>
       text: "",
       attachments: [{ kind: "document", fileName: "report.txt", caption: "the numbers" }],
     });
+    // A copy of what was sent is kept in the session folder's artifacts/ (written behind the turn: waited for).
+    const entry = await t.gateway.store.get("main");
+    const artifacts = join(t.stateDir, "sessions", entry!.sessionId, "artifacts");
+    const kept = await waitWithDeadline<string>(
+      `a copy of report.txt in ${artifacts}`,
+      undefined,
+      (resolve) => {
+        const timer = setInterval(() => {
+          void readdir(artifacts).then(
+            (names) => {
+              const name = names.find((n) => n.endsWith("-report.txt"));
+              if (name) resolve(join(artifacts, name));
+            },
+            () => {},
+          );
+        }, 20);
+        return () => clearInterval(timer);
+      },
+    );
+    expect(await readFile(kept, "utf8")).toBe("numbers");
+    expect((await stat(kept)).mode & 0o777).toBe(0o600);
+    expect((await stat(artifacts)).mode & 0o777).toBe(0o700);
     t.fake.enqueue(sendIt, { text: "again" });
     t.chat.attachments = false;
     await done(await t.chat.inject({ text: "once more" }));

@@ -123,6 +123,10 @@ describe("clawdis doctor: file modes", () => {
     );
     const workspace = await folder(join(state, "workspace"), 0o755);
     const script = await file(join(workspace, "run.sh"), 0o755);
+    // A session folder's workspace is the agent's too: its content is not checked.
+    await folder(join(sessions, "s1"), 0o700);
+    const sessionWorkspace = await folder(join(sessions, "s1", "workspace"), 0o700);
+    const tool = await file(join(sessionWorkspace, "tool.sh"), 0o755);
     const config = await file(join(outside, "clawdis.json"), 0o644);
     const env = { CLAWDIS_CONFIG_PATH: config };
 
@@ -136,6 +140,7 @@ describe("clawdis doctor: file modes", () => {
       `✗ 1 file in ${outside}/ can be read by other local users: clawdis.json (0644)`,
     );
     expect(check.out).not.toContain("run.sh");
+    expect(check.out).not.toContain("tool.sh");
     expect(check.out).toContain("doctor: 5 problems found");
     expect(await modeOf(transcript)).toBe(0o644);
 
@@ -156,6 +161,7 @@ describe("clawdis doctor: file modes", () => {
     expect(await modeOf(config)).toBe(0o600);
     expect(await modeOf(store)).toBe(0o600);
     expect(await modeOf(script)).toBe(0o755);
+    expect(await modeOf(tool)).toBe(0o755);
     expect(await modeOf(outside)).toBe(0o755);
 
     const again = await doctor(false, env);
@@ -184,7 +190,8 @@ describe("clawdis doctor: file modes", () => {
       problem: (t: string) => lines.push(t),
       repaired: (t: string) => lines.push(t),
     };
-    const places = { stateDir: state, configFile: join(state, "c"), storeDir: state, workspaceDir: state };
+    const sessions = { storeDir: state, workspaceDir: state, primaryKey: "main" };
+    const places = { stateDir: state, configFile: join(state, "c"), sessions };
     await checkModes(places, true, report, "win32");
     expect(lines).toEqual([]);
     expect(await modeOf(state)).toBe(0o777);

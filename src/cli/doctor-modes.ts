@@ -1,6 +1,7 @@
 import { chmod, lstat, readdir } from "node:fs/promises";
 import { basename, dirname, join, relative, sep } from "node:path";
 import { describeError } from "../core/errors.js";
+import { folderWorkspaceFor, type SessionRoots } from "../sessions/session-paths.js";
 import type { DoctorReport } from "./doctor-journal.js";
 import { count } from "./plural.js";
 
@@ -75,23 +76,31 @@ function listNames(entries: WideEntry[], base: string): string {
 
 /**
  * Reports (and with `fix`, tightens) the modes of the state directory and everything in it, the config file, and
- * the store's and the workspace's folders when they are elsewhere. One problem per folder that is too open, and
- * one per folder whose files are; `--fix` says what it changed. Skipped on Windows, where modes mean nothing.
+ * the folders of sessions' files when they are elsewhere (`sessions`, session-paths.ts): the store's folder with
+ * every transcript, and the agent's workspace (the primary session's) itself. What is inside a workspace, the
+ * agent's own or a session folder's `workspace/`, is the agent's and left alone. One problem per folder that is too
+ * open, and one per folder whose files are; `--fix` says what it changed. Skipped on Windows, where modes mean nothing.
  */
 export async function checkModes(
-  places: { stateDir: string; configFile: string; storeDir: string; workspaceDir: string },
+  places: { stateDir: string; configFile: string; sessions: SessionRoots },
   fix: boolean,
   report: DoctorReport & { repaired(text: string): void },
   platform: NodeJS.Platform = process.platform,
 ): Promise<void> {
   if (platform === "win32") return;
+  const { sessions } = places;
+  const workspace = sessions.workspaceDir;
   const roots: ModeRoot[] = [
     { path: places.stateDir, recursive: true },
     { path: places.configFile, recursive: false },
-    { path: places.storeDir, recursive: true },
-    { path: places.workspaceDir, recursive: false },
+    { path: sessions.storeDir, recursive: true },
+    { path: workspace, recursive: false },
   ];
-  const wide = await findWideModes(roots, [places.workspaceDir]);
+  // A workspace's content is the agent's: the agent's workspace and each session folder's `workspace/`.
+  const sessionWorkspaces = (await readdir(sessions.storeDir).catch(() => [] as string[])).map((name) =>
+    folderWorkspaceFor(sessions.storeDir, name),
+  );
+  const wide = await findWideModes(roots, [workspace, ...sessionWorkspaces]);
   if (wide.length === 0) {
     report.ok(`file modes: nothing in ${places.stateDir} can be read by other local users`);
     return;

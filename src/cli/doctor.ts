@@ -1,5 +1,5 @@
 import { access, readdir, stat } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { type ClawdisConfig, defaultConfig, loadConfig } from "../core/config.js";
 import type { ConfigSectionsSource } from "../core/config-sections.js";
 import { describeError } from "../core/errors.js";
@@ -11,6 +11,7 @@ import {
   legacyStorePath,
   stateDir,
 } from "../core/paths.js";
+import { sessionRootsOf } from "../runtime/session/session-workspace.js";
 import { isValidSessionId, quoteId, whyInvalid } from "../sessions/session-id.js";
 import { sessionIdOfTranscript, transcriptPathFor } from "../sessions/session-paths.js";
 import { SessionStore } from "../sessions/store.js";
@@ -127,17 +128,15 @@ async function checkEverything(
   const store = new SessionStore({ path: storePath, logger });
 
   const raw = await checkStore(storePath, store, fix, report, logLines, io);
-  const transcripts = await scanTranscripts(dirname(storePath), report);
+  // Where sessions' files are, as the gateway finds them (session-paths.ts).
+  const roots = sessionRootsOf(config, dirname(storePath), workspaceDir);
+  const transcripts = await scanTranscripts(roots.storeDir, report);
   if (raw !== undefined) await checkEntries(raw, storePath, transcripts, store, logger, fix, report);
   else if (transcripts.length > 0) report.note("transcript ownership not checked: the store does not parse");
   await checkTranscriptLines(raw, transcripts, fix, report);
   await checkJournal(io.env, report);
   // Modes are repaired even while the config is invalid: tightening a mode loses nothing.
-  await checkModes(
-    { stateDir: stateDir(io.env), configFile, storeDir: dirname(storePath), workspaceDir },
-    fixRequested,
-    report,
-  );
+  await checkModes({ stateDir: stateDir(io.env), configFile, sessions: roots }, fixRequested, report);
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -191,11 +190,13 @@ async function scanTranscripts(dir: string, report: Report): Promise<TranscriptI
   const found: TranscriptInfo[] = [];
   for (const name of names) {
     const id = sessionIdOfTranscript(name) ?? name;
-    const path = join(dir, name);
     if (!isValidSessionId(id)) {
-      report.note(`${path} is not a transcript name the gateway uses (${whyInvalid(id)}); ignored`);
+      report.note(
+        `${join(dir, name)} is not a transcript name the gateway uses (${whyInvalid(id)}); ignored`,
+      );
       continue;
     }
+    const path = transcriptPathFor(dir, id);
     const info = await stat(path).catch(() => undefined);
     if (!info?.isFile()) continue;
     found.push({ name, id, path, size: info.size, mtimeMs: info.mtimeMs, read: await readTranscript(path) });
@@ -213,7 +214,6 @@ async function checkEntries(
   fix: boolean,
   report: Report,
 ): Promise<void> {
-  const dir = dirname(storePath);
   const byId = new Map(transcripts.map((t) => [t.id, t]));
   const keysOfId = new Map<string, string[]>();
   const removeInvalid: { key: string; sessionId: unknown }[] = [];
@@ -237,10 +237,11 @@ async function checkEntries(
       );
       stamp.push(key);
     }
-    if (byId.has(sessionId) || (await exists(transcriptPathFor(dir, sessionId)))) continue;
+    const transcript = store.transcriptPath(sessionId);
+    if (byId.has(sessionId) || (await exists(transcript))) continue;
     if (typeof entry.lastInteractionAt === "number") {
       report.problem(
-        `entry ${quoteId(key)}: transcript ${sessionId}.jsonl is missing (the next message starts a new session)`,
+        `entry ${quoteId(key)}: transcript ${basename(transcript)} is missing (the next message starts a new session)`,
       );
       removeMissing.push({ key, sessionId });
     } else {

@@ -109,7 +109,7 @@ export function buildProgram(
       run(async () => (await import("./chat.js")).runChat(io, await deps.terminalChat(), opts))(),
     );
 
-  program
+  const sessions = program
     .command("sessions")
     .description("list sessions, newest first")
     .option("--json", "print JSON only")
@@ -118,6 +118,23 @@ export function buildProgram(
     .action((opts: { json?: boolean; active?: string; store?: string }) =>
       run(async () =>
         (await import("./sessions.js")).runSessions(opts, io, undefined, deps.configSections),
+      )(),
+    );
+  sessions
+    .command("show <key>")
+    .description("one session: its id, folder, transcript, last turns and log tail")
+    .option("--json", "print JSON only")
+    .option("--turns <n>", "how many of the last turns (default 5)")
+    .option("--lines <n>", "how many of the log's last lines (default 20)")
+    .action((key: string, opts: { json?: boolean; turns?: string; lines?: string }) =>
+      run(async () =>
+        // `--json` after `show` is taken by `sessions`, which has one too.
+        (await import("./session-show.js")).runSessionShow(
+          key,
+          { ...opts, json: opts.json === true || sessions.opts().json === true },
+          io,
+          deps.configSections,
+        ),
       )(),
     );
 

@@ -111,7 +111,7 @@ async function configuredWindow(io: CliIO, sections: ConfigSectionsSource | unde
 }
 
 /** The usable entries of the store; unusable ones are named on stderr (stdout stays clean for --json). */
-async function readStore(path: string, io: CliIO, explicit: boolean): Promise<SessionMap> {
+export async function readStore(path: string, io: CliIO, explicit: boolean): Promise<SessionMap> {
   const read = await readStoreFile(path);
   if (!read.exists) {
     if (explicit) io.stderr(`clawdis sessions: ${path} does not exist (no sessions)\n`);

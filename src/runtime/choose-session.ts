@@ -4,8 +4,11 @@ import { decideSession, type FreshReason, freshEntry } from "../sessions/lifecyc
 import { isValidSessionId, newSessionId } from "../sessions/session-id.js";
 import type { SessionStore } from "../sessions/store.js";
 import { readTranscriptForResume } from "../sessions/transcript.js";
-import type { MessageEntry, SessionEntry } from "../sessions/types.js";
-import { type ParkedState, parkedState } from "./session/parked-batch.js";
+import type { MessageEntry, SessionEntry, ToolParkedEntry, TranscriptEntry } from "../sessions/types.js";
+import { asMessage, isParked } from "./session/parked-batch.js";
+
+/** How the record of a parked turn stands: its batch still `waiting`, or `handed-on` to an answer that resumed it. */
+export type ParkedState = "waiting" | "handed-on";
 
 /** How far a message left open by the previous run got (see `restoredProgress`). */
 export interface RestoredProgress {
@@ -50,6 +53,26 @@ export async function restoredProgress(
     ...(reply !== undefined ? { reply } : {}),
     ...(parked ? { parked } : {}),
   };
+}
+
+/**
+ * How the record `jid` stands if its turn parked: `waiting` while nothing follows its `tool-parked` entry but
+ * entries that are neither a result of its calls nor a final answer; `handed-on` once an answer resumed it.
+ * Undefined when its turn did not park. Pure.
+ */
+export function parkedState(entries: readonly TranscriptEntry[], jid: string): ParkedState | undefined {
+  const at = entries.findLastIndex((e) => isParked(e) && e.journalId === jid);
+  if (at === -1) return undefined;
+  const parked = entries[at] as ToolParkedEntry;
+  const resumed = entries
+    .slice(at + 1)
+    .flatMap((e) => asMessage(e) ?? [])
+    .some(
+      (m) =>
+        m.meta?.final === true ||
+        (m.message.role === "tool" && parked.callIds.includes(m.message.tool_call_id ?? "")),
+    );
+  return resumed ? "handed-on" : "waiting";
 }
 
 /** Raised inside a store update when the key's entry is no longer the one the decision was made on. */

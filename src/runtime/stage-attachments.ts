@@ -4,14 +4,19 @@ import type { Attachment } from "../plugin-api/types.js";
 import type { SessionPaths } from "../sessions/session-paths.js";
 
 /**
- * Moves the files of an inbound message from the plugin's staging area into the session's inbox
- * (`<workspace>/inbox/<journal id>-<name>`, session-paths.ts) and returns the lines that describe them to the model. Idempotent: a
- * replay after a crash finds the file already moved. A file that is neither staged nor moved is described as
- * missing; nothing outside `stagingRoot` is ever moved.
+ * Moves the files of an inbound message from the plugin's staging area into the session folder's
+ * `attachment-staging/<journal id>-<name>` (kept there as it came), copies each into the session's inbox
+ * (`<workspace>/inbox/<journal id>-<name>`, where the tools see it; session-paths.ts) and returns the lines that
+ * describe them to the model. Idempotent: a replay after a crash finds the file already moved or copied. A file
+ * that is neither staged nor moved is described as missing; nothing outside `stagingRoot` is ever moved.
  */
 export async function stageAttachments(
   attachments: readonly Attachment[],
-  options: { paths: Pick<SessionPaths, "workspace" | "inbox">; jid: string; stagingRoot: string },
+  options: {
+    paths: Pick<SessionPaths, "workspace" | "inbox" | "attachmentStaging">;
+    jid: string;
+    stagingRoot: string;
+  },
 ): Promise<string[]> {
   const lines: string[] = [];
   for (const [index, attachment] of attachments.entries()) {
@@ -32,8 +37,9 @@ export async function stageAttachments(
     } else if (!isInside(attachment.path, options.stagingRoot)) {
       where = "refused (not in the staging area)";
     } else {
-      const target = join(options.paths.inbox, `${options.jid.slice(0, 8)}-${name}`);
-      const moved = await moveOnce(attachment.path, target);
+      const stored = `${options.jid.slice(0, 8)}-${name}`;
+      const target = join(options.paths.inbox, stored);
+      const moved = await copyOnce(attachment.path, join(options.paths.attachmentStaging, stored), target);
       where = moved
         ? `saved at ${relative(options.paths.workspace, target)}`
         : "missing (the file was not found)";
@@ -41,6 +47,17 @@ export async function stageAttachments(
     lines.push(`[attachment ${index + 1}: ${name} (${facts})${caption}; ${where}]`);
   }
   return lines;
+}
+
+/** `from` moved to `staged` (unless it is there), then copied to `to` (unless it is there); false: none of them is. */
+async function copyOnce(from: string, staged: string, to: string): Promise<boolean> {
+  if (await exists(to)) return true;
+  if (!(await moveOnce(from, staged))) return false;
+  await mkdir(join(to, ".."), { recursive: true, mode: 0o700 });
+  // Whole or not at all: a copy cut short by a crash is never taken for the file.
+  await copyFile(staged, `${to}.part`);
+  await rename(`${to}.part`, to);
+  return true;
 }
 
 async function moveOnce(from: string, to: string): Promise<boolean> {

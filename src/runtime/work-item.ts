@@ -22,7 +22,8 @@ export interface WorkItem {
   /**
    * Settles once the message's journal record is on disk (fsync'd). Its turn may begin before (the model request
    * goes out while the fsync runs), but nothing of it reaches the person or acts before: a reply, a notice, the
-   * model's answer, a tool call (see session/taken.ts). Absent: on disk already (restored, or accepted whole).
+   * model's answer, a tool call (see `taken`, session/apply-settlement.ts). Absent: on disk already (restored, or
+   * accepted whole).
    */
   durable?: Promise<void>;
   /** Set when `durable` failed: the message was not taken after all (the transport was told so). */

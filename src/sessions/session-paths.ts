@@ -3,22 +3,38 @@ import { ClawdisError } from "../core/errors.js";
 import { quoteId, whyInvalid } from "./session-id.js";
 
 /**
- * Where every file of a session lives, decided here and nowhere else:
+ * Where every file of a session lives, decided here and nowhere else (docs/files.md, Session folders):
  * - its transcript, per session id, flat in the store's folder: `<storeDir>/<sessionId>.jsonl` (a `/new` starts a
- *   new file; the store rebuild and the doctor find transcripts by this name);
- * - its workspace (tools' working directory), per key: the workspace itself for the primary session (`mainKey`,
- *   or `global` under `scope: "global"`), `<workspaceDir>/<key, made safe>` for every other key;
- * - its inbox, where staged attachments are moved: `<workspace>/inbox`.
+ *   new file; the store rebuild and the doctor find transcripts by this name, so the folder beside it, which has no
+ *   `.jsonl` ending, is never taken for one);
+ * - its folder, per session id, beside the transcript: `<storeDir>/<sessionId>/`, holding
+ *   `attachment-staging/` (uploads as they came, untrusted), `artifacts/` (files to keep: what `send_file` sent),
+ *   `logs/session.log` (the redacted session log) and, for every session but the primary one, `workspace/`;
+ * - its workspace (tools' working directory): for the primary session (`mainKey`, or `global` under
+ *   `scope: "global"`) the agent's workspace (`inbound.reply.agent.workspace`, default `<state>/workspace`),
+ *   shared by all its session ids, so that `/new` never takes the owner's files away; for every other key the
+ *   session folder's `workspace/` (a group's files stay with that conversation);
+ * - its inbox, where staged attachments are copied for the tools: `<workspace>/inbox`.
+ * Nothing is created here: every folder appears when first needed (0700).
  */
 export interface SessionPaths {
   transcript: string;
+  /** `<storeDir>/<sessionId>`. */
+  folder: string;
   workspace: string;
   inbox: string;
+  /** `<folder>/attachment-staging`. */
+  attachmentStaging: string;
+  /** `<folder>/artifacts`. */
+  artifacts: string;
+  /** `<folder>/logs/session.log` (rotated to `session.log.1`). */
+  log: string;
 }
 
-/** The folders the paths of sessions are in, and the primary session's key (its workspace is the root). */
+/** The folders the paths of sessions are in, and the primary session's key (it works in `workspaceDir`). */
 export interface SessionRoots {
   storeDir: string;
+  /** The agent's workspace: `inbound.reply.agent.workspace` resolved, else `<state>/workspace`. */
   workspaceDir: string;
   primaryKey: string;
 }
@@ -28,17 +44,24 @@ export const TRANSCRIPT_EXTENSION = ".jsonl";
 
 /** The paths of session `key` in the conversation `sessionId`. Throws SESSION_ID_INVALID as `transcriptPathFor`. */
 export function sessionPaths(roots: SessionRoots, key: string, sessionId: string): SessionPaths {
-  const workspace = workspaceFor(roots, key);
+  const transcript = transcriptPathFor(roots.storeDir, sessionId);
+  const folder = join(roots.storeDir, sessionId);
+  const workspace =
+    key === roots.primaryKey ? roots.workspaceDir : folderWorkspaceFor(roots.storeDir, sessionId);
   return {
-    transcript: transcriptPathFor(roots.storeDir, sessionId),
+    transcript,
+    folder,
     workspace,
     inbox: join(workspace, "inbox"),
+    attachmentStaging: join(folder, "attachment-staging"),
+    artifacts: join(folder, "artifacts"),
+    log: join(folder, "logs", "session.log"),
   };
 }
 
-/** The workspace of session `key` (see SessionPaths). Not created here. */
-export function workspaceFor(roots: Omit<SessionRoots, "storeDir">, key: string): string {
-  return key === roots.primaryKey ? roots.workspaceDir : join(roots.workspaceDir, safeDirName(key));
+/** The `workspace/` in the folder of session id `sessionId`: where every session but the primary one works. */
+export function folderWorkspaceFor(storeDir: string, sessionId: string): string {
+  return join(storeDir, sessionId, "workspace");
 }
 
 /**
@@ -63,8 +86,4 @@ export function transcriptPathFor(storeDir: string, sessionId: string): string {
 export function sessionIdOfTranscript(path: string): string | undefined {
   const name = basename(path);
   return name.endsWith(TRANSCRIPT_EXTENSION) ? name.slice(0, -TRANSCRIPT_EXTENSION.length) : undefined;
-}
-
-function safeDirName(key: string): string {
-  return key.replace(/[^A-Za-z0-9._-]/g, "_");
 }

@@ -84,4 +84,40 @@ describe("rebuildFromTranscripts", () => {
     expect(Object.getOwnPropertyDescriptor(map, "__proto__")?.value?.sessionId).toBe("p-1");
     expect(Object.getOwnPropertyDescriptor(map, "constructor")?.value?.sessionId).toBe("c-1");
   });
+
+  it("sees only transcripts: session folders beside them (even one named like a transcript) are skipped", async () => {
+    const store = join(dir, "rebuild-folders");
+    const header = {
+      type: "session",
+      version: 1,
+      id: "s-1",
+      sessionKey: "main",
+      createdAt: "2026-01-01T00:00:00Z",
+    };
+    await mkdir(join(store, "s-1", "logs"), { recursive: true });
+    await writeFile(join(store, "s-1", "logs", "session.log"), "x\n");
+    await mkdir(join(store, "odd.jsonl"));
+    await writeFile(join(store, "s-1.jsonl"), `${JSON.stringify(header)}\n`);
+    const { map } = await rebuildFromTranscripts(store);
+    expect(Object.keys(map)).toEqual(["main"]);
+    expect(map.main?.sessionId).toBe("s-1");
+  });
+
+  it("takes only transcripts the gateway would open: named by a safe id that their header repeats", async () => {
+    const store = join(dir, "rebuild-names");
+    await mkdir(store);
+    const head = (id: string, sessionKey: string) =>
+      `${JSON.stringify({ type: "session", version: 1, id, sessionKey, createdAt: "2026-01-01T00:00:00Z" })}\n`;
+    await writeFile(join(store, "good.jsonl"), head("good", "main"));
+    // A header that names another file: its entry would point at a transcript that is not this one.
+    await writeFile(join(store, "copy.jsonl"), head("good", "second"));
+    // A name the gateway refuses as a session id.
+    await writeFile(join(store, "bad id.jsonl"), head("bad id", "third"));
+    await writeFile(join(store, "notes.txt"), head("notes", "fourth"));
+    const { map, scanned } = await rebuildFromTranscripts(store);
+    expect(scanned).toBe(3);
+    expect(Object.fromEntries(Object.entries(map).map(([key, e]) => [key, e.sessionId]))).toEqual({
+      main: "good",
+    });
+  });
 });

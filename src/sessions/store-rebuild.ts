@@ -1,7 +1,7 @@
 import { open, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { isValidSessionId } from "./session-id.js";
-import { sessionIdOfTranscript } from "./session-paths.js";
+import { sessionIdOfTranscript, transcriptPathFor } from "./session-paths.js";
 import type { SessionMap } from "./types.js";
 
 /** The header line is short; a first line longer than this is not a header. */
@@ -78,15 +78,19 @@ export async function rebuildFromTranscripts(dir: string): Promise<{ map: Sessio
   const found: { key: string; sessionId: string; mtimeMs: number }[] = [];
   let scanned = 0;
   for (const name of names) {
-    if (sessionIdOfTranscript(name) === undefined) continue;
+    const id = sessionIdOfTranscript(name);
+    if (id === undefined) continue;
+    // A folder (a session folder whose id ends in `.jsonl`) is no transcript.
+    const info = await stat(join(dir, name)).catch(() => undefined);
+    if (!info?.isFile()) continue;
     scanned++;
-    const path = join(dir, name);
+    // An id the gateway refuses names no session (its header, with the same id, would not parse either).
+    if (!isValidSessionId(id)) continue;
+    const path = transcriptPathFor(dir, id);
     const line = await readFirstLine(path);
     const header = line === undefined ? undefined : parseHeaderLine(line);
     // The header must name its own file, or the entry would point at a transcript that is not there.
-    if (!header || sessionIdOfTranscript(name) !== header.sessionId) continue;
-    const info = await stat(path).catch(() => undefined);
-    if (!info?.isFile()) continue;
+    if (!header || id !== header.sessionId) continue;
     found.push({ key: header.sessionKey, sessionId: header.sessionId, mtimeMs: Math.round(info.mtimeMs) });
   }
   found.sort((a, b) => a.mtimeMs - b.mtimeMs);

@@ -58,22 +58,24 @@ describe("e2e: Telegram tools are the owner's", () => {
     await state.writeConfig(
       config({ inbound: { reply: { agent: { tools: { groups: ["read_file", "send_file"] } } } } }),
     );
-    // A symlink in the group's own folder that leads to the state directory.
-    const groupDir = join(state.dir, "workspace", `group_${GROUP.id}`);
+    // A symlink in the group's own folder (its session folder's workspace) that leads to the state directory.
+    await state.writeStore({ [`group:${GROUP.id}`]: { sessionId: "group-session", updatedAt: Date.now() } });
+    const groupDir = join(state.dir, "sessions", "group-session", "workspace");
     await mkdir(groupDir, { recursive: true });
     await symlink(state.dir, join(groupDir, "state-link"));
     await writeFile(join(groupDir, "menu.txt"), "soup of the day\n");
+    await mkdir(join(state.dir, "workspace"), { recursive: true });
     await writeFile(join(state.dir, "workspace", "notes.txt"), "the owner's notes\n");
     state.fake.setDefault(toolResultsEchoed);
     state.fake.enqueue({
       toolCalls: [
-        { name: "read_file", arguments: { path: "../../clawdis.json" } },
+        { name: "read_file", arguments: { path: "../../../clawdis.json" } },
         { name: "read_file", arguments: { path: join(state.dir, "gateway.token") } },
         { name: "read_file", arguments: { path: "state-link/gateway.token" } },
-        { name: "send_file", arguments: { path: "../../clawdis.json" } },
+        { name: "send_file", arguments: { path: "../../../clawdis.json" } },
         { name: "send_file", arguments: { path: join(state.dir, "gateway.token") } },
         // The primary session's files are not the group's either.
-        { name: "read_file", arguments: { path: "../notes.txt" } },
+        { name: "read_file", arguments: { path: "../../../workspace/notes.txt" } },
         { name: "read_file", arguments: { path: "menu.txt" } },
       ],
     });
@@ -90,12 +92,18 @@ describe("e2e: Telegram tools are the owner's", () => {
     expect(offered(state.fake.requests[0]!.body)).toEqual(["read_file", "send_file"]);
     const results = toolResultsOf(state.fake.requests[1]!.body);
     expect(results.slice(0, 6)).toEqual([
-      expect.stringMatching(/^read_file: refused: \.\.\/\.\.\/clawdis\.json is the gateway's config file/),
+      expect.stringMatching(
+        /^read_file: refused: \.\.\/\.\.\/\.\.\/clawdis\.json is the gateway's config file/,
+      ),
       expect.stringMatching(/^read_file: refused: \/.*\/gateway\.token is the gateway token/),
       expect.stringMatching(/^read_file: refused: state-link\/gateway\.token is the gateway token/),
-      expect.stringMatching(/^send_file: refused: \.\.\/\.\.\/clawdis\.json is the gateway's config file/),
+      expect.stringMatching(
+        /^send_file: refused: \.\.\/\.\.\/\.\.\/clawdis\.json is the gateway's config file/,
+      ),
       expect.stringMatching(/^send_file: refused: \/.*\/gateway\.token is the gateway token/),
-      expect.stringMatching(/^read_file: refused: \.\.\/notes\.txt is outside this session's workspace/),
+      expect.stringMatching(
+        /^read_file: refused: \.\.\/\.\.\/\.\.\/workspace\/notes\.txt is outside this session's workspace/,
+      ),
     ]);
     // The group's own file is there for it.
     expect(results[6]).toBe("soup of the day");

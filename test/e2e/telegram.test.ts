@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanupAll } from "./harness.js";
@@ -202,6 +202,11 @@ describe("e2e: Telegram through the real gateway", () => {
     const saved = /saved at (inbox\/[^\]\\]+)/.exec(prompt)?.[1];
     expect(saved).toBeDefined();
     expect(await readFile(join(state.dir, "workspace", saved!), "utf8")).toBe("not really a jpeg");
+    // The upload as it came stays in the session folder's attachment-staging/ (0700), beside the copy.
+    const { sessionId } = (await state.readStore()).main!;
+    const staging = join(state.dir, "sessions", sessionId, "attachment-staging");
+    expect(await readFile(join(staging, saved!.slice("inbox/".length)), "utf8")).toBe("not really a jpeg");
+    expect((await stat(staging)).mode & 0o777).toBe(0o700);
     expect(tg.callsOf("getFile")).toHaveLength(1);
   });
 });

@@ -9,10 +9,11 @@ import type { TurnOutcome } from "../../plugin-api/types.js";
 import { makeHeader } from "../../sessions/transcript.js";
 import type { Delivery } from "../outbox.js";
 import type { WorkItem } from "../work-item.js";
-import { applySettlement, type SettleTarget } from "./apply-settlement.js";
+import { applySettlement } from "./apply-settlement.js";
 import type { SessionPorts } from "./ports.js";
 import { SessionTranscript } from "./session-transcript.js";
 import type { Settlement } from "./settlement.js";
+import type { SettleTarget } from "./settlement-effects.js";
 
 /** What the one place did: deliveries, journal ends, outcomes, retries, transcript lines. */
 interface Effects {
@@ -32,21 +33,29 @@ beforeEach(async () => {
   effects = { delivered: [], ended: [], outcomes: {}, retried: [] };
   open.clear();
   const fake = {
-    clock: new ManualClock(),
-    logger: createLogger({ level: "error", sink: () => {} }),
-    events: { emit: () => {} },
-    journal: {
-      end: async (jid: string, outcome: string, _now: number, reason?: string) => {
-        effects.ended.push({ jid, outcome, ...(reason ? { reason } : {}) });
-      },
-      get: (jid: string) => (open.has(jid) ? { jid } : undefined),
+    runtime: {
+      clock: new ManualClock(),
+      logger: createLogger({ level: "error", sink: () => {} }),
     },
-    outbox: { enqueue: async (d: Delivery) => void effects.delivered.push(d) },
-    retryLater: (item: WorkItem, delayMs: number) =>
-      effects.retried.push({ jid: item.jid, attempt: item.attempt, delayMs }),
-    store: {
-      get: async () => ({ sessionId: "s1" }),
-      transcriptPath: (id: string) => join(dir, `${id}.jsonl`),
+    delivery: {
+      events: { emit: () => {} },
+      outbox: { enqueue: async (d: Delivery) => void effects.delivered.push(d) },
+    },
+    storage: {
+      journal: {
+        end: async (jid: string, outcome: string, _now: number, reason?: string) => {
+          effects.ended.push({ jid, outcome, ...(reason ? { reason } : {}) });
+        },
+        get: (jid: string) => (open.has(jid) ? { jid } : undefined),
+      },
+      store: {
+        get: async () => ({ sessionId: "s1" }),
+        transcriptPath: (id: string) => join(dir, `${id}.jsonl`),
+      },
+    },
+    queue: {
+      retryLater: (item: WorkItem, delayMs: number) =>
+        effects.retried.push({ jid: item.jid, attempt: item.attempt, delayMs }),
     },
   };
   ports = fake as unknown as SessionPorts;
@@ -208,10 +217,10 @@ describe("applySettlement", () => {
     expect(stops()).toEqual({ a: "aborted" });
   });
 
-  it("answer: sent as a notice that ends its record; the outcome names the session", async () => {
+  it("answer: sent as a notice that ends its record; the outcome carries the session it names", async () => {
     await applySettlement(
       ports,
-      { kind: "answer", text: "Stopped.", extra: {} },
+      { kind: "answer", text: "Stopped.", extra: { sessionId: "s1" } },
       { key: "main", item: item("a") },
     );
     expect(effects.delivered.map((d) => [d.kind, d.text, d.jid])).toEqual([["notice", "Stopped.", "a"]]);

@@ -3,177 +3,117 @@ import { makeHeader } from "../../sessions/transcript.js";
 import type { Delivery } from "../outbox.js";
 import { syncFile } from "../tail-cache.js";
 import type { WorkItem } from "../work-item.js";
-import type { SessionIds, SessionPorts } from "./ports.js";
+import type { RuntimePort, SessionPorts } from "./ports.js";
 import { SessionTranscript } from "./session-transcript.js";
 import type { Settlement } from "./settlement.js";
-import { taken } from "./taken.js";
-import type { TurnContext } from "./turn-context.js";
-
-/** Where a settlement applies: the item and its session key; the rest as far as the message got. */
-export type SettleTarget = Pick<TurnContext, "key" | "item"> & Partial<Omit<TurnContext, "key" | "item">>;
+import { type Effect, type SettleTarget, settlementEffects } from "./settlement-effects.js";
+import { NotTaken } from "./taken.js";
 
 /**
- * Carries out a settlement: the one place that appends a message's final entries (`turn-failed`, a drained
- * turn's missing results, group context), delivers (the outbox, or the local end), ends the journal records of
- * the item and of those that joined it, and resolves their outcomes. Journal records a delivery completes are
- * ended by the outbox once the chat has it (at once here for local items).
+ * Carries out settlement `s`: its effects (`settlementEffects`), in order. For the ways out that are not the
+ * worker's own (a command's answer, a failure outside a message's way, a joined message that was not taken).
  */
-export async function applySettlement(ports: SessionPorts, s: Settlement, at: SettleTarget): Promise<void> {
-  const { clock, journal, logger } = ports;
+export function applySettlement(ports: SessionPorts, s: Settlement, at: SettleTarget): Promise<void> {
+  return applyEffects(ports, settlementEffects(s, at, ports.queue.waiting?.(at.key) ?? 0), at);
+}
+
+/**
+ * The one place that carries out a settlement's effects, in their order: appends a message's final entries
+ * (`turn-failed`, a drained turn's missing results, group context), delivers (the outbox, or the local end), ends
+ * the journal records of the item and of those that joined it, and resolves their outcomes. Journal records a
+ * delivery completes are ended by the outbox once the chat has it (at once here for local items). The first
+ * effect that throws ends the list, and its error is thrown.
+ */
+export async function applyEffects(ports: SessionPorts, effects: Effect[], at: SettleTarget): Promise<void> {
+  const { clock, logger } = ports.runtime;
+  const { journal } = ports.storage;
   const { item, key } = at;
-  const joined = at.joined ?? [];
-  const all = [item, ...joined];
-  const ids: Partial<SessionIds> = at.ids ?? { sessionKey: key };
-  switch (s.kind) {
-    case "not-run":
-      item.resolve(outcomeFor(ports, item, "aborted", [], "the gateway is stopping", { sessionKey: key }));
-      return;
-    case "answer": {
-      let extra = s.extra;
-      if (extra.sessionId === undefined) {
-        const sessionId = (await ports.store.get(item.sessionKey))?.sessionId;
-        if (sessionId) extra = { ...extra, sessionId };
+  const turnTranscript = (): SessionTranscript => {
+    if (!at.transcript) throw new Error("settlement needs the session's transcript");
+    return at.transcript;
+  };
+  for (const effect of effects) {
+    switch (effect.kind) {
+      case "log":
+        logger[effect.level](effect.message, effect.fields);
+        break;
+      case "emit-reply":
+        ports.delivery.events.emit({
+          type: "message",
+          sessionKey: key,
+          role: "assistant",
+          text: effect.text,
+          channel: item.message.channel,
+          chatId: item.message.chatId,
+          ts: clock.now(),
+        });
+        break;
+      case "deliver": {
+        const sent = deliver(ports, item, effect.text, effect.as, {
+          end: effect.end,
+          attachments: effect.attachments,
+        });
+        await (effect.bestEffort ? sent.catch(() => {}) : sent);
+        break;
       }
-      // Sent through the outbox, which ends the record once the chat has it (at once for local items).
-      await deliver(ports, item, s.text, "notice", { end: [item.jid] });
-      item.resolve(outcomeFor(ports, item, "command", [s.text], undefined, extra));
-      return;
-    }
-    case "context-kept":
-      await need(at.transcript).keepAsContext(item, s.at);
-      await journal.end(item.jid, "filtered", clock.now(), "not addressed: kept as group context");
-      item.resolve(outcomeFor(ports, item, "filtered", [], undefined, ids));
-      return;
-    case "no-model":
-      await deliver(ports, item, s.text, "notice");
-      await need(at.transcript).markUnanswered([item], "no model configured");
-      await journal.end(item.jid, "failed-told", clock.now(), "no model configured");
-      item.resolve(outcomeFor(ports, item, "error", [s.text], "no model configured", ids));
-      return;
-    case "reply":
-    case "quiet-reply": {
-      // A reply found in the transcript (a restored turn's), maybe not on disk: synced before it is sent.
-      if (!s.result) await syncFile(need(at.transcript).path);
-      ports.events.emit({
-        type: "message",
-        sessionKey: key,
-        role: "assistant",
-        text: s.text,
-        channel: item.message.channel,
-        chatId: item.message.chatId,
-        ts: clock.now(),
-      });
-      const extra: Partial<TurnOutcome> = {
-        ...ids,
-        ...(s.result ? { model: s.result.model } : {}),
-        ...(s.result?.usage ? { usage: s.result.usage } : {}),
-      };
-      // The outbox ends the records of the message and of those that joined once the chat has every part; while
-      // the transport is down it waits, records open. The reply never waits for the store.
-      await deliver(ports, item, s.text, "reply", {
-        end: [...all.map((w) => w.jid), ...(at.alsoEnd ?? [])],
-        attachments: at.attachments ?? [],
-      });
-      for (const w of all) w.resolve(outcomeFor(ports, w, "end", [s.text], undefined, extra));
-      return;
-    }
-    case "drained-resume":
-    case "drained-tell": {
-      logger.info("turn drained", {
-        session: key,
-        journalId: item.jid,
-        action: s.decision.action,
-        why: s.decision.why,
-        ...(s.decision.results.length > 0 ? { callsWithoutResult: s.decision.results.length } : {}),
-        othersWaiting: ports.waiting?.(key) ?? 0,
-      });
-      // Written before anything else: the resumed turn knows which calls did not run (or were cut short).
-      await need(at.transcript).appendMissingResults(s.decision.results);
-      await deliver(ports, item, s.text, "notice");
-      // Messages that joined the turn are in its context: the resumed turn's reply answers them with the first
-      // (a replay takes each open record on its own, so theirs end now). The item's own record stays open.
-      for (const w of joined)
-        await journal.end(w.jid, "replied", clock.now(), `joined ${item.jid}, which resumes`);
-      for (const w of all)
-        w.resolve(outcomeFor(ports, w, "aborted", [s.text], `the gateway is ${s.mode}`, ids));
-      return;
-    }
-    case "stopped":
-    case "failed": {
-      const { result } = s;
-      const why = result.error ?? result.stopReason;
-      const told = s.kind === "failed" ? s.text : undefined;
-      if (told) await deliver(ports, item, told, "notice");
-      if (s.kind === "failed") await need(at.transcript).markUnanswered(all, why);
-      const extra = { ...ids, model: result.model, ...(result.usage ? { usage: result.usage } : {}) };
-      for (const w of all) {
-        await journal.end(w.jid, "failed-told", clock.now(), why);
-        w.resolve(outcomeFor(ports, w, result.stopReason, told ? [told] : [], why, extra));
+      case "end": {
+        const ended = journal.end(effect.jid, effect.status, clock.now(), effect.reason);
+        await (effect.bestEffort ? ended.catch(() => {}) : ended);
+        break;
       }
-      for (const jid of at.alsoEnd ?? []) await journal.end(jid, "failed-told", clock.now(), why);
-      return;
-    }
-    case "parked": {
-      logger.info(s.open ? "turn parked at a tool call; waiting for an answer" : "parked turn handed on", {
-        session: key,
-        journalId: item.jid,
-      });
-      // Those that joined are in the parked turn's context: the answer's reply answers them with the first.
-      for (const w of joined)
-        await journal.end(w.jid, "replied", clock.now(), `joined ${item.jid}, which waits for an answer`);
-      // Resumed by an answer already (a replay): the answer's reply answers it.
-      if (!s.open)
-        await journal.end(item.jid, "replied", clock.now(), "its parked batch was resumed by an answer");
-      for (const w of all) w.resolve(outcomeFor(ports, w, "waiting", [], undefined, ids));
-      return;
-    }
-    case "retry": {
-      logger.warn("message kept after a passing failure; trying again", {
-        sessionKey: item.sessionKey,
-        journalId: item.jid,
-        attempt: s.attempt,
-        retryInMs: s.delayMs,
-        error: s.why,
-      });
-      // Whoever waits for the outcome is told at the first failure that the message is kept.
-      if (s.attempt === 1) {
-        const text = `Your message is kept and will be answered once this clears: ${s.why}.`;
-        item.resolve(outcomeFor(ports, item, "error", [text], s.why, { sessionKey: item.sessionKey }));
+      case "resolve":
+        effect.item.resolve(
+          outcomeFor(
+            ports.runtime,
+            effect.item,
+            effect.stopReason,
+            effect.payloads,
+            effect.error,
+            effect.extra,
+          ),
+        );
+        break;
+      case "append": {
+        const transcript =
+          effect.transcript === "turn" ? turnTranscript() : await storedTranscript(ports, key);
+        await transcript?.appendSettled(effect.entries);
+        break;
       }
-      const restored = journal.get(item.jid);
-      ports.retryLater(
-        { ...item, attempt: s.attempt, notices: [], resolve: () => {}, ...(restored ? { restored } : {}) },
-        s.delayMs,
-      );
-      return;
-    }
-    case "refused": {
-      logger.warn("a message was not taken (its journal record could not be made durable); not answered", {
-        sessionKey: key,
-        journalId: item.jid,
-      });
-      // Its line in the transcript, if written, is marked unanswered (its retry must not read as a second question).
-      const sessionId = (await ports.store.get(key).catch(() => undefined))?.sessionId;
-      if (sessionId) {
-        const header = makeHeader(sessionId, key, new Date(clock.now()));
-        const transcript = new SessionTranscript(ports, ports.store.transcriptPath(sessionId), header);
-        await transcript.markUnanswered([item], "not taken");
+      case "sync":
+        await syncFile(turnTranscript().path);
+        break;
+      case "retry": {
+        const restored = journal.get(item.jid);
+        ports.queue.retryLater(
+          {
+            ...item,
+            attempt: effect.attempt,
+            notices: [],
+            resolve: () => {},
+            ...(restored ? { restored } : {}),
+          },
+          effect.delayMs,
+        );
+        break;
       }
-      item.resolve(outcomeFor(ports, item, "aborted", [], "the message was not taken", { sessionKey: key }));
-      return;
     }
-    case "error":
-      logger.error("message handling failed unexpectedly", { sessionKey: item.sessionKey, error: s.why });
-      await deliver(ports, item, s.text, "notice").catch(() => {});
-      await journal.end(item.jid, "failed-told", clock.now(), s.why).catch(() => {});
-      item.resolve(outcomeFor(ports, item, "error", [s.text], s.why, { sessionKey: item.sessionKey }));
-      return;
   }
+}
+
+/**
+ * The transcript of `key`'s current session in the store (a message that was not taken has no turn of its own);
+ * undefined when it has none, or the store cannot say.
+ */
+async function storedTranscript(ports: SessionPorts, key: string): Promise<SessionTranscript | undefined> {
+  const sessionId = (await ports.storage.store.get(key).catch(() => undefined))?.sessionId;
+  if (!sessionId) return undefined;
+  const header = makeHeader(sessionId, key, new Date(ports.runtime.clock.now()));
+  return new SessionTranscript(ports, ports.storage.store.transcriptPath(sessionId), header);
 }
 
 /** The outcome of `item` (its notices first in the payloads). */
 export function outcomeFor(
-  ports: Pick<SessionPorts, "clock">,
+  runtime: Pick<RuntimePort, "clock">,
   item: WorkItem,
   stopReason: TurnOutcome["stopReason"],
   payloads: string[],
@@ -185,7 +125,7 @@ export function outcomeFor(
     sessionId: extra.sessionId ?? "",
     payloads: [...(item.notices ?? []), ...payloads].map((text) => ({ text })),
     stopReason,
-    durationMs: ports.clock.now() - item.message.receivedAt,
+    durationMs: runtime.clock.now() - item.message.receivedAt,
     ...(error ? { error } : {}),
     ...extra,
   };
@@ -196,7 +136,12 @@ export function outcomeFor(
  * and for local (API) items put in front of the reply in the outcome's payloads. Settles nothing.
  */
 export async function notify(ports: SessionPorts, item: WorkItem, text: string): Promise<void> {
-  ports.events.emit({ type: "notice", sessionKey: item.sessionKey, text, ts: ports.clock.now() });
+  ports.delivery.events.emit({
+    type: "notice",
+    sessionKey: item.sessionKey,
+    text,
+    ts: ports.runtime.clock.now(),
+  });
   if (item.local) {
     item.notices ??= [];
     item.notices.push(text);
@@ -210,9 +155,18 @@ export function tell(ports: SessionPorts, item: WorkItem, text: string): Promise
   return deliver(ports, item, text, "notice");
 }
 
-function need(transcript: SessionTranscript | undefined): SessionTranscript {
-  if (!transcript) throw new Error("settlement needs the session's transcript");
-  return transcript;
+/**
+ * Waits until `item` is durably accepted; throws NotTaken when it was not (and marks the item refused). Every way
+ * out to the person waits for this first.
+ */
+export async function taken(item: WorkItem): Promise<void> {
+  if (!item.durable) return;
+  try {
+    await item.durable;
+  } catch (error) {
+    item.refused = true;
+    throw new NotTaken(error);
+  }
 }
 
 /**
@@ -233,11 +187,11 @@ async function deliver(
   if (item.local) {
     // The API's answer follows the end on disk. A reply the journal holds ended its records already.
     for (const [index, jid] of end.entries()) {
-      if (ports.journal.get(jid) === undefined) continue;
-      await ports.journal.end(
+      if (ports.storage.journal.get(jid) === undefined) continue;
+      await ports.storage.journal.end(
         jid,
         "replied",
-        ports.clock.now(),
+        ports.runtime.clock.now(),
         index > 0 ? `answered with ${end[0]}` : undefined,
       );
     }
@@ -256,5 +210,5 @@ async function deliver(
     ...(item.restored && end[0] === item.jid ? { deliveredParts: item.restored.delivered } : {}),
   };
   // Sent, or waiting for its transport: the session goes on either way (the outbox ends the records).
-  await ports.outbox.enqueue(delivery);
+  await ports.delivery.outbox.enqueue(delivery);
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { StoredChatMessage, StoredToolCall, TranscriptEntry } from "../../sessions/types.js";
-import { openParked, parkedState } from "./parked-batch.js";
+import { parkedState } from "../choose-session.js";
+import { openParked } from "./parked-batch.js";
 
 const call = (id: string): StoredToolCall => ({
   id,

@@ -10,11 +10,8 @@ export interface ParkedBatch {
   waiting: StoredToolCall[];
 }
 
-/** How the record of a parked turn stands: its batch still `waiting`, or `handed-on` to an answer that resumed it. */
-export type ParkedState = "waiting" | "handed-on";
-
-const isParked = (e: TranscriptEntry): e is ToolParkedEntry => e.type === "tool-parked";
-const asMessage = (e: TranscriptEntry): MessageEntry | undefined =>
+export const isParked = (e: TranscriptEntry): e is ToolParkedEntry => e.type === "tool-parked";
+export const asMessage = (e: TranscriptEntry): MessageEntry | undefined =>
   e.type === "message" ? (e as MessageEntry) : undefined;
 
 /**
@@ -37,24 +34,4 @@ export function openParked(entries: readonly TranscriptEntry[]): ParkedBatch | u
     reason: parked.reason,
     waiting: calls.filter((c) => !answered.has(c.id)),
   };
-}
-
-/**
- * How the record `jid` stands if its turn parked: `waiting` while nothing follows its `tool-parked` entry but
- * entries that are neither a result of its calls nor a final answer; `handed-on` once an answer resumed it.
- * Undefined when its turn did not park. Pure.
- */
-export function parkedState(entries: readonly TranscriptEntry[], jid: string): ParkedState | undefined {
-  const at = entries.findLastIndex((e) => isParked(e) && e.journalId === jid);
-  if (at === -1) return undefined;
-  const parked = entries[at] as ToolParkedEntry;
-  const resumed = entries
-    .slice(at + 1)
-    .flatMap((e) => asMessage(e) ?? [])
-    .some(
-      (m) =>
-        m.meta?.final === true ||
-        (m.message.role === "tool" && parked.callIds.includes(m.message.tool_call_id ?? "")),
-    );
-  return resumed ? "handed-on" : "waiting";
 }

@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import type { RestoredProgress } from "../choose-session.js";
 import {
   type MessageFacts,
-  messageText,
   NEW_SESSION_ANSWER,
   nextStep,
   type Prepared,
@@ -21,11 +20,7 @@ const stored: RestoredProgress = { sessionId: "s1", userStored: true };
 
 describe("prepareMessage", () => {
   const rows: [string, MessageFacts, Prepared][] = [
-    [
-      "a message is stored as said",
-      facts(),
-      { kind: "message", said: "hello", quote: undefined, store: true },
-    ],
+    ["a message is stored as said", facts(), { kind: "message", lines: ["hello"], store: true }],
     ["group context is kept, not answered", facts({ contextOnly: true }), { kind: "context" }],
     [
       "group context is kept even when it is a reset trigger",
@@ -45,22 +40,22 @@ describe("prepareMessage", () => {
     [
       "a reset trigger with text: the text is the message",
       facts({ text: "/new Hi", reset: { matched: true, trigger: "/new", rest: "Hi" } }),
-      { kind: "message", said: "Hi", quote: undefined, store: true },
+      { kind: "message", lines: ["Hi"], store: true },
     ],
     [
       "a restored reset trigger alone resumes (its message is already stored)",
       facts({ text: "/new", reset: { matched: true, trigger: "/new", rest: "" }, progress: stored }),
-      { kind: "message", said: "", quote: undefined, store: false },
+      { kind: "message", lines: [], store: false },
     ],
     [
       "a restored message whose line is not in the transcript is stored again",
       facts({ progress: { sessionId: "s1", userStored: false } }),
-      { kind: "message", said: "hello", quote: undefined, store: true },
+      { kind: "message", lines: ["hello"], store: true },
     ],
     [
       "a reply to a message carries its quote line",
       facts({ replyTo: { messageId: "m0", text: "earlier", senderName: "Ann" } }),
-      { kind: "message", said: "hello", quote: '[In reply to Ann: "earlier"]', store: true },
+      { kind: "message", lines: ['[In reply to Ann: "earlier"]', "hello"], store: true },
     ],
   ];
   it.each(rows)("%s", (_name, input, expected) => {
@@ -72,71 +67,50 @@ describe("prepareMessage", () => {
   });
 });
 
-describe("messageText", () => {
-  it("joins the quote, what was said and the attachment lines, leaving out empty parts", () => {
-    expect(messageText({ quote: "[q]", said: "hi" }, ["[a1]", "[a2]"])).toBe("[q]\nhi\n[a1]\n[a2]");
-    expect(messageText({ quote: undefined, said: "" }, ["[a1]"])).toBe("[a1]");
-  });
-});
-
 describe("nextStep", () => {
-  const llm = { name: "client" };
-  const rows: [string, Parameters<typeof nextStep<typeof llm>>[0], ReturnType<typeof nextStep>][] = [
+  const rows: [string, Parameters<typeof nextStep>[0], ReturnType<typeof nextStep>][] = [
     [
       "a restored turn that parked and still waits parks again: no model, no tool",
-      { progress: { ...stored, parked: "waiting" }, llm: () => llm, model: () => "m" },
+      { progress: { ...stored, parked: "waiting" } },
       { kind: "parked", open: true },
     ],
     [
       "a restored turn that parked, whose batch an answer resumed, is handed on (its record ends)",
-      { progress: { ...stored, parked: "handed-on" }, llm: () => llm, model: () => "m" },
+      { progress: { ...stored, parked: "handed-on" } },
       { kind: "parked", open: false },
     ],
     [
-      "an approval's answer with a parked batch: the turn resumes it",
-      { progress: undefined, approval: { parked: true }, llm: () => llm, model: () => "m" },
-      { kind: "turn", llm, model: "m" },
+      "a parked restored turn parks again even with a stored reply",
+      { progress: { ...stored, parked: "waiting", reply: "ok" } },
+      { kind: "parked", open: true },
+    ],
+    [
+      "an approval's answer with a parked batch: the model resumes it",
+      { progress: undefined, approval: { parked: true } },
+      { kind: "model" },
     ],
     [
       "an approval's answer with nothing parked",
-      { progress: undefined, approval: { parked: false }, llm: () => llm, model: () => "m" },
+      { progress: undefined, approval: { parked: false } },
       { kind: "nothing-parked" },
     ],
     [
       "an approval's answer whose reply is stored is sent again",
-      {
-        progress: { sessionId: "s", userStored: false, reply: "ok" },
-        approval: { parked: false },
-        llm: () => llm,
-        model: () => "m",
-      },
+      { progress: { sessionId: "s", userStored: false, reply: "ok" }, approval: { parked: false } },
       { kind: "redeliver", text: "ok" },
     ],
     [
       "a restored turn whose reply is stored is sent again, without the model",
-      { progress: { ...stored, reply: "done" }, llm: () => undefined, model: () => undefined },
+      { progress: { ...stored, reply: "done" } },
       { kind: "redeliver", text: "done" },
     ],
     [
       "a restored empty reply is sent again too",
-      { progress: { ...stored, reply: "" }, llm: () => llm, model: () => "m" },
+      { progress: { ...stored, reply: "" } },
       { kind: "redeliver", text: "" },
     ],
-    [
-      "no client: no model",
-      { progress: undefined, llm: () => undefined, model: () => "m" },
-      { kind: "no-model" },
-    ],
-    [
-      "no model name: no model",
-      { progress: stored, llm: () => llm, model: () => undefined },
-      { kind: "no-model" },
-    ],
-    [
-      "with both, the turn runs",
-      { progress: stored, llm: () => llm, model: () => "m" },
-      { kind: "turn", llm, model: "m" },
-    ],
+    ["a restored turn without a reply runs the model", { progress: stored }, { kind: "model" }],
+    ["a fresh message runs the model", { progress: undefined }, { kind: "model" }],
   ];
   it.each(rows)("%s", (_name, input, expected) => {
     expect(nextStep(input)).toEqual(expected);

@@ -6,13 +6,15 @@ import type { RestoredProgress } from "../choose-session.js";
  * What a message needs once its session is chosen, before anything is written. Pure.
  * - `context`: a group message that did not address the agent: kept as context, not answered;
  * - `answer`: a reset trigger alone ("/new"): answered at once (a restored one resumes instead);
- * - `message`: the person's message as it is stored (`said`, the reset trigger taken off; `quote`, the message it
- *   replies to), `store`: whether it still has to be written (a restored turn may have written it).
+ * - `message`: the person's message as it is stored and shown to the model, as its `lines` (the quote line of the
+ *   message it replies to, then what was said, the reset trigger taken off; empty ones left out: a line per
+ *   staged attachment follows them), `store`: whether it still has to be written (a restored turn may have
+ *   written it).
  */
 export type Prepared =
   | { kind: "context" }
   | { kind: "answer"; text: string }
-  | { kind: "message"; said: string; quote: string | undefined; store: boolean };
+  | { kind: "message"; lines: string[]; store: boolean };
 
 export interface MessageFacts {
   text: string;
@@ -32,52 +34,38 @@ export function prepareMessage(facts: MessageFacts): Prepared {
   const { reset, progress } = facts;
   if (reset.matched && reset.rest.trim().length === 0 && !progress)
     return { kind: "answer", text: NEW_SESSION_ANSWER };
+  const said = reset.matched ? reset.rest : facts.text;
   return {
     kind: "message",
-    said: reset.matched ? reset.rest : facts.text,
-    quote: quoteLine(facts.replyTo),
+    lines: [quoteLine(facts.replyTo), said].filter((t): t is string => t !== undefined && t.length > 0),
     store: !progress?.userStored && facts.resumesParked !== true,
   };
-}
-
-/** The text stored and shown to the model: the quote line, what was said, then a line per staged attachment. */
-export function messageText(prepared: { said: string; quote: string | undefined }, files: string[]): string {
-  return [prepared.quote, prepared.said, ...files]
-    .filter((t): t is string => t !== undefined && t.length > 0)
-    .join("\n");
 }
 
 /**
  * What follows once the message is stored. Pure.
  * - `parked`: a restored turn that parked at a tool call: it parks again, no model, no tool (`open`), unless an
  *   answer resumed its batch (its record then ends: the answer's reply answers it);
- * - `nothing-parked`: an approval's answer with no parked batch to resume;
  * - `redeliver`: a restored turn's reply is in the transcript already: sent again, no model call;
- * - `no-model`: no model is configured: the person is told how to set one;
- * - `turn`: the model runs.
+ * - `nothing-parked`: an approval's answer with no parked batch to resume;
+ * - `model`: the model runs, once it is known (none configured: the person is told how to set one).
  */
-export type NextStep<L> =
+export type NextStep =
   | { kind: "parked"; open: boolean }
-  | { kind: "nothing-parked" }
   | { kind: "redeliver"; text: string }
-  | { kind: "no-model" }
-  | { kind: "turn"; llm: L; model: string };
+  | { kind: "nothing-parked" }
+  | { kind: "model" };
 
-export function nextStep<L>(facts: {
+export function nextStep(facts: {
   progress: RestoredProgress | undefined;
   /** An approval's answer: whether the session has a parked batch for it to resume. */
   approval?: { parked: boolean };
-  llm: () => L | undefined;
-  model: () => string | undefined;
-}): NextStep<L> {
+}): NextStep {
   if (facts.progress?.parked !== undefined)
     return { kind: "parked", open: facts.progress.parked === "waiting" };
   if (facts.progress?.reply !== undefined) return { kind: "redeliver", text: facts.progress.reply };
-  const llm = facts.llm();
-  const model = facts.model();
   if (facts.approval && !facts.approval.parked) return { kind: "nothing-parked" };
-  if (!llm || !model) return { kind: "no-model" };
-  return { kind: "turn", llm, model };
+  return { kind: "model" };
 }
 
 /** The message a person replied to, as the model is shown it (one line, at most 300 characters of it). */

@@ -28,6 +28,15 @@ export interface TurnTrace {
   unsynced: TranscriptEntry[];
 }
 
+/** The entries a settlement appends (`SessionTranscript.appendSettled`). */
+export type SettledEntries =
+  /** The item as a `group-context` entry at `at`. */
+  | { kind: "group-context"; item: WorkItem; at: number }
+  /** A drained turn's calls without a result get one. */
+  | { kind: "missing-results"; results: { callId: string; name: string; content: string }[] }
+  /** A `turn-failed` entry per item. */
+  | { kind: "unanswered"; items: WorkItem[]; reason: string };
+
 /**
  * One session's transcript as a message's turn writes it: through the file its warm session holds open (opened at
  * the first append after a load), keeping the warm tail in step with what was written.
@@ -45,18 +54,18 @@ export class SessionTranscript {
 
   /** The session's warm state (its tail cache), when the registry holds it. */
   warm(): WarmSession | undefined {
-    return this.ports.sessions?.peek(this.key);
+    return this.ports.storage.sessions?.peek(this.key);
   }
 
   /** What a turn resumes from: the transcript's tail within the model's window (from the warm tail when warm). */
   readForResume(): ReturnType<typeof readResumeCached> {
-    const window = this.ports.config.inbound.reply.agent.contextTokens;
+    const window = this.ports.runtime.config.inbound.reply.agent.contextTokens;
     return readResumeCached(this.warm(), this.path, resumeBudgetBytes(window));
   }
 
   async append(entries: TranscriptEntry[], options: Omit<AppendOptions, "header"> = {}): Promise<void> {
     const warm = this.warm();
-    const writer = warm ? this.ports.sessions?.writerFor(warm, this.path) : undefined;
+    const writer = warm ? this.ports.storage.sessions?.writerFor(warm, this.path) : undefined;
     const withHeader: AppendOptions = { ...options, header: this.header };
     if (!warm || !writer) await appendTranscript(this.path, entries, withHeader);
     else noteWritten(warm, this.path, await writer.append(entries, withHeader));
@@ -70,7 +79,7 @@ export class SessionTranscript {
    * when that record would be too large, the transcript is fsync'd.
    */
   async appendDurably(entries: TranscriptEntry[], trace: TurnTrace, ends: ReplyEnd[] = []): Promise<void> {
-    const sync = this.ports.transcriptSync;
+    const sync = this.ports.storage.transcriptSync;
     const viaJournal = sync?.viaJournal(this.path) === true;
     await this.append(entries, { fsync: !viaJournal });
     trace.unsynced.push(...entries);
@@ -83,7 +92,13 @@ export class SessionTranscript {
     sync.noteWritten(this.path);
     const { id: sessionId, sessionKey } = this.header;
     if (
-      !(await this.ports.journal.reply(sessionId, sessionKey, trace.unsynced, this.ports.clock.now(), ends))
+      !(await this.ports.storage.journal.reply(
+        sessionId,
+        sessionKey,
+        trace.unsynced,
+        this.ports.runtime.clock.now(),
+        ends,
+      ))
     )
       await syncFile(this.path);
     trace.unsynced = [];
@@ -91,7 +106,8 @@ export class SessionTranscript {
 
   /** The person's message as a `message` entry, published as a `message` event (`joinedTurnId`: it joined one). */
   async storeUserMessage(item: WorkItem, text: string, joinedTurnId?: string): Promise<MessageEntry> {
-    const { clock, events } = this.ports;
+    const { clock } = this.ports.runtime;
+    const { events } = this.ports.delivery;
     const m = item.message;
     const message: StoredChatMessage = { role: "user", content: text };
     const entry: MessageEntry = {
@@ -128,54 +144,61 @@ export class SessionTranscript {
   }
 
   /**
-   * A `turn-failed` entry per message whose turn failed, so that later turns show it to the model as history
-   * that went unanswered, not as a pending question. Best effort: never throws.
+   * The entries of a settlement (see SettledEntries). `turn-failed` entries are best effort: a failure to write
+   * them is logged, never thrown.
    */
-  async markUnanswered(items: WorkItem[], reason: string): Promise<void> {
-    const ts = new Date(this.ports.clock.now()).toISOString();
-    const entries = items.map((w) => ({
-      type: "turn-failed",
-      id: newEntryId(),
-      ts,
-      journalId: w.jid,
-      reason,
-    }));
-    await this.append(entries).catch((error: unknown) =>
-      this.ports.logger.warn("could not mark an unanswered message", { error: describeError(error) }),
+  async appendSettled(settled: SettledEntries): Promise<void> {
+    const entries = settledEntries(settled, this.ports.runtime.clock.now());
+    if (entries.length === 0) return;
+    const written = this.append(entries);
+    if (settled.kind !== "unanswered") return written;
+    await written.catch((error: unknown) =>
+      this.ports.runtime.logger.warn("could not mark an unanswered message", { error: describeError(error) }),
     );
   }
+}
 
-  /**
-   * A group message that did not address the agent as a `group-context` entry (who said what), shown to the
-   * model with the next answered message.
-   */
-  async keepAsContext(item: WorkItem, now: number): Promise<void> {
-    const m = item.message;
-    const entry: GroupContextEntry = {
-      type: "group-context",
-      id: newEntryId(),
-      ts: new Date(now).toISOString(),
-      senderId: m.senderId,
-      ...(m.senderName ? { senderName: m.senderName } : {}),
-      text: m.text,
-      meta: { channel: m.channel, chatId: m.chatId, messageId: m.messageId, journalId: item.jid },
-    };
-    await this.append([entry]);
-  }
-
-  /** The tool results a drained turn's calls without one get, written before anything else of its settlement. */
-  async appendMissingResults(results: { callId: string; name: string; content: string }[]): Promise<void> {
-    if (results.length === 0) return;
-    const ts = new Date(this.ports.clock.now()).toISOString();
-    await this.append(
-      results.map((r) => ({
+/**
+ * The transcript entries of a settlement, at `now`. Pure but for the entries' ids.
+ * - `group-context`: a group message that did not address the agent (who said what, at the time its session was
+ *   chosen), shown to the model with the next answered message;
+ * - `missing-results`: the tool results a drained turn's calls without one get, written before anything else of
+ *   its settlement;
+ * - `unanswered`: a `turn-failed` entry per message whose turn failed, so that later turns show it to the model
+ *   as history that went unanswered, not as a pending question.
+ */
+function settledEntries(settled: SettledEntries, now: number): TranscriptEntry[] {
+  const ts = new Date(now).toISOString();
+  switch (settled.kind) {
+    case "group-context": {
+      const m = settled.item.message;
+      const entry: GroupContextEntry = {
+        type: "group-context",
+        id: newEntryId(),
+        ts: new Date(settled.at).toISOString(),
+        senderId: m.senderId,
+        ...(m.senderName ? { senderName: m.senderName } : {}),
+        text: m.text,
+        meta: { channel: m.channel, chatId: m.chatId, messageId: m.messageId, journalId: settled.item.jid },
+      };
+      return [entry];
+    }
+    case "missing-results":
+      return settled.results.map((r) => ({
         type: "message",
         id: newEntryId(),
         ts,
         message: { role: "tool", tool_call_id: r.callId, content: r.content },
         meta: { tool: r.name, ok: false, refused: true },
-      })),
-    );
+      }));
+    case "unanswered":
+      return settled.items.map((w) => ({
+        type: "turn-failed",
+        id: newEntryId(),
+        ts,
+        journalId: w.jid,
+        reason: settled.reason,
+      }));
   }
 }
 

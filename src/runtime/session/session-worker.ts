@@ -12,13 +12,14 @@ import type { DrainMode } from "../drain-resume.js";
 import type { WarmSession } from "../session-registry.js";
 import { stageAttachments } from "../stage-attachments.js";
 import type { WorkItem } from "../work-item.js";
-import { applySettlement, notify, outcomeFor } from "./apply-settlement.js";
+import { applyEffects, applySettlement, notify, outcomeFor } from "./apply-settlement.js";
 import { openParked } from "./parked-batch.js";
 import type { SessionPorts } from "./ports.js";
-import { messageText, nextStep, prepareMessage } from "./prepare-message.js";
+import { nextStep, prepareMessage } from "./prepare-message.js";
 import { SessionTranscript, saveWarm } from "./session-transcript.js";
 import { pathsOf } from "./session-workspace.js";
-import { decideSettlement, settlementForError } from "./settlement.js";
+import { decideSettlement, type Settlement, settlementForError } from "./settlement.js";
+import { type SettleTarget, settlementEffects } from "./settlement-effects.js";
 import { TurnBookkeeping } from "./turn-bookkeeping.js";
 import type { TurnContext } from "./turn-context.js";
 import { TurnEvents } from "./turn-events.js";
@@ -35,10 +36,11 @@ interface RunningTurn {
 /**
  * The consumer of the session queue: runs the work of one session key, one item at a time (the SessionQueue
  * guarantees that), as a fixed sequence of steps: prepare (choose the session, `prepare-message.ts`), store the
- * person's message, run the turn (`turn-input.ts`, `turn-events.ts`), settle (`settlement.ts` decides,
- * `apply-settlement.ts` carries it out), record (`turn-bookkeeping.ts`). Every accepted journal record ends as
- * replied, failed-told or filtered — except when the gateway stops mid-turn: then it stays open and is finished
- * after the next start. Holds the running turns (`drain`, `abort`).
+ * person's message, run the turn (`turn-input.ts`, `turn-events.ts`) — each returning values; then settle once
+ * (`settlement.ts` decides how, `settlement-effects.ts` what that does, `apply-settlement.ts` carries it out) and
+ * record (`turn-bookkeeping.ts`). Every accepted journal record ends as replied, failed-told or filtered — except
+ * when the gateway stops mid-turn: then it stays open and is finished after the next start. Holds the running
+ * turns (`drain`, `abort`).
  */
 export class SessionWorker {
   private readonly running = new Map<string, RunningTurn>();
@@ -85,12 +87,18 @@ export class SessionWorker {
     error?: string,
     extra: Partial<TurnOutcome> = {},
   ): TurnOutcome {
-    return outcomeFor(this.ports, item, stopReason, payloads, error, extra);
+    return outcomeFor(this.ports.runtime, item, stopReason, payloads, error, extra);
   }
 
-  /** Answers a command at once (no model), ends its journal record as replied. */
-  answer(item: WorkItem, text: string, extra: Partial<TurnOutcome> = {}): Promise<void> {
-    return applySettlement(this.ports, { kind: "answer", text, extra }, { key: item.sessionKey, item });
+  /** Answers a command at once (no model), ends its journal record as replied; the outcome names the session. */
+  async answer(item: WorkItem, text: string, extra: Partial<TurnOutcome> = {}): Promise<void> {
+    const sessionId = extra.sessionId ?? (await this.ports.storage.store.get(item.sessionKey))?.sessionId;
+    const named = sessionId ? { ...extra, sessionId } : extra;
+    return applySettlement(
+      this.ports,
+      { kind: "answer", text, extra: named },
+      { key: item.sessionKey, item },
+    );
   }
 
   /**
@@ -125,49 +133,98 @@ export class SessionWorker {
     return this.bookkeeping.recordingsSettled();
   }
 
+  /**
+   * The item's way: `prepare` and the model turn decide, and return how the item settles (a `Way`); its
+   * settlement is turned into effects (`settlementEffects`, pure) and carried out here, in one place
+   * (`applyEffects`). Then the work is over: the turn, if one ran, ends (`turn-end`, after its final message) and
+   * the held outcomes resolve. A way that throws, or whose settlement throws, settles as the error says
+   * (`settlementForError`) once the work is over.
+   */
   async process(key: string, item: WorkItem): Promise<void> {
-    if (this.ports.isStopping()) {
-      await applySettlement(this.ports, { kind: "not-run" }, { key, item });
-      return;
-    }
-    // The session's phase (phase.ts): processing while its work runs, ready after. The queue touched it in.
-    this.ports.sessions?.enter(key, "processing");
-    // Outcomes resolve once the item's work is over (after its turn's `turn-end`): whoever waits for a message's
-    // outcome sees the turn over, as every watcher does.
+    const { ports } = this;
+    const stopping = ports.queue.isStopping();
     const outcomes = new HeldOutcomes();
-    outcomes.hold(item);
+    if (!stopping) {
+      // The session's phase (phase.ts): processing while its work runs, ready after. The queue touched it in.
+      ports.storage.sessions?.enter(key, "processing");
+      // Outcomes resolve once the item's work is over (after its turn's `turn-end`): whoever waits for a
+      // message's outcome sees the turn over, as every watcher does.
+      outcomes.hold(item);
+    }
+    const ran: { turn?: TurnRan } = {};
     try {
+      let way: Way;
       try {
-        await this.handle(key, item, outcomes);
-      } finally {
-        outcomes.release();
+        way = stopping
+          ? { settlement: { kind: "not-run" }, at: { key, item } }
+          : await this.prepare(key, item, outcomes, ran);
+      } catch (error) {
+        way = { settlement: settlementForError(error, item), at: { key, item }, failure: true };
       }
-    } catch (error) {
-      await applySettlement(this.ports, settlementForError(error, item), { key, item });
+      /**
+       * The work is over: the turn ends (its bookkeeping written behind, then its one `turn-end`), or, without a
+       * turn, the bookkeeping a settlement asks for is written behind; then the held outcomes resolve.
+       */
+      const over = (recordLater: boolean) => {
+        // The store's bookkeeping (usage, the last exchange) is written behind: the reply, the turn's end, its
+        // outcome and the lane do not wait for the store's fsync'd rewrite (RECORD_DEFER_MS). The session's next
+        // turn decides on the entry with it applied (`getWithUpdates`); `/status`, `Gateway.idle()` and a stop
+        // write it at once.
+        if (ran.turn || recordLater) this.bookkeeping.recordTurnLater(key, item, ran.turn?.result);
+        // Exactly one turn-end per turn-start, however the turn ended, and after its final message.
+        ran.turn?.events.end(ran.turn.result);
+        outcomes.release();
+      };
+      for (;;) {
+        if (way.failure) over(false);
+        const effects = settlementEffects(way.settlement, way.at, ports.queue.waiting?.(key) ?? 0);
+        const thrown = await applyEffects(ports, effects, way.at).then(
+          () => undefined,
+          (error: unknown) => ({ error }),
+        );
+        if (way.failure) {
+          if (thrown) throw thrown.error;
+          return;
+        }
+        if (!thrown) {
+          over(way.recordLater === true);
+          return;
+        }
+        way = { settlement: settlementForError(thrown.error, item), at: { key, item }, failure: true };
+      }
     } finally {
-      this.ports.sessions?.enter(key, "ready");
-      // The idle time before passivation counts from the end of the work.
-      this.ports.sessions?.touch(key);
+      if (!stopping) {
+        ports.storage.sessions?.enter(key, "ready");
+        // The idle time before passivation counts from the end of the work.
+        ports.storage.sessions?.touch(key);
+      }
     }
   }
 
-  /** Prepare, store the person's message, then settle at once or run the turn. */
-  private async handle(key: string, item: WorkItem, outcomes: HeldOutcomes): Promise<void> {
+  /** Prepare, store the person's message, then settle at once or run the turn: how the item settles. */
+  private async prepare(
+    key: string,
+    item: WorkItem,
+    outcomes: HeldOutcomes,
+    ran: { turn?: TurnRan },
+  ): Promise<Way> {
     const { ports } = this;
-    const { clock, store, config } = ports;
+    const { clock, config } = ports.runtime;
+    const { store } = ports.storage;
     const now = clock.now();
     const reset = matchResetTrigger(item.text, config.inbound.reply.session.resetTriggers);
     const progress = item.restored ? await restoredProgress(store, key, item.jid) : undefined;
     const { sessionId, notice, entry, started } = progress
       ? { sessionId: progress.sessionId, notice: undefined, entry: undefined, started: undefined }
       : await chooseSession(
-          { store, logger: ports.logger, idleMinutes: config.inbound.reply.session.idleMinutes },
+          { store, logger: ports.runtime.logger, idleMinutes: config.inbound.reply.session.idleMinutes },
           key,
           reset.matched,
           now,
         );
     // Watchers (the web chat) replace the old conversation with the new one before anything of it arrives.
-    if (started) ports.events.emit({ type: "session", sessionKey: key, sessionId, reason: started, ts: now });
+    if (started)
+      ports.delivery.events.emit({ type: "session", sessionKey: key, sessionId, reason: started, ts: now });
     const ids = { sessionKey: key, sessionId };
     const paths = pathsOf(ports, key, sessionId);
     const transcript = new SessionTranscript(
@@ -187,66 +244,71 @@ export class SessionWorker {
       progress,
       resumesParked: approval !== undefined,
     });
-    if (prepared.kind === "context") return applySettlement(ports, { kind: "context-kept", at: now }, at);
+    const next = nextStep({ progress, ...(approval ? { approval: { parked: parked !== undefined } } : {}) });
+    if (prepared.kind === "context") return { settlement: { kind: "context-kept", at: now }, at };
     if (prepared.kind === "answer")
-      return applySettlement(ports, { kind: "answer", text: prepared.text, extra: ids }, at);
+      return { settlement: { kind: "answer", text: prepared.text, extra: ids }, at };
 
     const files = item.message.attachments?.length
       ? await stageAttachments(item.message.attachments, {
           paths,
           jid: item.jid,
-          stagingRoot: ports.stagingRoot,
+          stagingRoot: ports.runtime.stagingRoot,
         })
       : [];
-    const text = messageText(prepared, files);
+    // The text stored and shown to the model: the message's lines, then a line per staged attachment.
+    const text = [...prepared.lines, ...files].join("\n");
     if (prepared.store) await transcript.storeUserMessage(item, text);
     if (notice) await notify(ports, item, notice);
 
+    if (next.kind === "parked") return { settlement: { kind: "parked", open: next.open }, at };
+    // Found in the transcript, maybe not on disk (its journal record may have failed): synced before it is sent.
+    if (next.kind === "redeliver") return { settlement: { kind: "reply", text: next.text }, at };
     // A model to be found at the endpoint (its only one) is known once the first check is done. While that check
     // runs, a command (/think, /verbose) may change the entry: the turn then reads it again.
-    const modelKnown = ports.modelName() !== undefined;
-    if (progress?.reply === undefined && progress?.parked === undefined) await ports.modelReady?.();
-    const next = nextStep({
-      progress,
-      ...(approval ? { approval: { parked: parked !== undefined } } : {}),
-      llm: () => ports.llm(),
-      model: () => ports.modelName(),
-    });
-    if (next.kind === "parked") return applySettlement(ports, { kind: "parked", open: next.open }, at);
+    const modelKnown = ports.model.name() !== undefined;
+    await ports.model.ready?.();
     if (next.kind === "nothing-parked")
-      return applySettlement(ports, { kind: "answer", text: NOTHING_PARKED, extra: ids }, at);
-    // Found in the transcript, maybe not on disk (its journal record may have failed): synced before it is sent.
-    if (next.kind === "redeliver") return applySettlement(ports, { kind: "reply", text: next.text }, at);
-    if (next.kind === "no-model") {
-      await applySettlement(ports, { kind: "no-model", text: noModelReply(ports.configPath()) }, at);
-      this.bookkeeping.recordTurnLater(key, item, undefined);
-      return;
-    }
+      return { settlement: { kind: "answer", text: NOTHING_PARKED, extra: ids }, at };
+    const llm = ports.model.llm();
+    const model = ports.model.name();
+    if (!llm || !model)
+      return {
+        settlement: { kind: "no-model", text: noModelReply(ports.runtime.configPath()) },
+        at,
+        recordLater: true,
+      };
     const ctx: TurnContext = {
       ...at,
       joined: [],
       attachments: [],
       trace: { entries: [], textStreamed: false, callsStarted: [], unsynced: [] },
       // The parked turn's record, unless a replay ended it already (handed on to this answer).
-      ...(parked?.journalId && ports.journal.get(parked.journalId) ? { alsoEnd: [parked.journalId] } : {}),
+      ...(parked?.journalId && ports.storage.journal.get(parked.journalId)
+        ? { alsoEnd: [parked.journalId] }
+        : {}),
     };
     const resume = parked ? { calls: parked.waiting, decisions: approval?.decisions ?? {} } : undefined;
-    await this.turn(
+    return this.turn(
       key,
       ctx,
-      { ...next, text, ...(modelKnown && entry ? { entry } : {}), ...(resume ? { resume } : {}) },
+      { llm, model, text, ...(modelKnown && entry ? { entry } : {}), ...(resume ? { resume } : {}) },
       outcomes,
+      ran,
     );
   }
 
-  /** Runs the model turn, settles it, records it; its `turn-end` comes last, however it ended. */
+  /**
+   * Runs the model turn and decides how it settles. `ran.turn` is set once the turn started: its end
+   * (`endTurn`) follows the settlement, however the turn ended.
+   */
   private async turn(
     key: string,
     ctx: TurnContext,
     run: { llm: LlmClient; model: string; text: string; entry?: SessionEntry; resume?: TurnInput["resume"] },
     outcomes: HeldOutcomes,
-  ): Promise<void> {
-    const { clock, logger } = this.ports;
+    ran: { turn?: TurnRan },
+  ): Promise<Way> {
     const { item } = ctx;
     const controller = new AbortController();
     const events = new TurnEvents(this.ports, key, item, randomUUID());
@@ -258,43 +320,43 @@ export class SessionWorker {
       events,
       hold: (w) => outcomes.hold(w),
     });
-    const startedAt = clock.now();
+    const started: TurnRan = { events, result: undefined };
+    ran.turn = started;
     this.running.set(key, { controller, turnId: events.turnId });
     events.start(entry?.verboseLevel === "on");
-    let result: TurnResult | undefined;
     try {
-      result = await runTurn(input);
-      this.running.delete(key);
-      events.usage(result);
-      const settlement = decideSettlement(result, {
-        aborted: controller.signal.aborted,
-        abortReason: controller.signal.reason,
-        drainMode: this.draining,
-        trace: ctx.trace,
-        othersWaiting: this.ports.waiting?.(key) ?? 0,
-      });
-      await applySettlement(this.ports, settlement, ctx);
+      started.result = await runTurn(input);
     } finally {
       this.running.delete(key);
-      logger.info("turn", {
-        session: key,
-        channel: item.message.channel,
-        durationMs: clock.now() - startedAt,
-        promptTokens: result?.usage?.promptTokens,
-        completionTokens: result?.usage?.completionTokens,
-        contextTokens: result?.contextTokens,
-        stopReason: result?.stopReason ?? "error",
-        rounds: result?.rounds,
-      });
-      // The store's bookkeeping (usage, the last exchange) is written behind: the reply, the turn's end, its outcome
-      // and the lane do not wait for the store's fsync'd rewrite (RECORD_DEFER_MS). The session's next turn decides
-      // on the entry with it applied (`getWithUpdates`); `/status`, `Gateway.idle()` and a stop write it at once.
-      this.bookkeeping.recordTurnLater(key, item, result);
-      // Exactly one turn-end per turn-start, however the turn ended, and after its final message.
-      events.end(result);
-      outcomes.release();
     }
+    const result = started.result;
+    events.usage(result);
+    const settlement = decideSettlement(result, {
+      aborted: controller.signal.aborted,
+      abortReason: controller.signal.reason,
+      drainMode: this.draining,
+      trace: ctx.trace,
+      othersWaiting: this.ports.queue.waiting?.(key) ?? 0,
+    });
+    return { settlement, at: ctx };
   }
+}
+
+/**
+ * How an item's way ends: its settlement and what it applies to. `recordLater`: its store update follows.
+ * `failure`: the settlement of a failure, applied once the work is over.
+ */
+interface Way {
+  settlement: Settlement;
+  at: SettleTarget;
+  recordLater?: true;
+  failure?: true;
+}
+
+/** A model turn that started: its events, and its result once it returned. */
+interface TurnRan {
+  events: TurnEvents;
+  result: TurnResult | undefined;
 }
 
 /**

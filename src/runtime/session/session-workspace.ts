@@ -1,8 +1,9 @@
 import { mkdir, stat } from "node:fs/promises";
+import type { ClawdisConfig } from "../../core/config-schema.js";
 import type { ToolDefinition } from "../../plugin-api/types.js";
 import { sessionKeyFor } from "../../routing/session-key.js";
-import { type SessionPaths, sessionPaths } from "../../sessions/session-paths.js";
-import type { SessionPorts } from "./ports.js";
+import { type SessionPaths, type SessionRoots, sessionPaths } from "../../sessions/session-paths.js";
+import type { RuntimePort, StoragePort } from "./ports.js";
 
 /**
  * The turn's tools, the first call of which makes sure the working directory is there: when it is missing (never
@@ -31,20 +32,27 @@ export function withWorkspace(tools: ToolDefinition[], cwd: string): ToolDefinit
 }
 
 /**
+ * The folders the paths of sessions are in (session-paths.ts): the store's folder (`storeDir`, where every
+ * transcript is), the workspace root, and the primary session's key (`mainKey`, or `global` under
+ * `scope: "global"`), whose workspace is the root itself. The gateway and the doctor find sessions' files
+ * through these.
+ */
+export function sessionRootsOf(config: ClawdisConfig, storeDir: string, workspaceDir: string): SessionRoots {
+  const primaryKey = sessionKeyFor({ chatType: "direct", chatId: "" }, config.inbound.reply.session);
+  return { storeDir, workspaceDir, primaryKey };
+}
+
+/**
  * The paths of session `key` in conversation `sessionId` (session-paths.ts): the primary session (`mainKey`, or
  * `global` under `scope: "global"`) works in the workspace itself. The workspace is not created here: a turn that
  * runs no tool and stages no file never touches it; the first tool call of a turn creates it (0700) when it is not
  * there (`withWorkspace`), and staging an attachment creates its inbox.
  */
 export function pathsOf(
-  ports: Pick<SessionPorts, "config" | "workspaceDir" | "store">,
+  ports: { runtime: Pick<RuntimePort, "config" | "workspaceDir">; storage: Pick<StoragePort, "store"> },
   key: string,
   sessionId: string,
 ): SessionPaths {
-  const primaryKey = sessionKeyFor({ chatType: "direct", chatId: "" }, ports.config.inbound.reply.session);
-  return sessionPaths(
-    { storeDir: ports.store.dir, workspaceDir: ports.workspaceDir, primaryKey },
-    key,
-    sessionId,
-  );
+  const { config, workspaceDir } = ports.runtime;
+  return sessionPaths(sessionRootsOf(config, ports.storage.store.dir, workspaceDir), key, sessionId);
 }

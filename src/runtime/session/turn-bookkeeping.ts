@@ -35,7 +35,7 @@ export class TurnBookkeeping {
 
   /** The update of `key` after `item`'s turn, in the background; held by the warm session until written. */
   recordTurnLater(key: string, item: WorkItem, result: TurnResult | undefined): void {
-    const recording = this.recordTurnSafely(key, turnRecord(item, result, this.ports.clock.now()));
+    const recording = this.recordTurnSafely(key, turnRecord(item, result, this.ports.runtime.clock.now()));
     this.recordings.add(recording);
     void recording.finally(() => this.recordings.delete(recording));
     let ofKey = this.recordingsOf.get(key);
@@ -50,7 +50,7 @@ export class TurnBookkeeping {
       if (mine.size === 0 && this.recordingsOf.get(key) === mine) this.recordingsOf.delete(key);
     });
     // Held by the warm session until done: its final save waits for it.
-    const pending = this.ports.sessions?.peek(key)?.pending;
+    const pending = this.ports.storage.sessions?.peek(key)?.pending;
     pending?.add(recording);
     void recording.finally(() => pending?.delete(recording));
   }
@@ -65,13 +65,13 @@ export class TurnBookkeeping {
   async recorded(key?: string): Promise<void> {
     const pending = key === undefined ? this.recordings : this.recordingsOf.get(key);
     if (!pending || pending.size === 0) return;
-    void this.ports.store.flush();
+    void this.ports.storage.store.flush();
     let timer: unknown;
     const late = new Promise<void>((resolve) => {
-      timer = this.ports.clock.setTimeout(resolve, RECORD_WAIT_MS);
+      timer = this.ports.runtime.clock.setTimeout(resolve, RECORD_WAIT_MS);
     });
     await Promise.race([Promise.allSettled([...pending]), late]);
-    this.ports.clock.clearTimeout(timer);
+    this.ports.runtime.clock.clearTimeout(timer);
   }
 
   /**
@@ -80,7 +80,7 @@ export class TurnBookkeeping {
    */
   async recordingsSettled(): Promise<void> {
     while (this.recordings.size > 0) {
-      void this.ports.store.flush();
+      void this.ports.storage.store.flush();
       await Promise.allSettled([...this.recordings]);
     }
   }
@@ -90,7 +90,7 @@ export class TurnBookkeeping {
    * and tried again in the background (a few times, growing delays).
    */
   private async recordTurnSafely(key: string, record: TurnRecord): Promise<void> {
-    const { logger, clock } = this.ports;
+    const { logger, clock } = this.ports.runtime;
     const attempt = async (n: number): Promise<void> => {
       try {
         // A retry is written at once: the first try already waited to share a write.
@@ -120,7 +120,7 @@ export class TurnBookkeeping {
    */
   private async recordTurn(key: string, record: TurnRecord, deferMs: number | undefined): Promise<void> {
     const { at, origin, result } = record;
-    await this.ports.store.update(
+    await this.ports.storage.store.update(
       key,
       (entry) => {
         if (!entry) return entry;

@@ -8,13 +8,13 @@ import { matchResetTrigger } from "../../sessions/lifecycle.js";
 import { resumeBudgetBytes } from "../../sessions/transcript-resume.js";
 import type { MessageEntry, SessionEntry, StoredChatMessage, TranscriptEntry } from "../../sessions/types.js";
 import { gatedLlm } from "../gated-llm.js";
+import { keepArtifact } from "../keep-artifact.js";
 import { restoreGuard } from "../restore-guard.js";
 import { readResumeCached } from "../tail-cache.js";
 import type { WorkItem } from "../work-item.js";
-import { applySettlement, notify } from "./apply-settlement.js";
+import { applySettlement, notify, taken } from "./apply-settlement.js";
 import type { SessionPorts } from "./ports.js";
 import { withWorkspace } from "./session-workspace.js";
-import { taken } from "./taken.js";
 import type { TurnContext } from "./turn-context.js";
 import type { TurnEvents } from "./turn-events.js";
 
@@ -56,7 +56,7 @@ export async function buildTurnInput(
   ctx: TurnContext,
   setup: TurnSetup,
 ): Promise<{ input: TurnInput; entry: SessionEntry | undefined }> {
-  const { config, clock, logger } = ports;
+  const { config, clock, logger } = ports.runtime;
   const { item, transcript, trace } = ctx;
   const key = transcript.key;
   const agent = config.inbound.reply.agent;
@@ -114,7 +114,7 @@ export async function buildTurnInput(
   const messages =
     waiting.size === 0 ? built : built.filter((m) => m.role !== "tool" || !waiting.has(m.tool_call_id ?? ""));
   // One stat of the store per message, not two: the entry the session was chosen on a moment ago.
-  const entry = setup.entry ?? (await ports.store.getWithUpdates(key));
+  const entry = setup.entry ?? (await ports.storage.store.getWithUpdates(key));
   // A turn that runs again (restart, retry) goes on with its loop guard; a new message starts a new one.
   const guard = item.restored ? restoreGuard(resume.compaction, resume.entries, item.jid) : undefined;
   // The person's message as the transcript holds it (written by this run or the one before).
@@ -127,12 +127,14 @@ export async function buildTurnInput(
   const sender = `${item.message.channel}\u0000${item.message.senderId}`;
   const thinking = entry?.thinkingLevel;
   const { events } = setup;
+  const log = ports.storage.sessionLogs?.at(ctx.paths.log);
+  if (log) events.logTo(log);
   const input: TurnInput = {
     turnId: events.turnId,
     sessionKey: key,
     model: setup.model,
     messages,
-    tools: withWorkspace(ports.toolsFor(key, item.message), setup.cwd),
+    tools: withWorkspace(ports.model.toolsFor(key, item.message), setup.cwd),
     // The request goes out while the message's journal fsync runs; its answer is used only once that is done.
     llm: item.durable ? gatedLlm(setup.llm, () => taken(item)) : setup.llm,
     append: async (entries, options) => {
@@ -142,6 +144,7 @@ export async function buildTurnInput(
         trace.unsynced.push(...entries);
       }
       trace.entries.push(...entries);
+      events.appended(entries);
     },
     emit: (event) => {
       if (event.type === "delta" && event.text.length > 0) trace.textStreamed = true;
@@ -150,7 +153,7 @@ export async function buildTurnInput(
     },
     takeJoined: async () => {
       const resetTriggers = config.inbound.reply.session.resetTriggers;
-      const others = ports.takeJoinable(key, (other) => joinable(other, sender, resetTriggers));
+      const others = ports.queue.takeJoinable(key, (other) => joinable(other, sender, resetTriggers));
       const added: StoredChatMessage[] = [];
       for (const other of others) {
         try {
@@ -168,10 +171,10 @@ export async function buildTurnInput(
       return added;
     },
     notify: (line) => notify(ports, item, line),
-    onPhase: (phase) => ports.sessions?.enter(key, phase),
+    onPhase: (phase) => ports.storage.sessions?.enter(key, phase),
     ...(guard ? { guard } : {}),
     ...(setup.resume ? { resume: setup.resume } : {}),
-    ...(ports.turnHooks ? { hooks: ports.turnHooks } : {}),
+    ...(ports.model.turnHooks ? { hooks: ports.model.turnHooks } : {}),
     compaction: {
       budget: { window: agent.contextTokens, ...config.inbound.reply.session.compaction },
       notesModels: [
@@ -193,6 +196,7 @@ export async function buildTurnInput(
     attach: (file) => {
       ctx.attachments.push(file);
       events.file(file);
+      void keepArtifact(file.path, ctx.paths.artifacts, item.jid.slice(0, 8), logger);
     },
     meta: { channel: item.message.channel, chatId: item.message.chatId, journalId: item.jid },
     ...(thinking && thinking !== "off" ? { reasoningEffort: thinking } : {}),

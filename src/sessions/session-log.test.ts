@@ -1,0 +1,97 @@
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createLogger, type LogLine } from "../core/logger.js";
+import { SECRET_MASK } from "./log-redact.js";
+import { SessionLogs } from "./session-log.js";
+
+let dir: string;
+const warnings: LogLine[] = [];
+const logger = createLogger({ sink: (line) => warnings.push(line) });
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "clawdis-session-log-"));
+  warnings.length = 0;
+});
+afterEach(() => rm(dir, { recursive: true, force: true }));
+
+function logs(maxBytes?: number): SessionLogs {
+  return new SessionLogs({
+    secrets: () => ["planted-secret-1"],
+    now: () => Date.parse("2026-12-06T21:00:00.000Z"),
+    logger,
+    ...(maxBytes !== undefined ? { maxBytes } : {}),
+  });
+}
+
+describe("SessionLogs", () => {
+  it("writes behind: nothing is on disk when `line` returns; after flush the lines are there in order", async () => {
+    const path = join(dir, "s-1", "logs", "session.log");
+    const writer = logs();
+    const log = writer.at(path);
+    log.line("turn", { n: 1 });
+    log.line("tool", { n: 2 });
+    // Checked synchronously: `line` returned without touching the disk.
+    expect(existsSync(join(dir, "s-1"))).toBe(false);
+    await writer.flush();
+    log.line("model", { n: 3 });
+    await writer.flush();
+    expect((await readFile(path, "utf8")).split("\n")).toEqual([
+      "2026-12-06T21:00:00.000Z turn n=1",
+      "2026-12-06T21:00:00.000Z tool n=2",
+      "2026-12-06T21:00:00.000Z model n=3",
+      "",
+    ]);
+  });
+
+  it("makes the session folder and logs/ 0700 and the log 0600", async () => {
+    const folder = join(dir, "s-2");
+    const writer = logs();
+    writer.at(join(folder, "logs", "session.log")).line("turn", {});
+    await writer.flush();
+    expect((await stat(folder)).mode & 0o777).toBe(0o700);
+    expect((await stat(join(folder, "logs"))).mode & 0o777).toBe(0o700);
+    expect((await stat(join(folder, "logs", "session.log"))).mode & 0o777).toBe(0o600);
+  });
+
+  it("masks the secrets and redacts tool arguments with them", async () => {
+    const path = join(dir, "s-3", "session.log");
+    const writer = logs();
+    const log = writer.at(path);
+    log.line("tool", { args: log.redactArguments('{"command":"echo planted-secret-1"}') });
+    await writer.flush();
+    const text = await readFile(path, "utf8");
+    expect(text).not.toContain("planted-secret-1");
+    expect(text).toContain(SECRET_MASK);
+  });
+
+  it("rotates to session.log.1 before a write that would pass the limit, replacing the one before", async () => {
+    const path = join(dir, "s-4", "session.log");
+    const writer = logs(100);
+    const log = writer.at(path);
+    const line = (n: number) => {
+      log.line("x", { n, pad: "p".repeat(40) });
+      return writer.flush();
+    };
+    await line(1);
+    await line(2);
+    const first = await readFile(path, "utf8");
+    expect(first.split("\n").filter(Boolean)).toHaveLength(1);
+    await line(3);
+    expect(await readFile(`${path}.1`, "utf8")).toBe(first.replace("n=1", "n=2"));
+    expect(await readFile(path, "utf8")).toContain("n=3");
+  });
+
+  it("a log that cannot be written is warned about once and never throws", async () => {
+    await writeFile(join(dir, "file"), "not a folder");
+    const writer = logs();
+    const log = writer.at(join(dir, "file", "logs", "session.log"));
+    log.line("a", {});
+    await writer.flush();
+    log.line("b", {});
+    await writer.flush();
+    expect(warnings.filter((w) => w.message.includes("session log"))).toHaveLength(1);
+  });
+});
