@@ -32,6 +32,8 @@ import { compose, type InboundContext } from "./routing/inbound-pipeline/types.j
 import { sessionKeyFor } from "./routing/session-key.js";
 import { SessionQueue } from "./routing/session-queue.js";
 import { acceptedWork } from "./runtime/accepted-work.js";
+import { Approvals } from "./runtime/approvals/approvals.js";
+import { ApprovalsFile } from "./runtime/approvals/approvals-file.js";
 import type { ConfigReloadPlan } from "./runtime/config-reloader.js";
 import { ConfigState } from "./runtime/config-state.js";
 import { ControlRequests, type RestartAnswer, type StopRequest } from "./runtime/control-requests.js";
@@ -47,6 +49,7 @@ import {
   restartManifestPath,
   takeRestartManifest,
 } from "./runtime/restart-manifest.js";
+import { openParked } from "./runtime/session/parked-batch.js";
 import { SessionRegistry } from "./runtime/session-registry.js";
 import { SessionRunner, type WorkItem } from "./runtime/session-runner.js";
 import { drainWithin, runShutdown, type ShutdownStage } from "./runtime/shutdown.js";
@@ -61,6 +64,7 @@ import { removeAbandonedTempFiles } from "./sessions/abandoned-temp-files.js";
 import { Journal } from "./sessions/journal.js";
 import { SessionStore } from "./sessions/store.js";
 import { preloadLockLibrary } from "./sessions/store-lock.js";
+import { readTranscript } from "./sessions/transcript.js";
 import { resumeBudgetBytes } from "./sessions/transcript-resume.js";
 
 /** How long a stop lets sends in flight finish. */
@@ -152,6 +156,8 @@ export class Gateway {
   private markReplayQueued: () => void = () => {};
   /** The state directory's files no tool call may touch (src/runtime/state-secrets.ts). */
   private readonly secrets: readonly { path: string; what: string }[];
+  /** Approvals in chat: the gate of every turn, the prompts, the answers (docs/tools.md). */
+  readonly approvals: Approvals;
 
   constructor(readonly options: GatewayOptions) {
     this.replayQueued = new Promise((resolve) => {
@@ -193,6 +199,39 @@ export class Gateway {
         return gateway.config.gateway.parkedReplyWarnSeconds * 1000;
       },
     });
+    this.approvals = new Approvals({
+      journal: this.journal,
+      logger: logger.child("approvals"),
+      clock: this.clock,
+      file: new ApprovalsFile(
+        join(stateDirOf(options.env), "approvals.json"),
+        logger.child("approvals"),
+        () => this.clock.now(),
+      ),
+      setting: () => this.config.inbound.reply.agent.approvals,
+      parked: async (key) => {
+        const entry = await this.store.get(key);
+        if (!entry) return undefined;
+        const read = await readTranscript(this.store.transcriptPath(entry.sessionId));
+        return openParked(read.entries);
+      },
+      tell: async (chat, sessionKey, text) => {
+        this.events.emit({ type: "notice", sessionKey, text, ts: this.clock.now() });
+        if (!this.host.states().some((p) => p.id === chat.channel)) return;
+        await this.outbox.enqueue({ ...chat, text, kind: "notice" });
+      },
+      resume: async (input, follow) => {
+        await this.submitInternal(input, follow);
+      },
+      answer: (item, text) => this.runner.answer(item, text),
+      ignore: async (item, why) => {
+        await item.durable;
+        await this.journal.end(item.jid, "filtered", this.clock.now(), why);
+        item.resolve(this.runner.outcomeFor(item, "filtered", []));
+      },
+      enqueue: (item) => this.enqueue(item),
+    });
+    this.events.on((event) => this.approvals.onEvent(event));
     this.sessions = new SessionRegistry({
       clock: this.clock,
       get passivateAfterMinutes() {
@@ -226,6 +265,7 @@ export class Gateway {
       transcriptSync: this.transcriptSync,
       configPath: () => options.configPath ?? resolveConfigPath(options.env).path,
       ...(options.turnHooks ? { turnHooks: options.turnHooks } : {}),
+      approvalGate: (cwd) => this.approvals.gate(cwd),
     });
     this.queue = new SessionQueue((key, item) => this.runner.process(key, item));
     this.admission = compose([
@@ -260,6 +300,7 @@ export class Gateway {
         updateEntry: (key, change) => this.store.update(key, change),
         now: () => this.clock.now(),
       }),
+      this.approvals.step(),
       enqueueStep({ enqueue }),
     ]);
     const entries: Record<string, { enabled: boolean; config?: unknown }> = {};
@@ -401,7 +442,11 @@ export class Gateway {
       hasPlugin: (channel: string) => this.host.states().some((p) => p.id === channel),
       sessionKeyFor: (message: InboundMessage) => this.sessionKeyFor(message),
     };
-    for (const record of open) this.enqueue(replayItem(record, channels));
+    for (const record of open) {
+      const item = replayItem(record, channels);
+      // What came while an approval waited waits again until it is answered.
+      if (!this.approvals.holdReplayed(item)) this.enqueue(item);
+    }
     this.markReplayQueued();
     return this.address;
   }
@@ -492,6 +537,8 @@ export class Gateway {
       },
       { name: "recordings", run: () => this.runner.recordingsSettled() },
       { name: "sessions", run: () => this.sessions.settled() },
+      // The prompts of turns that parked are journaled and handed to the outbox.
+      { name: "approvals", run: () => this.approvals.settled() },
       // Sends in flight finish (the "stopping" notices among them); what waits for a transport stays in the journal.
       { name: "outbox-settle", run: () => this.outbox.settle(STOP_SEND_GRACE_MS) },
       // A send still in flight finishes and ends its record before the journal closes.
@@ -539,12 +586,13 @@ export class Gateway {
    */
   async receive(
     message: InboundMessage,
-    origin: { local: boolean; internal?: boolean },
+    origin: { local: boolean; internal?: boolean; follow?: WorkItem[] },
   ): Promise<ReceiveResult> {
     const ctx: InboundContext = {
       message,
       local: origin.local,
       ...(origin.internal ? { internal: true } : {}),
+      ...(origin.follow?.length ? { follow: origin.follow } : {}),
     };
     await this.admission(ctx);
     const result = ctx.result;
@@ -575,16 +623,17 @@ export class Gateway {
    * Hands session `input.sessionKey` an input no transport sent (docs/runtime.md, Internal input): admitted as a
    * message is (journal before this resolves, dedupe) but without a transport's allowlist, with the authority given,
    * and answered in the route's chat (default: the chat the session was last used from) through the outbox.
+   * `follow`: items already accepted that are queued right behind it (what waited on an approval's answer).
    * @throws Error when the session has no origin and no route is given.
    */
-  async submitInternal(input: InternalInput): Promise<ReceiveResult> {
+  async submitInternal(input: InternalInput, follow: WorkItem[] = []): Promise<ReceiveResult> {
     // The session's last turn wrote its origin behind its reply.
     await this.runner.recorded(input.sessionKey);
     const entry = await this.store.get(input.sessionKey);
     const message = internalMessage(input, entry?.origin, this.clock.now(), randomUUID());
     // A chat of a local client (web chat, terminal) has no transport: its reply reaches it as events.
     const local = !this.host.states().some((p) => p.id === message.channel);
-    return this.receive(message, { local, internal: true });
+    return this.receive(message, { local, internal: true, follow });
   }
 
   /**
@@ -665,6 +714,7 @@ export class Gateway {
       waiting: this.queue.waiting(key),
       config: this.configState.snapshot(this.clock.now()),
       undelivered: this.outbox.undeliverable(),
+      approvals: this.approvals.pending(key).map((a) => ({ what: a.what, ageMs: this.clock.now() - a.at })),
     });
   }
 

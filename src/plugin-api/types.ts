@@ -333,6 +333,8 @@ export type GatewayEvent =
       sessionKey: string;
       turnId: string;
       stopReason: StopReason;
+      /** The turn parked at a tool call that waits for the person's approval (docs/tools.md). */
+      parked?: boolean;
       channel: string;
       chatId: string;
       ts: number;

@@ -51,6 +51,8 @@ export interface SessionPorts {
   configPath(): string;
   /** Hooks every turn runs after the built-in ones (a tool gate that asks: `TurnHooks.beforeTool`). */
   turnHooks?: TurnHooks;
+  /** The approvals gate of a turn working in `cwd` (runtime/approvals/approval-gate.ts), run before `turnHooks`. */
+  approvalGate?(cwd: string): TurnHooks;
 }
 
 /** The session a message was routed to and the id of the conversation it is in. */

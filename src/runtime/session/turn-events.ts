@@ -78,6 +78,7 @@ export class TurnEvents {
       sessionKey: this.key,
       turnId: this.turnId,
       stopReason: result?.stopReason ?? "error",
+      ...(result?.parked ? { parked: true } : {}),
       ...this.chat,
       ts: this.ports.clock.now(),
     });

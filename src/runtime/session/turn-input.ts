@@ -171,7 +171,10 @@ export async function buildTurnInput(
     onPhase: (phase) => ports.sessions?.enter(key, phase),
     ...(guard ? { guard } : {}),
     ...(setup.resume ? { resume: setup.resume } : {}),
-    ...(ports.turnHooks ? { hooks: ports.turnHooks } : {}),
+    hooks: [
+      ...(ports.approvalGate ? [ports.approvalGate(setup.cwd)] : []),
+      ...(ports.turnHooks ? [ports.turnHooks] : []),
+    ],
     compaction: {
       budget: { window: agent.contextTokens, ...config.inbound.reply.session.compaction },
       notesModels: [

@@ -1,0 +1,277 @@
+import { randomUUID } from "node:crypto";
+import type { TurnHooks } from "../../agent/turn-hooks.js";
+import type { Clock } from "../../core/clock.js";
+import type { Logger } from "../../core/logger.js";
+import type { ApprovalDecision, ChatType, GatewayEvent } from "../../plugin-api/types.js";
+import { authorityOf } from "../../routing/inbound-pipeline/admission-steps.js";
+import type { Step } from "../../routing/inbound-pipeline/types.js";
+import type { ApprovalAsk, ApprovalDecisionKind } from "../../sessions/approval-record.js";
+import type { Journal } from "../../sessions/journal.js";
+import type { InternalInput } from "../internal-input.js";
+import type { ParkedBatch } from "../session/parked-batch.js";
+import type { WorkItem } from "../work-item.js";
+import {
+  type ApprovalAnswer,
+  decidedText,
+  parseApprovalAnswer,
+  promptText,
+  routeMessage,
+  WROTE_INSTEAD,
+} from "./approval-answer.js";
+import { approvalGate } from "./approval-gate.js";
+import type { ApprovalsSetting } from "./approval-policy.js";
+import type { ApprovalsFile } from "./approvals-file.js";
+
+/** What the approvals act through; the gateway passes these. */
+export interface ApprovalsDeps {
+  journal: Journal;
+  logger: Logger;
+  clock: Clock;
+  file: ApprovalsFile;
+  setting(): ApprovalsSetting | undefined;
+  /** The batch parked in session `key`'s transcript, if one waits. */
+  parked(key: string): Promise<ParkedBatch | undefined>;
+  /** Sends `text` to a chat (through the outbox for a transport's chat) and publishes it as a notice. */
+  tell(chat: ApprovalAsk["chat"], sessionKey: string, text: string): Promise<void>;
+  /** Hands the session the answer (`Gateway.submitInternal`), then queues `follow` right behind it, in order. */
+  resume(input: InternalInput, follow: WorkItem[]): Promise<void>;
+  /** Answers an item now (a reply, its record ended). */
+  answer(item: WorkItem, text: string): Promise<void>;
+  /** Ends an item without a reply (an answer from someone who may not give it). */
+  ignore(item: WorkItem, why: string): Promise<void>;
+  /** Queues an item that was held. */
+  enqueue(item: WorkItem): void;
+}
+
+/**
+ * Approvals in chat (docs/tools.md, Approvals): the gate every turn runs (`gate`), the prompt once a turn parked
+ * (`onEvent`: a `turn-end` that `parked`), the dispatch step that takes the answers (`step`), and what waits
+ * (`pending`, for `/status`). The journal holds each request and each decision as records of their own, so what
+ * waits survives a restart or a kill. A decision is taken once: marked at once in memory, then the answer that
+ * resumes the batch is accepted (the parked batch runs at most once: parked-batch.ts), then `approval-decided`
+ * is written (a kill between the two leaves the prompt listed; answering it again is told nothing waits).
+ * While an approval waits in a session, input that is neither its answer nor from its person is held, in order,
+ * and queued right behind the answer: nothing else closes the parked batch.
+ */
+export class Approvals {
+  /** Approvals decided in this run whose `approval-decided` record may not be on disk yet. */
+  private readonly decided = new Set<string>();
+  /** Held input per session, in order. */
+  private readonly held = new Map<string, WorkItem[]>();
+  /** Prompts being written, by session: one ask per parked call. */
+  private readonly asking = new Map<string, Promise<void>>();
+
+  constructor(private readonly deps: ApprovalsDeps) {}
+
+  /** The gate of a turn working in `cwd`. */
+  gate(cwd: string): TurnHooks {
+    return approvalGate({
+      setting: () => this.deps.setting(),
+      allowlist: () => this.deps.file.bash(),
+      cwd,
+    });
+  }
+
+  /** The approvals that wait, oldest first (all sessions, or `key`'s). */
+  pending(key?: string): ApprovalAsk[] {
+    return this.deps.journal
+      .pendingApprovals()
+      .filter((a) => !this.decided.has(a.id) && (key === undefined || a.sessionKey === key));
+  }
+
+  /** A turn parked: the prompt is journaled, then sent to the chat the turn came from. Never throws. */
+  onEvent(event: GatewayEvent): void {
+    if (event.type !== "turn-end" || event.parked !== true) return;
+    const key = event.sessionKey;
+    const before = this.asking.get(key) ?? Promise.resolve();
+    const next = before
+      .then(() => this.ask(key))
+      .catch((error: unknown) =>
+        this.deps.logger.error("could not ask for an approval", { session: key, error: String(error) }),
+      );
+    this.asking.set(key, next);
+  }
+
+  /** Resolves once the prompts of the turns parked so far are written and sent. */
+  async settled(): Promise<void> {
+    await Promise.all([...this.asking.values()]);
+  }
+
+  private async ask(key: string): Promise<void> {
+    const parked = await this.deps.parked(key);
+    const call = parked?.waiting[0];
+    if (!parked || !call || !parked.journalId) return;
+    if (this.pending(key).some((a) => a.callId === call.id)) return;
+    const record = this.deps.journal.get(parked.journalId);
+    if (!record) {
+      this.deps.logger.warn("a parked turn's record is no longer open: no prompt", { session: key });
+      return;
+    }
+    const m = record.message;
+    const ask: ApprovalAsk = {
+      id: randomUUID(),
+      at: this.deps.clock.now(),
+      sessionKey: key,
+      jid: parked.journalId,
+      callId: call.id,
+      waiting: parked.waiting.map((c) => c.id),
+      tool: call.function.name,
+      what: parked.reason,
+      ...(call.function.name === "bash" ? commandOf(call.function.arguments) : {}),
+      chat: { channel: m.channel, chatId: m.chatId, chatType: m.chatType as ChatType },
+      requester: {
+        channel: m.channel,
+        senderId: m.senderId,
+        authority: m.authority ?? authorityOf(m, record.local === true),
+      },
+    };
+    await this.deps.journal.approvalAsked(ask);
+    this.deps.logger.info("approval asked", { session: key, tool: ask.tool, approval: ask.id });
+    await this.deps.tell(ask.chat, key, promptText(ask));
+  }
+
+  /**
+   * The dispatch step (after the commands, before the queue): answers, holds or passes each message as
+   * `routeMessage` decides.
+   */
+  step(): Step {
+    return async (ctx, next) => {
+      const item = ctx.item;
+      if (!item) throw new Error("the approvals step runs after the journal step");
+      const m = ctx.message;
+      const ask = this.pending(item.sessionKey)[0];
+      const answer = m.internal ? undefined : parseApprovalAnswer(item.text);
+      const route = routeMessage(
+        ask,
+        {
+          channel: m.channel,
+          senderId: m.senderId,
+          authority: m.authority ?? authorityOf(m, ctx.local),
+          ...(m.internal
+            ? { internal: m.internal.kind === "approval-answer" ? "approval-answer" : "other" }
+            : {}),
+        },
+        answer,
+      );
+      switch (route) {
+        case "pass":
+          return next();
+        case "nothing-waits":
+          return this.deps.answer(item, "Nothing in this session is waiting for an approval.");
+        case "hold":
+          this.deps.logger.info("message held until the approval that waits is answered", {
+            session: item.sessionKey,
+            journalId: item.jid,
+          });
+          this.held.set(item.sessionKey, [...(this.held.get(item.sessionKey) ?? []), item]);
+          return;
+        case "ignore":
+          this.deps.logger.info("an approval answer from someone who may not give it: ignored", {
+            session: item.sessionKey,
+            sender: `${m.channel}:${m.senderId}`,
+          });
+          return this.deps.ignore(item, "an approval answer from someone who may not give it");
+        case "decide":
+          return this.decide(need(ask), need(answer), `${m.channel}:${m.senderId}`, item);
+        case "wrote-instead":
+          return this.decide(
+            need(ask),
+            { kind: "deny", reason: WROTE_INSTEAD },
+            `${m.channel}:${m.senderId}`,
+            item,
+            true,
+          );
+      }
+    };
+  }
+
+  /**
+   * Restart: whether a record left open is held (it came while an approval waited, and is not the parked turn's
+   * own record nor the answer that resumes it); held ones are queued once the approval is decided.
+   */
+  holdReplayed(item: WorkItem): boolean {
+    const ask = this.pending(item.sessionKey)[0];
+    if (!ask || item.jid === ask.jid || item.message.internal?.kind === "approval-answer") return false;
+    this.held.set(item.sessionKey, [...(this.held.get(item.sessionKey) ?? []), item]);
+    return true;
+  }
+
+  /**
+   * Carries out a decision: the allowlist entry (`/approve always` on bash), the answer that resumes the batch
+   * (the asked call runs, or every waiting call is refused with the reason), with the message that wrote instead
+   * (`joins`) and the held input queued right behind it, then the `approval-decided` record.
+   */
+  private async decide(
+    ask: ApprovalAsk,
+    answer: ApprovalAnswer,
+    by: string,
+    item: WorkItem,
+    joins = false,
+  ): Promise<void> {
+    this.decided.add(ask.id);
+    let added: string | undefined;
+    if (answer.kind === "approve-always" && ask.tool === "bash") {
+      added = answer.pattern ?? ask.command;
+      if (added !== undefined) await this.deps.file.add(added);
+    }
+    const decisions: Record<string, ApprovalDecision> =
+      answer.kind === "deny"
+        ? Object.fromEntries(
+            ask.waiting.map((id) => [id, { run: false, reason: answer.reason ?? `denied by ${by}` }]),
+          )
+        : { [ask.callId]: { run: true } };
+    const kind: ApprovalDecisionKind = joins ? "wrote-instead" : answer.kind;
+    this.deps.logger.info("approval decided", {
+      session: ask.sessionKey,
+      approval: ask.id,
+      decision: kind,
+      by,
+    });
+    const held = this.held.get(ask.sessionKey) ?? [];
+    this.held.delete(ask.sessionKey);
+    if (!joins) await this.deps.answer(item, decidedText(ask, answer, added));
+    try {
+      await this.deps.resume(
+        {
+          sessionKey: ask.sessionKey,
+          kind: "approval-answer",
+          text: answer.kind === "deny" ? `denied: ${answer.reason ?? ""}`.trim() : `approved by ${by}`,
+          authority: ask.requester.authority,
+          route: ask.chat,
+          decisions,
+          senderId: ask.requester.senderId,
+        },
+        [...(joins ? [item] : []), ...held],
+      );
+    } catch (error) {
+      // The answer was not taken: the approval still waits, and what was held is queued as it is.
+      this.decided.delete(ask.id);
+      this.deps.logger.error("could not hand the session its approval's answer", { error: String(error) });
+      for (const w of [...(joins ? [item] : []), ...held]) this.deps.enqueue(w);
+      return;
+    }
+    await this.deps.journal.approvalDecided(
+      ask.id,
+      kind,
+      by,
+      this.deps.clock.now(),
+      answer.kind === "deny" ? answer.reason : undefined,
+    );
+  }
+}
+
+function need<T>(value: T | undefined): T {
+  if (value === undefined) throw new Error("routeMessage decided without what it needs");
+  return value;
+}
+
+/** `{ command }` of a bash call's arguments, or nothing. */
+function commandOf(args: string): { command?: string } {
+  try {
+    const value: unknown = JSON.parse(args);
+    const command = (value as { command?: unknown } | null)?.command;
+    return typeof command === "string" ? { command } : {};
+  } catch {
+    return {};
+  }
+}
