@@ -42,7 +42,7 @@ export function decideGate(
     ...(facts.outsideWorkspace !== undefined ? { outsideWorkspace: facts.outsideWorkspace } : {}),
   });
   if (action === "run") return { action: "run" };
-  if (action === "deny") return { action: "refuse", output: deniedByPolicy(facts.tool) };
+  if (action === "deny") return { action: "refuse", output: deniedByPolicy(facts.tool), denied: true };
   if (
     facts.tool === "bash" &&
     facts.command !== undefined &&
