@@ -219,4 +219,24 @@ describe("gateway: approvals in chat", () => {
     const last = fake.requests.at(-1)?.body.messages ?? [];
     expect(last.find((m) => m.role === "tool")?.content).toMatch(/approvals policy .* does not allow bash/);
   });
+
+  it("a session waiting on a prompt passivates; the answer loads it again and runs the call once", async () => {
+    const bash = countingBash();
+    const gw = await parked(bash, {
+      inbound: { reply: { agent: { approvals: "risky" }, session: { passivateAfterMinutes: 1 } } },
+    });
+    await gw.idle();
+    for (const ms of [60_000, 5_000]) {
+      gw.clock.advance(ms);
+      await gw.gateway.sessions.settled();
+    }
+    expect(gw.gateway.sessions.peek("main")).toBeUndefined();
+    expect(gw.gateway.approvals.pending("main")).toHaveLength(1);
+    await done(await gw.chat.inject({ text: "/approve" }));
+    await gw.chat.waitForSent(3);
+    await gw.idle();
+    await gw.close();
+    expect(bash.runs).toEqual(["ls -la"]);
+    expect(gw.chat.textsTo("c-alice").at(-1)).toBe("echo: [[bash:ls -la]]");
+  });
 });
