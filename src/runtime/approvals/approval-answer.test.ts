@@ -14,6 +14,8 @@ describe("parseApprovalAnswer", () => {
     ["/approve", { kind: "approve" }],
     ["  /APPROVE  ", { kind: "approve" }],
     ["/approve@clawdis_bot", { kind: "approve" }],
+    ["@clawdis_bot /approve", { kind: "approve" }],
+    ["@clawdis_bot /deny no", { kind: "deny", reason: "no" }],
     ["/approve always", { kind: "approve-always" }],
     ["/approve Always git status*", { kind: "approve-always", pattern: "git status*" }],
     ["/approve now please", undefined],

@@ -12,9 +12,12 @@ export type ApprovalAnswer =
   | { kind: "approve-always"; pattern?: string }
   | { kind: "deny"; reason?: string };
 
-/** The answer `text` is (a Telegram `@bot` suffix on the command is allowed), or undefined. Pure. */
+/**
+ * The answer `text` is, or undefined. A mention before it (`@bot /approve`, how a group addresses the bot) and a
+ * Telegram `@bot` suffix on the command (`/approve@bot`) are allowed. Pure.
+ */
 export function parseApprovalAnswer(text: string): ApprovalAnswer | undefined {
-  const match = /^\/(approve|deny)(?:@\S+)?(?:\s+([\s\S]*))?$/i.exec(text.trim());
+  const match = /^(?:@\S+\s+)?\/(approve|deny)(?:@\S+)?(?:\s+([\s\S]*))?$/i.exec(text.trim());
   if (!match) return undefined;
   const rest = (match[2] ?? "").trim();
   if (match[1]!.toLowerCase() === "deny") return rest ? { kind: "deny", reason: rest } : { kind: "deny" };

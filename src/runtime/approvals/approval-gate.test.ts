@@ -33,7 +33,7 @@ describe("decideGate", () => {
       {
         action: "refuse",
         output: deniedByPolicy("bash"),
-      denied: true,
+        denied: true,
       },
     ],
     [
