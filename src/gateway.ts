@@ -291,7 +291,19 @@ export class Gateway {
     ]);
     const enqueue = (item: WorkItem) => this.enqueue(item);
     this.dispatch = compose([
-      mentionGateStep({ groupChat: () => this.config.inbound.groupChat, enqueue }),
+      mentionGateStep({
+        groupChat: () => this.config.inbound.groupChat,
+        // While an approval waits, a group message kept as context is an answer or waits (stored now, it would
+        // come between the parked calls and their results): approvals.ts, unaddressed.
+        enqueue: (item) => {
+          void this.approvals
+            .unaddressed(item, false)
+            .then((taken) => {
+              if (!taken) this.enqueue(item);
+            })
+            .catch((error) => this.runner.fail(item, error));
+        },
+      }),
       commandStep({
         answer: (item, text) => this.runner.answer(item, text),
         status: (key, audience) => this.statusText(key, audience),

@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { notRunDenied } from "../src/agent/turn-parked.js";
 import type { ToolDefinition } from "../src/plugin-api/types.js";
+import { readTranscript } from "../src/sessions/transcript.js";
+import type { MessageEntry } from "../src/sessions/types.js";
 import { type FakeOpenAI, markerReply, startFakeOpenAI } from "./fakes/openai-server.js";
 import { done, startTestGateway, type TestGateway } from "./helpers/gateway-harness.js";
 
@@ -238,5 +240,37 @@ describe("gateway: approvals in chat", () => {
     await gw.close();
     expect(bash.runs).toEqual(["ls -la"]);
     expect(gw.chat.textsTo("c-alice").at(-1)).toBe("echo: [[bash:ls -la]]");
+  });
+
+  it("in a group, an answer that does not mention the bot still answers; other chatter waits, then is kept as context", async () => {
+    const bash = countingBash();
+    const gw = await startTestGateway({
+      stateDir,
+      fake,
+      tools: [bash.tool],
+      config: { inbound: { reply: { agent: { approvals: "risky", tools: { groups: ["bash"] } } } } },
+    });
+    const group = { chatId: "g1", chatType: "group" as const };
+    await done(await gw.chat.inject({ ...group, mentioned: true, senderId: "bob", text: "[[bash:make]]" }));
+    await gw.chat.waitForSent(1);
+    await gw.gateway.approvals.settled();
+    const chatter = await gw.chat.inject({ ...group, senderId: "alice", text: "lunch at noon?" });
+    await done(await gw.chat.inject({ ...group, senderId: "bob", text: "/approve" }));
+    expect((await done(chatter)).stopReason).toBe("filtered");
+    await gw.chat.waitForSent(3);
+    await gw.idle();
+    await gw.close();
+    expect(bash.runs).toEqual(["make"]);
+    // The chatter came after the resumed turn: kept as context behind its reply, not between the call and its result.
+    const entry = await gw.gateway.store.get("group:g1");
+    const read = await readTranscript(gw.gateway.store.transcriptPath(entry?.sessionId ?? ""));
+    const kinds = read.entries.flatMap((e) =>
+      e.type === "message"
+        ? [(e as MessageEntry).message.role]
+        : e.type === "group-context"
+          ? ["context"]
+          : [],
+    );
+    expect(kinds).toEqual(["user", "assistant", "tool", "assistant", "context"]);
   });
 });

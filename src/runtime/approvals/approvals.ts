@@ -138,56 +138,83 @@ export class Approvals {
     return async (ctx, next) => {
       const item = ctx.item;
       if (!item) throw new Error("the approvals step runs after the journal step");
-      const m = ctx.message;
-      const ask = this.pending(item.sessionKey)[0];
-      const answer = m.internal ? undefined : parseApprovalAnswer(item.text);
-      const route = routeMessage(
-        ask,
-        {
-          channel: m.channel,
-          senderId: m.senderId,
-          authority: m.authority ?? authorityOf(m, ctx.local),
-          ...(m.internal
-            ? { internal: m.internal.kind === "approval-answer" ? "approval-answer" : "other" }
-            : {}),
-        },
-        answer,
-      );
-      switch (route) {
-        case "pass":
-          return next();
-        case "nothing-waits":
-          return this.deps.answer(item, "Nothing in this session is waiting for an approval.");
-        case "hold":
-          this.deps.logger.info("message held until the approval that waits is answered", {
-            session: item.sessionKey,
-            journalId: item.jid,
-          });
-          this.held.set(item.sessionKey, [...(this.held.get(item.sessionKey) ?? []), item]);
-          return;
-        case "ignore":
-          this.deps.logger.info("an approval answer from someone who may not give it: ignored", {
-            session: item.sessionKey,
-            sender: `${m.channel}:${m.senderId}`,
-          });
-          return this.deps.ignore(item, "an approval answer from someone who may not give it");
-        case "decide":
-          return this.decide(need(ask), need(answer), `${m.channel}:${m.senderId}`, item);
-        case "wrote-instead":
-          return this.decide(
-            need(ask),
-            { kind: "deny", reason: WROTE_INSTEAD },
-            `${m.channel}:${m.senderId}`,
-            item,
-            true,
-          );
-      }
+      if (!(await this.route(item, ctx.local))) await next();
     };
   }
 
   /**
-   * Restart: whether a record left open is held (it came while an approval waited, and is not the parked turn's
-   * own record nor the answer that resumes it); held ones are queued once the approval is decided.
+   * What `routeMessage` decides for `item`, carried out; false when it goes on to the queue (`pass`). An item
+   * kept only as context (a group message that did not address the agent) is never a new message of its
+   * person's: it is an answer, or it waits.
+   */
+  private async route(item: WorkItem, local: boolean): Promise<boolean> {
+    const m = item.message;
+    const ask = this.pending(item.sessionKey)[0];
+    const answer = m.internal ? undefined : parseApprovalAnswer(item.text);
+    let route = routeMessage(
+      ask,
+      {
+        channel: m.channel,
+        senderId: m.senderId,
+        authority: m.authority ?? authorityOf(m, local),
+        ...(m.internal
+          ? { internal: m.internal.kind === "approval-answer" ? "approval-answer" : "other" }
+          : {}),
+      },
+      answer,
+    );
+    if (item.contextOnly) {
+      if (route === "pass" || route === "nothing-waits") return false;
+      if (route === "wrote-instead") route = "hold";
+      else if (route !== "hold") item.contextOnly = false;
+    }
+    switch (route) {
+      case "pass":
+        return false;
+      case "nothing-waits":
+        await this.deps.answer(item, "Nothing in this session is waiting for an approval.");
+        return true;
+      case "hold":
+        this.deps.logger.info("message held until the approval that waits is answered", {
+          session: item.sessionKey,
+          journalId: item.jid,
+        });
+        this.held.set(item.sessionKey, [...(this.held.get(item.sessionKey) ?? []), item]);
+        return true;
+      case "ignore":
+        this.deps.logger.info("an approval answer from someone who may not give it: ignored", {
+          session: item.sessionKey,
+          sender: `${m.channel}:${m.senderId}`,
+        });
+        await this.deps.ignore(item, "an approval answer from someone who may not give it");
+        return true;
+      case "decide":
+        await this.decide(need(ask), need(answer), `${m.channel}:${m.senderId}`, item);
+        return true;
+      case "wrote-instead":
+        await this.decide(
+          need(ask),
+          { kind: "deny", reason: WROTE_INSTEAD },
+          `${m.channel}:${m.senderId}`,
+          item,
+          true,
+        );
+        return true;
+    }
+  }
+
+  /**
+   * A group message kept only as context (the mention gate's): false when nothing waits in its session (it is
+   * kept as context as usual); else an answer is taken as if addressed and anything else waits for the answer.
+   */
+  async unaddressed(item: WorkItem, local: boolean): Promise<boolean> {
+    return this.route(item, local);
+  }
+
+  /**
+   * Restart: whether a record left open is held because an approval waits in its session (it came after the
+   * parked one: not the parked turn's own record, nor the answer that resumes it). Held items are queued right
+   * behind the answer.
    */
   holdReplayed(item: WorkItem): boolean {
     const ask = this.pending(item.sessionKey)[0];
