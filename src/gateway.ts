@@ -215,10 +215,15 @@ export class Gateway {
         const read = await readTranscript(this.store.transcriptPath(entry.sessionId));
         return openParked(read.entries);
       },
-      tell: async (chat, sessionKey, text) => {
+      tell: async (chat, sessionKey, text, extra = {}) => {
         this.events.emit({ type: "notice", sessionKey, text, ts: this.clock.now() });
         if (!this.host.states().some((p) => p.id === chat.channel)) return;
-        await this.outbox.enqueue({ ...chat, text, kind: "notice" });
+        await this.outbox.enqueue({ ...chat, text, kind: "notice", ...extra });
+      },
+      answered: async (item, text) => {
+        await item.durable;
+        await this.journal.end(item.jid, "replied", this.clock.now(), "answered by an approval's note");
+        item.resolve(this.runner.outcomeFor(item, "command", [text]));
       },
       resume: async (input, follow) => {
         await this.submitInternal(input, follow);

@@ -104,7 +104,7 @@ describe("gateway: approvals in chat", () => {
     const bash = countingBash();
     const gw = await parked(bash);
     await gw.chat.inject({ text: "never mind, just say hi" });
-    await gw.chat.waitForSent(2);
+    await gw.chat.waitForSent(3);
     await gw.idle();
     await gw.close();
     expect(bash.runs).toEqual([]);
@@ -112,7 +112,11 @@ describe("gateway: approvals in chat", () => {
     expect(last.find((m) => m.role === "tool")?.content).toBe(notRunDenied("you wrote instead"));
     expect(last.at(-1)).toMatchObject({ role: "user" });
     expect(JSON.stringify(last.at(-1)?.content)).toContain("never mind, just say hi");
-    expect(gw.chat.textsTo("c-alice")).toHaveLength(2);
+    // The prompt, the note that the call was not run, and one reply.
+    expect(gw.chat.textsTo("c-alice").slice(1)).toEqual([
+      "Not run: you wrote instead.",
+      "echo: [[bash:ls -la]] | never mind, just say hi",
+    ]);
     expect(fake.requests).toHaveLength(2);
   });
 

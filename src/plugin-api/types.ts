@@ -132,6 +132,20 @@ export interface OutboundMessage {
   kind: "reply" | "notice";
   /** Files to send with this part (only ever on the last part of a split reply). */
   attachments?: OutboundAttachment[];
+  /**
+   * Buttons under the message (an approval's prompt: docs/tools.md). A transport that has buttons shows them;
+   * pressing one hands in `data` as a message of the presser's in that chat (and the transport answers the press).
+   * A transport without buttons sends the text alone, which says how to answer in words.
+   */
+  buttons?: OutboundButton[];
+  /** This message settles the buttons the transport last sent to this chat: a transport with buttons removes them. */
+  closesButtons?: boolean;
+}
+
+/** One button under a message: its label, and the text a press hands in. */
+export interface OutboundButton {
+  text: string;
+  data: string;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Authority } from "../../plugin-api/types.js";
+import type { Authority, OutboundButton } from "../../plugin-api/types.js";
 import type { ApprovalAsk } from "../../sessions/approval-record.js";
 
 /**
@@ -74,6 +74,15 @@ export function promptText(ask: Pick<ApprovalAsk, "what" | "tool" | "waiting">):
   const more =
     ask.waiting.length > 1 ? `\n(${ask.waiting.length - 1} more call(s) of this step wait behind it.)` : "";
   return `Approval needed: ${ask.what}${more}\nAnswer /approve${always} or /deny [reason].`;
+}
+
+/** The prompt's buttons (transports that have them): each hands in its answer's text. Pure. */
+export function promptButtons(ask: Pick<ApprovalAsk, "tool">): OutboundButton[] {
+  return [
+    { text: "Approve", data: "/approve" },
+    ...(ask.tool === "bash" ? [{ text: "Approve always", data: "/approve always" }] : []),
+    { text: "Deny", data: "/deny" },
+  ];
 }
 
 /** The line the answerer is told once the answer is taken. Pure. */

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { TurnHooks } from "../../agent/turn-hooks.js";
 import type { Clock } from "../../core/clock.js";
 import type { Logger } from "../../core/logger.js";
-import type { ApprovalDecision, ChatType, GatewayEvent } from "../../plugin-api/types.js";
+import type { ApprovalDecision, ChatType, GatewayEvent, OutboundButton } from "../../plugin-api/types.js";
 import { authorityOf } from "../../routing/inbound-pipeline/admission-steps.js";
 import type { Step } from "../../routing/inbound-pipeline/types.js";
 import type { ApprovalAsk, ApprovalDecisionKind } from "../../sessions/approval-record.js";
@@ -14,6 +14,7 @@ import {
   type ApprovalAnswer,
   decidedText,
   parseApprovalAnswer,
+  promptButtons,
   promptText,
   routeMessage,
   WROTE_INSTEAD,
@@ -31,8 +32,18 @@ export interface ApprovalsDeps {
   setting(): ApprovalsSetting | undefined;
   /** The batch parked in session `key`'s transcript, if one waits. */
   parked(key: string): Promise<ParkedBatch | undefined>;
-  /** Sends `text` to a chat (through the outbox for a transport's chat) and publishes it as a notice. */
-  tell(chat: ApprovalAsk["chat"], sessionKey: string, text: string): Promise<void>;
+  /**
+   * Sends `text` to a chat (through the outbox for a transport's chat, with `buttons`, or settling the chat's last
+   * buttons: `closesButtons`) and publishes it as a notice.
+   */
+  tell(
+    chat: ApprovalAsk["chat"],
+    sessionKey: string,
+    text: string,
+    options?: { buttons?: OutboundButton[]; closesButtons?: boolean },
+  ): Promise<void>;
+  /** Ends an item as answered by a note that went to its chat already (its outcome carries `text`). */
+  answered(item: WorkItem, text: string): Promise<void>;
   /** Hands the session the answer (`Gateway.submitInternal`), then queues `follow` right behind it, in order. */
   resume(input: InternalInput, follow: WorkItem[]): Promise<void>;
   /** Answers an item now (a reply, its record ended). */
@@ -127,7 +138,7 @@ export class Approvals {
     };
     await this.deps.journal.approvalAsked(ask);
     this.deps.logger.info("approval asked", { session: key, tool: ask.tool, approval: ask.id });
-    await this.deps.tell(ask.chat, key, promptText(ask));
+    await this.deps.tell(ask.chat, key, promptText(ask), { buttons: promptButtons(ask) });
   }
 
   /**
@@ -256,7 +267,13 @@ export class Approvals {
     });
     const held = this.held.get(ask.sessionKey) ?? [];
     this.held.delete(ask.sessionKey);
-    if (!joins) await this.deps.answer(item, decidedText(ask, answer, added));
+    // The note goes to the prompt's chat and takes its buttons away; an answer from another chat (a shared session)
+    // is answered there too.
+    const note = joins ? `Not run: ${WROTE_INSTEAD}.` : decidedText(ask, answer, added);
+    await this.deps.tell(ask.chat, ask.sessionKey, note, { closesButtons: true });
+    const m = item.message;
+    const sameChat = m.channel === ask.chat.channel && m.chatId === ask.chat.chatId;
+    if (!joins) await (sameChat ? this.deps.answered(item, note) : this.deps.answer(item, note));
     try {
       await this.deps.resume(
         {
