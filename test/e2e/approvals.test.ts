@@ -152,4 +152,42 @@ describe("e2e: approvals in chat", () => {
     expect(JSON.stringify(webhookTurn?.content)).toContain("/approve");
     await gw.stop();
   });
+
+  it("the prompt's inline buttons: a stranger's press does nothing; the person's Approve runs it once and the buttons go", async () => {
+    const { state, tg } = await setup(
+      { inbound: { reply: { agent: { approvals: "risky", tools: { groups: ["bash"] } } } } },
+      { allowFrom: [ALICE.id, "@bob_b", GROUP.id] },
+    );
+    const gw = await state.startGateway();
+    await tg.waitFor(() => tg.polling, "the first long poll");
+    const mention = "@clawdis_test_bot ";
+    tg.pushMessage({
+      chat: GROUP,
+      from: BOB,
+      text: `${mention}[[bash:${COMMAND}]]`,
+      entities: [{ type: "mention", offset: 0, length: mention.length - 1 }],
+    });
+    await tg.waitFor(() => tg.textsTo(GROUP.id).length === 1, "the prompt in the group");
+    const prompt = tg.sent.find((m) => m.chatId === String(GROUP.id));
+    expect(prompt?.buttons).toEqual([
+      { text: "Approve", data: "/approve" },
+      { text: "Approve always", data: "/approve always" },
+      { text: "Deny", data: "/deny" },
+    ]);
+    const messageId = prompt?.messageId ?? 0;
+    // A stranger's press is answered (the spinner stops) and ignored; the buttons stay.
+    tg.pushPress({ chat: GROUP, from: STRANGER, messageId, data: "/approve" });
+    await gw.stderr.waitFor(/an approval answer from someone who may not give it: ignored/);
+    expect(tg.callsOf("answerCallbackQuery")).toHaveLength(1);
+    expect(await runsIn(join(state.dir, "workspace", `group_${GROUP.id}`))).toBe(0);
+    expect(prompt?.buttons).toHaveLength(3);
+
+    tg.pushPress({ chat: GROUP, from: BOB, messageId, data: "/approve" });
+    await tg.waitFor(() => tg.textsTo(GROUP.id).length === 3, "the approval's note and the reply");
+    expect(tg.callsOf("answerCallbackQuery")).toHaveLength(2);
+    expect(tg.textsTo(GROUP.id)[1]).toBe("Approved: bash runs now.");
+    expect(prompt?.buttons).toEqual([]);
+    expect(await runsIn(join(state.dir, "workspace", `group_${GROUP.id}`))).toBe(1);
+    await gw.stop();
+  });
 });
