@@ -216,7 +216,7 @@ export class Gateway {
         return openParked(read.entries);
       },
       tell: async (chat, sessionKey, text, extra = {}) => {
-        this.events.emit({ type: "notice", sessionKey, text, ts: this.clock.now() });
+        this.events.emit({ type: "notice", sessionKey, text, ts: this.clock.now(), ...extra });
         if (!this.host.states().some((p) => p.id === chat.channel)) return;
         await this.outbox.enqueue({ ...chat, text, kind: "notice", ...extra });
       },

@@ -353,7 +353,18 @@ export type GatewayEvent =
       chatId: string;
       ts: number;
     }
-  | { type: "notice"; sessionKey: string; text: string; ts: number }
+  /**
+   * A note from the gateway. `buttons`: an approval's prompt (docs/tools.md), whose buttons a chat view may show
+   * (a press sends `data` as the person's message); `closesButtons`: the approval is decided, its buttons go.
+   */
+  | {
+      type: "notice";
+      sessionKey: string;
+      text: string;
+      ts: number;
+      buttons?: OutboundButton[];
+      closesButtons?: boolean;
+    }
   /**
    * The key now holds a new session (`/new`, idle expiry, its first message, a deleted transcript): a chat view
    * shows the new, empty conversation. Sent before anything of the new session.
