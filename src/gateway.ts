@@ -220,14 +220,17 @@ export class Gateway {
         if (!this.host.states().some((p) => p.id === chat.channel)) return;
         await this.outbox.enqueue({ ...chat, text, kind: "notice", ...extra });
       },
-      answered: async (item, text) => {
+      answered: async (item, text, then) => {
         await item.durable;
         await this.journal.end(item.jid, "replied", this.clock.now(), "answered by an approval's note");
-        item.resolve(this.runner.outcomeFor(item, "command", [text]));
+        const note = this.runner.outcomeFor(item, "command", [text]);
+        if (!then) return item.resolve(note);
+        void then.then(
+          (resumed) => item.resolve({ ...resumed, payloads: [...note.payloads, ...resumed.payloads] }),
+          () => item.resolve(note),
+        );
       },
-      resume: async (input, follow) => {
-        await this.submitInternal(input, follow);
-      },
+      resume: (input, follow) => this.submitInternal(input, follow),
       answer: (item, text) => this.runner.answer(item, text),
       ignore: async (item, why) => {
         await item.durable;

@@ -105,6 +105,7 @@ export function statusBody(gateway: Gateway): Record<string, unknown> {
       tool: a.tool,
       what: a.what,
       channel: a.chat.channel,
+      chatId: a.chat.chatId,
       askedAt: a.at,
       ageMs: now - a.at,
     })),

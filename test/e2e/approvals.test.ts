@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { notRunDenied } from "../../src/agent/turn-parked.js";
 import { markerReply } from "../fakes/openai-server.js";
-import { cleanupAll } from "./harness.js";
+import { cleanupAll, E2eState } from "./harness.js";
 import { ALICE, BOB, GROUP, privateChat, STRANGER, telegramE2e } from "./telegram-harness.js";
 
 /**
@@ -188,6 +188,31 @@ describe("e2e: approvals in chat", () => {
     expect(tg.textsTo(GROUP.id)[1]).toBe("Approved: bash runs now.");
     expect(prompt?.buttons).toEqual([]);
     expect(await runsIn(join(state.dir, "workspace", `group_${GROUP.id}`))).toBe(1);
+    await gw.stop();
+  });
+
+  it("the terminal chat prints the prompt; /approve typed at the next line runs the command once", async () => {
+    const state = await E2eState.create({
+      config: { inbound: { reply: { agent: { approvals: "risky" } } } },
+    });
+    state.fake.setDefault(markerReply);
+    const gw = await state.startGateway();
+    const chat = state.spawn(["chat"]);
+    chat.write(`[[bash:${COMMAND}]]`);
+    await chat.stdout.waitFor(
+      `Approval needed: bash wants to run\n${COMMAND}\nin ${join(state.dir, "workspace")}`,
+    );
+    await chat.stdout.waitFor("Answer /approve");
+    expect(await runsIn(join(state.dir, "workspace"))).toBe(0);
+    chat.write("/approve");
+    await chat.stdout.waitFor(`echo: [[bash:${COMMAND}]]`);
+    chat.write("/quit");
+    expect((await chat.waitForExit()).code).toBe(0);
+    expect(await runsIn(join(state.dir, "workspace"))).toBe(1);
+    // The answer's line shows the note, then the resumed turn's reply, once each.
+    const printed = chat.stdout.text();
+    expect(printed.split("Approved: bash runs now.")).toHaveLength(2);
+    expect(printed.split(`echo: [[bash:${COMMAND}]]`)).toHaveLength(2);
     await gw.stop();
   });
 });

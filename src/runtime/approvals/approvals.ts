@@ -2,7 +2,14 @@ import { randomUUID } from "node:crypto";
 import type { TurnHooks } from "../../agent/turn-hooks.js";
 import type { Clock } from "../../core/clock.js";
 import type { Logger } from "../../core/logger.js";
-import type { ApprovalDecision, ChatType, GatewayEvent, OutboundButton } from "../../plugin-api/types.js";
+import type {
+  ApprovalDecision,
+  ChatType,
+  GatewayEvent,
+  OutboundButton,
+  ReceiveResult,
+  TurnOutcome,
+} from "../../plugin-api/types.js";
 import { authorityOf } from "../../routing/inbound-pipeline/admission-steps.js";
 import type { Step } from "../../routing/inbound-pipeline/types.js";
 import type { ApprovalAsk, ApprovalDecisionKind } from "../../sessions/approval-record.js";
@@ -42,10 +49,13 @@ export interface ApprovalsDeps {
     text: string,
     options?: { buttons?: OutboundButton[]; closesButtons?: boolean },
   ): Promise<void>;
-  /** Ends an item as answered by a note that went to its chat already (its outcome carries `text`). */
-  answered(item: WorkItem, text: string): Promise<void>;
+  /**
+   * Ends an item as answered by a note that went to its chat already: its outcome carries `text`, followed by
+   * what `then` (the resumed turn's outcome) resolves to when given (a local client waits for the reply).
+   */
+  answered(item: WorkItem, text: string, then?: Promise<TurnOutcome>): Promise<void>;
   /** Hands the session the answer (`Gateway.submitInternal`), then queues `follow` right behind it, in order. */
-  resume(input: InternalInput, follow: WorkItem[]): Promise<void>;
+  resume(input: InternalInput, follow: WorkItem[]): Promise<ReceiveResult>;
   /** Answers an item now (a reply, its record ended). */
   answer(item: WorkItem, text: string): Promise<void>;
   /** Ends an item without a reply (an answer from someone who may not give it). */
@@ -273,9 +283,13 @@ export class Approvals {
     await this.deps.tell(ask.chat, ask.sessionKey, note, { closesButtons: true });
     const m = item.message;
     const sameChat = m.channel === ask.chat.channel && m.chatId === ask.chat.chatId;
-    if (!joins) await (sameChat ? this.deps.answered(item, note) : this.deps.answer(item, note));
+    // A local client (the terminal chat, `clawdis agent`) has no chat the reply could reach later: its answer waits
+    // for the resumed turn and carries its reply after the note.
+    const deferred = !joins && sameChat && item.local;
+    if (!joins && !deferred) await (sameChat ? this.deps.answered(item, note) : this.deps.answer(item, note));
+    let resumed: ReceiveResult;
     try {
-      await this.deps.resume(
+      resumed = await this.deps.resume(
         {
           sessionKey: ask.sessionKey,
           kind: "approval-answer",
@@ -292,8 +306,11 @@ export class Approvals {
       this.decided.delete(ask.id);
       this.deps.logger.error("could not hand the session its approval's answer", { error: String(error) });
       for (const w of [...(joins ? [item] : []), ...held]) this.deps.enqueue(w);
+      if (deferred) await this.deps.answered(item, note);
       return;
     }
+    if (deferred)
+      await this.deps.answered(item, note, resumed.status === "accepted" ? resumed.done : undefined);
     await this.deps.journal.approvalDecided(
       ask.id,
       kind,
