@@ -4,7 +4,6 @@ import type { Clock } from "../../core/clock.js";
 import type { Logger } from "../../core/logger.js";
 import type {
   ApprovalDecision,
-  ChatType,
   GatewayEvent,
   OutboundButton,
   ReceiveResult,
@@ -111,6 +110,9 @@ export class Approvals {
         this.deps.logger.error("could not ask for an approval", { session: key, error: String(error) }),
       );
     this.asking.set(key, next);
+    void next.finally(() => {
+      if (this.asking.get(key) === next) this.asking.delete(key);
+    });
   }
 
   /** Resolves once the prompts of the turns parked so far are written and sent. */
@@ -139,7 +141,7 @@ export class Approvals {
       tool: call.function.name,
       what: parked.reason,
       ...(call.function.name === "bash" ? commandOf(call.function.arguments) : {}),
-      chat: { channel: m.channel, chatId: m.chatId, chatType: m.chatType as ChatType },
+      chat: { channel: m.channel, chatId: m.chatId, chatType: m.chatType },
       requester: {
         channel: m.channel,
         senderId: m.senderId,
@@ -318,6 +320,8 @@ export class Approvals {
       this.deps.clock.now(),
       answer.kind === "deny" ? answer.reason : undefined,
     );
+    // The journal no longer lists it.
+    this.decided.delete(ask.id);
   }
 }
 
