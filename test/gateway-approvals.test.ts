@@ -277,4 +277,37 @@ describe("gateway: approvals in chat", () => {
     );
     expect(kinds).toEqual(["user", "assistant", "tool", "assistant", "context"]);
   });
+
+  it("/approve always with a prefix pattern keeps the pattern; one that does not match the command decides nothing", async () => {
+    const bash = countingBash();
+    const gw = await parked(bash, risky, "[[bash:git status]]");
+    const typo = await done(await gw.chat.inject({ text: "/approve always git stauts*" }));
+    expect(typo.payloads.map((p) => p.text)).toEqual([
+      '"git stauts*" does not match the command that waits, so nothing is decided yet. Answer /approve, /approve always, /approve always <a prefix of it>* or /deny [reason].',
+    ]);
+    expect(bash.runs).toEqual([]);
+    expect(gw.gateway.approvals.pending("main")).toHaveLength(1);
+    await done(await gw.chat.inject({ text: "/approve always git status*" }));
+    await gw.idle();
+    expect(JSON.parse(await readFile(join(stateDir, "approvals.json"), "utf8"))).toEqual({
+      bash: ["git status*"],
+    });
+    expect((await done(await gw.chat.inject({ text: "[[bash:git status --short]]" }))).stopReason).toBe(
+      "end",
+    );
+    await gw.idle();
+    await gw.close();
+    expect(bash.runs).toEqual(["git status", "git status --short"]);
+  });
+
+  it("after /deny a late /approve finds nothing waiting: the call never runs", async () => {
+    const bash = countingBash();
+    const gw = await parked(bash);
+    await done(await gw.chat.inject({ text: "/deny no" }));
+    const late = await done(await gw.chat.inject({ text: "/approve" }));
+    expect(late.payloads.map((p) => p.text)).toEqual(["Nothing in this session is waiting for an approval."]);
+    await gw.idle();
+    await gw.close();
+    expect(bash.runs).toEqual([]);
+  });
 });

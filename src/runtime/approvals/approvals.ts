@@ -28,6 +28,7 @@ import {
 import { approvalGate } from "./approval-gate.js";
 import type { ApprovalsSetting } from "./approval-policy.js";
 import type { ApprovalsFile } from "./approvals-file.js";
+import { matchesEntry } from "./bash-allowlist.js";
 
 /** What the approvals act through; the gateway passes these. */
 export interface ApprovalsDeps {
@@ -211,9 +212,12 @@ export class Approvals {
         });
         await this.deps.ignore(item, "an approval answer from someone who may not give it");
         return true;
-      case "decide":
-        await this.decide(need(ask), need(answer), `${m.channel}:${m.senderId}`, item);
+      case "decide": {
+        const mismatch = patternMismatch(need(ask), need(answer));
+        if (mismatch) await this.deps.answer(item, mismatch);
+        else await this.decide(need(ask), need(answer), `${m.channel}:${m.senderId}`, item);
         return true;
+      }
       case "wrote-instead":
         await this.decide(
           need(ask),
@@ -323,6 +327,20 @@ export class Approvals {
     // The journal no longer lists it.
     this.decided.delete(ask.id);
   }
+}
+
+/**
+ * Why `/approve always <pattern>` is not taken (nothing is decided): the pattern does not match the command that
+ * waits (a typo would allow something else and still ask for this one). Pure.
+ */
+export function patternMismatch(
+  ask: Pick<ApprovalAsk, "tool" | "command">,
+  answer: ApprovalAnswer,
+): string | undefined {
+  if (answer.kind !== "approve-always" || answer.pattern === undefined || ask.tool !== "bash")
+    return undefined;
+  if (ask.command !== undefined && matchesEntry(answer.pattern, ask.command)) return undefined;
+  return `"${answer.pattern}" does not match the command that waits, so nothing is decided yet. Answer /approve, /approve always, /approve always <a prefix of it>* or /deny [reason].`;
 }
 
 function need<T>(value: T | undefined): T {
