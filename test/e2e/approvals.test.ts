@@ -215,4 +215,20 @@ describe("e2e: approvals in chat", () => {
     expect(printed.split(`echo: [[bash:${COMMAND}]]`)).toHaveLength(2);
     await gw.stop();
   });
+
+  it("the start log says once that tools run without asking when no policy is set, and not when one is", async () => {
+    const state = await E2eState.create();
+    const unset = await state.startGateway();
+    await unset.stop();
+    const said = unset.stderr
+      .text()
+      .split("tools run without asking: inbound.reply.agent.approvals is not set");
+    expect(said).toHaveLength(2);
+    await state.writeConfig(
+      state.configFor({ config: { inbound: { reply: { agent: { approvals: "risky" } } } } }),
+    );
+    const set = await state.startGateway();
+    await set.stop();
+    expect(set.stderr.text()).not.toContain("tools run without asking");
+  });
 });
