@@ -35,6 +35,8 @@ import { compose, type InboundContext } from "./routing/inbound-pipeline/types.j
 import { sessionKeyFor } from "./routing/session-key.js";
 import { SessionQueue } from "./routing/session-queue.js";
 import { acceptedWork } from "./runtime/accepted-work.js";
+import { Approvals } from "./runtime/approvals/approvals.js";
+import { ApprovalsFile } from "./runtime/approvals/approvals-file.js";
 import type { ConfigReloadPlan } from "./runtime/config-reloader.js";
 import { ConfigState } from "./runtime/config-state.js";
 import { ControlRequests, type RestartAnswer, type StopRequest } from "./runtime/control-requests.js";
@@ -50,6 +52,7 @@ import {
   restartManifestPath,
   takeRestartManifest,
 } from "./runtime/restart-manifest.js";
+import { openParked } from "./runtime/session/parked-batch.js";
 import { SessionRegistry } from "./runtime/session-registry.js";
 import { SessionRunner, type WorkItem } from "./runtime/session-runner.js";
 import { drainWithin, runShutdown, type ShutdownStage } from "./runtime/shutdown.js";
@@ -66,6 +69,7 @@ import { secretValues } from "./sessions/log-redact.js";
 import { SessionLogs } from "./sessions/session-log.js";
 import { SessionStore } from "./sessions/store.js";
 import { preloadLockLibrary } from "./sessions/store-lock.js";
+import { readTranscript } from "./sessions/transcript.js";
 import { resumeBudgetBytes } from "./sessions/transcript-resume.js";
 
 /** How long a stop lets sends in flight finish. */
@@ -163,6 +167,8 @@ export class Gateway {
   readonly sessionLogs: SessionLogs;
   /** The secret values no session log line shows, for the config they were found in. */
   private logSecrets: { config: ClawdisConfig; values: readonly string[] } | undefined;
+  /** Approvals in chat: the gate of every turn, the prompts, the answers (docs/tools.md). */
+  readonly approvals: Approvals;
 
   constructor(readonly options: GatewayOptions) {
     this.replayQueued = new Promise((resolve) => {
@@ -230,6 +236,47 @@ export class Gateway {
       now: () => this.clock.now(),
       logger: logger.child("session-log"),
     });
+    this.approvals = new Approvals({
+      journal: this.journal,
+      logger: logger.child("approvals"),
+      clock: this.clock,
+      file: new ApprovalsFile(
+        join(stateDirOf(options.env), "approvals.json"),
+        logger.child("approvals"),
+        () => this.clock.now(),
+      ),
+      setting: () => this.config.inbound.reply.agent.approvals,
+      parked: async (key) => {
+        const entry = await this.store.get(key);
+        if (!entry) return undefined;
+        const read = await readTranscript(this.store.transcriptPath(entry.sessionId));
+        return openParked(read.entries);
+      },
+      tell: async (chat, sessionKey, text, extra = {}) => {
+        this.events.emit({ type: "notice", sessionKey, text, ts: this.clock.now(), ...extra });
+        if (!this.host.states().some((p) => p.id === chat.channel)) return;
+        await this.outbox.enqueue({ ...chat, text, kind: "notice", ...extra });
+      },
+      answered: async (item, text, then) => {
+        await item.durable;
+        await this.journal.end(item.jid, "replied", this.clock.now(), "answered by an approval's note");
+        const note = this.runner.outcomeFor(item, "command", [text]);
+        if (!then) return item.resolve(note);
+        void then.then(
+          (resumed) => item.resolve({ ...resumed, payloads: [...note.payloads, ...resumed.payloads] }),
+          () => item.resolve(note),
+        );
+      },
+      resume: (input, follow) => this.submitInternal(input, follow),
+      answer: (item, text) => this.runner.answer(item, text),
+      ignore: async (item, why) => {
+        await item.durable;
+        await this.journal.end(item.jid, "filtered", this.clock.now(), why);
+        item.resolve(this.runner.outcomeFor(item, "filtered", []));
+      },
+      enqueue: (item) => this.enqueue(item),
+    });
+    this.events.on((event) => this.approvals.onEvent(event));
     this.sessions = new SessionRegistry({
       clock: this.clock,
       get passivateAfterMinutes() {
@@ -254,6 +301,7 @@ export class Gateway {
         ready: () => this.modelProbe.ready(),
         toolsFor: (key, message) => this.toolsFor(key, message),
         ...(options.turnHooks ? { turnHooks: options.turnHooks } : {}),
+        approvalGate: (cwd) => this.approvals.gate(cwd),
       },
       queue: {
         takeJoinable: (key, predicate) => this.queue.takeJoinable(key, predicate),
@@ -296,7 +344,19 @@ export class Gateway {
     ]);
     const enqueue = (item: WorkItem) => this.enqueue(item);
     this.dispatch = compose([
-      mentionGateStep({ groupChat: () => this.config.inbound.groupChat, enqueue }),
+      mentionGateStep({
+        groupChat: () => this.config.inbound.groupChat,
+        // While an approval waits, a group message kept as context is an answer or waits (stored now, it would
+        // come between the parked calls and their results): approvals.ts, unaddressed.
+        enqueue: (item) => {
+          void this.approvals
+            .unaddressed(item, false)
+            .then((taken) => {
+              if (!taken) this.enqueue(item);
+            })
+            .catch((error) => this.runner.fail(item, error));
+        },
+      }),
       commandStep({
         answer: (item, text) => this.runner.answer(item, text),
         status: (key, audience) => this.statusText(key, audience),
@@ -305,6 +365,7 @@ export class Gateway {
         updateEntry: (key, change) => this.store.update(key, change),
         now: () => this.clock.now(),
       }),
+      this.approvals.step(),
       enqueueStep({ enqueue }),
     ]);
     const entries: Record<string, { enabled: boolean; config?: unknown }> = {};
@@ -464,7 +525,11 @@ export class Gateway {
       hasPlugin: (channel: string) => this.host.states().some((p) => p.id === channel),
       sessionKeyFor: (message: InboundMessage) => this.sessionKeyFor(message),
     };
-    for (const record of open) this.enqueue(replayItem(record, channels));
+    for (const record of open) {
+      const item = replayItem(record, channels);
+      // What came while an approval waited waits again until it is answered.
+      if (!this.approvals.holdReplayed(item)) this.enqueue(item);
+    }
     this.markReplayQueued();
     // Reminders that came due while the gateway was down fire now (late), after what the journal left open.
     await this.reminders.start();
@@ -541,6 +606,8 @@ export class Gateway {
     // No new turn starts, nothing is unloaded or retried any more; running turns end at their next safe point.
     this.runner.drain(options.mode ?? "stopping");
     this.sessions.stop();
+    // No reminder fires any more; one being journaled finishes in the "reminders" stage.
+    this.reminders.halt();
     for (const timer of this.retries) this.clock.clearTimeout(timer);
     this.retries.clear();
     const logger = this.options.logger;
@@ -551,14 +618,17 @@ export class Gateway {
       this.runner.abortAll("shutdown");
     };
     const stages: ShutdownStage[] = [
-      // No reminder fires any more; one being journaled finishes (its turn is then answered after the next start).
-      { name: "reminders", run: () => this.reminders.stop() },
+      // First, so that its deadline runs from the stop (a stage before it would start the clock late).
       {
         name: "drain",
         run: () => drainWithin(() => this.queue.drain(), abortTurns, DRAIN_DEADLINE_MS, this.clock),
       },
+      // A reminder being journaled as the stop came finishes (its turn is then answered after the next start).
+      { name: "reminders", run: () => this.reminders.stop() },
       { name: "recordings", run: () => this.runner.recordingsSettled() },
       { name: "sessions", run: () => this.sessions.settled() },
+      // The prompts of turns that parked are journaled and handed to the outbox.
+      { name: "approvals", run: () => this.approvals.settled() },
       { name: "session-logs", run: () => this.sessionLogs.flush() },
       // Sends in flight finish (the "stopping" notices among them); what waits for a transport stays in the journal.
       { name: "outbox-settle", run: () => this.outbox.settle(STOP_SEND_GRACE_MS) },
@@ -607,12 +677,13 @@ export class Gateway {
    */
   async receive(
     message: InboundMessage,
-    origin: { local: boolean; internal?: boolean },
+    origin: { local: boolean; internal?: boolean; follow?: WorkItem[] },
   ): Promise<ReceiveResult> {
     const ctx: InboundContext = {
       message,
       local: origin.local,
       ...(origin.internal ? { internal: true } : {}),
+      ...(origin.follow?.length ? { follow: origin.follow } : {}),
     };
     await this.admission(ctx);
     const result = ctx.result;
@@ -643,16 +714,17 @@ export class Gateway {
    * Hands session `input.sessionKey` an input no transport sent (docs/runtime.md, Internal input): admitted as a
    * message is (journal before this resolves, dedupe) but without a transport's allowlist, with the authority given,
    * and answered in the route's chat (default: the chat the session was last used from) through the outbox.
+   * `follow`: items already accepted that are queued right behind it (what waited on an approval's answer).
    * @throws Error when the session has no origin and no route is given.
    */
-  async submitInternal(input: InternalInput): Promise<ReceiveResult> {
+  async submitInternal(input: InternalInput, follow: WorkItem[] = []): Promise<ReceiveResult> {
     // The session's last turn wrote its origin behind its reply.
     await this.runner.recorded(input.sessionKey);
     const entry = await this.store.get(input.sessionKey);
     const message = internalMessage(input, entry?.origin, this.clock.now(), input.id ?? randomUUID());
     // A chat of a local client (web chat, terminal) has no transport: its reply reaches it as events.
     const local = !this.host.states().some((p) => p.id === message.channel);
-    return this.receive(message, { local, internal: true });
+    return this.receive(message, { local, internal: true, follow });
   }
 
   /**
@@ -733,6 +805,7 @@ export class Gateway {
       waiting: this.queue.waiting(key),
       config: this.configState.snapshot(this.clock.now()),
       undelivered: this.outbox.undeliverable(),
+      approvals: this.approvals.pending(key).map((a) => ({ what: a.what, ageMs: this.clock.now() - a.at })),
     });
   }
 

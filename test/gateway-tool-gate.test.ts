@@ -16,6 +16,10 @@ const askOnBash: TurnHooks = {
     call.function.name === "bash" ? { action: "ask", reason: "bash needs approval" } : { action: "run" },
 };
 
+/** The prompt the approvals send for a call this gate parks (its reason is the gate's). */
+const PROMPT =
+  "Approval needed: bash needs approval\nAnswer /approve, /approve always (this exact command runs without asking from now on) or /deny [reason].";
+
 /** A `bash` that counts its runs and runs nothing. */
 function countingBash() {
   const runs: unknown[] = [];
@@ -73,7 +77,8 @@ describe("gateway: a tool gate that asks parks the turn; an answer resumes it", 
     expect(parked).toHaveLength(1);
     expect(parked[0]).toMatchObject({ reason: "bash needs approval", journalId: expect.any(String) });
     await gw.close();
-    expect(gw.chat.sent).toEqual([]);
+    // Only the prompt: the gate's reason, and how to answer.
+    expect(gw.chat.textsTo("c-alice")).toEqual([PROMPT]);
   });
 
   it("an answer that approves runs the call once and delivers the reply once; both records end", async () => {
@@ -83,12 +88,12 @@ describe("gateway: a tool gate that asks parks the turn; an answer resumes it", 
     const callId = parked?.callIds[0] ?? "";
     const outcome = await done(await gw.gateway.resumeParked("main", { [callId]: { run: true } }));
     expect(outcome.stopReason).toBe("end");
-    await gw.chat.waitForSent(1);
+    await gw.chat.waitForSent(2);
     await gw.idle();
     expect(bash.runs).toHaveLength(1);
     expect(gw.gateway.journal.openCount()).toBe(0);
     await gw.close();
-    expect(gw.chat.textsTo("c-alice")).toEqual(["echo: [[bash:ls]]"]);
+    expect(gw.chat.textsTo("c-alice")).toEqual([PROMPT, "echo: [[bash:ls]]"]);
     expect(fake.requests).toHaveLength(2);
   });
 
@@ -98,14 +103,14 @@ describe("gateway: a tool gate that asks parks the turn; an answer resumes it", 
     const [parked] = await parkedEntries(gw);
     const callId = parked?.callIds[0] ?? "";
     await done(await gw.gateway.resumeParked("main", { [callId]: { run: false, reason: "not today" } }));
-    await gw.chat.waitForSent(1);
+    await gw.chat.waitForSent(2);
     await gw.close();
     expect(bash.runs).toEqual([]);
     const last = fake.requests.at(-1)?.body.messages ?? [];
     expect(last.find((m) => m.role === "tool" && m.tool_call_id === callId)?.content).toBe(
       notRunDenied("not today"),
     );
-    expect(gw.chat.textsTo("c-alice")).toHaveLength(1);
+    expect(gw.chat.textsTo("c-alice")).toHaveLength(2);
   });
 
   it("a restart between park and answer parks it again (no model call, no tool run); the answer then runs it once", async () => {
@@ -128,7 +133,7 @@ describe("gateway: a tool gate that asks parks the turn; an answer resumes it", 
     await second.close();
     expect(bash.runs).toHaveLength(1);
     expect(second.chat.textsTo("c-alice")).toEqual(["echo: [[bash:ls]]"]);
-    expect(first.chat.sent).toEqual([]);
+    expect(first.chat.textsTo("c-alice")).toEqual([PROMPT]);
     expect(fake.requests).toHaveLength(2);
   });
 

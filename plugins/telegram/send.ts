@@ -31,7 +31,16 @@ export async function sendTelegram(
   api: Api,
   message: OutboundMessage,
   signal: AbortSignal,
+  buttons: ChatButtons = new Map(),
 ): Promise<SendResult> {
+  if (message.closesButtons) await closeButtons(api, buttons, message.chatId, signal);
+  const keyboard = message.buttons?.length
+    ? {
+        reply_markup: {
+          inline_keyboard: [message.buttons.map((b) => ({ text: b.text, callback_data: b.data }))],
+        },
+      }
+    : {};
   const replyTo = Number(message.replyToMessageId);
   const quote =
     message.chatType === "group" && Number.isSafeInteger(replyTo) && replyTo > 0
@@ -45,13 +54,18 @@ export async function sendTelegram(
         const sent = await api.sendMessage(
           message.chatId,
           rendered.html,
-          { parse_mode: "HTML", ...quote },
+          { parse_mode: "HTML", ...quote, ...keyboard },
           grammySignal(signal),
         );
         firstId = sent.message_id;
       } catch (error) {
         if (classifyError(error).kind !== "bad-entities") throw error;
-        const sent = await api.sendMessage(message.chatId, rendered.plain, quote, grammySignal(signal));
+        const sent = await api.sendMessage(
+          message.chatId,
+          rendered.plain,
+          { ...quote, ...keyboard },
+          grammySignal(signal),
+        );
         firstId = sent.message_id;
       }
     }
@@ -75,5 +89,34 @@ export async function sendTelegram(
       permanent: failure.kind === "refused" && failure.permanent,
     });
   }
+  if (message.buttons?.length && firstId !== undefined) buttons.set(message.chatId, firstId);
   return firstId === undefined ? {} : { messageId: String(firstId) };
+}
+
+/** Per chat, the message whose buttons are still up (the last one sent with buttons). */
+export type ChatButtons = Map<string, number>;
+
+/**
+ * Removes the buttons of the chat's last message that has them (`OutboundMessage.closesButtons`). Best effort:
+ * a message too old to edit, or already without buttons, is left as it is (a late press is answered by the core).
+ */
+async function closeButtons(
+  api: Api,
+  buttons: ChatButtons,
+  chatId: string,
+  signal: AbortSignal,
+): Promise<void> {
+  const messageId = buttons.get(chatId);
+  if (messageId === undefined) return;
+  buttons.delete(chatId);
+  try {
+    await api.editMessageReplyMarkup(
+      chatId,
+      messageId,
+      { reply_markup: { inline_keyboard: [] } },
+      grammySignal(signal),
+    );
+  } catch {
+    // Best effort (see above).
+  }
 }

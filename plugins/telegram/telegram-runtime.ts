@@ -19,7 +19,7 @@ import { handleWebhook } from "./handle-webhook.js";
 import { healthLine, PRIVACY_NOTE, type TelegramSnapshot } from "./health-line.js";
 import { OffsetStore } from "./offset-store.js";
 import { pollRetryMs } from "./poll-retry.js";
-import { sendTelegram } from "./send.js";
+import { type ChatButtons, sendTelegram } from "./send.js";
 import { splitMessage, TELEGRAM_TEXT_LIMIT } from "./split-message.js";
 import { CHANNEL, type TelegramInbound, toInbound } from "./to-inbound.js";
 import { TypingIndicator } from "./typing-indicator.js";
@@ -62,6 +62,8 @@ export class TelegramRuntime {
   private readonly offsets: OffsetStore;
   private readonly stopping = new AbortController();
   private readonly usernames = new Map<string, string>();
+  /** Per chat, the message whose buttons are still up (send.ts). */
+  private readonly buttons: ChatButtons = new Map();
   private readonly typing: TypingIndicator;
   private readonly now: () => number;
   private readonly random: () => number;
@@ -134,7 +136,7 @@ export class TelegramRuntime {
       capabilities: { maxTextLength: TELEGRAM_TEXT_LIMIT, attachments: true },
       // `context.config` at each message: `telegram.allowFrom` changes while the gateway runs.
       authorize: (message) => this.authorize(message, this.usernames.get(message.senderId)),
-      send: (message, signal) => sendTelegram(this.api, message, signal),
+      send: (message, signal) => sendTelegram(this.api, message, signal, this.buttons),
       split: (text) => splitMessage(text),
       health: () => healthLine(this.snapshot, this.now()),
     };
@@ -163,7 +165,7 @@ export class TelegramRuntime {
       try {
         await this.api.setWebhook(
           config.webhookUrl,
-          { secret_token: config.webhookSecret ?? "", allowed_updates: ["message"] },
+          { secret_token: config.webhookSecret ?? "", allowed_updates: ["message", "callback_query"] },
           grammySignal(signal),
         );
       } catch (error) {
@@ -232,7 +234,7 @@ export class TelegramRuntime {
           {
             ...(offset !== undefined ? { offset } : {}),
             timeout: POLL_TIMEOUT_SECONDS,
-            allowed_updates: ["message"],
+            allowed_updates: ["message", "callback_query"],
           },
           grammySignal(signal),
         );
@@ -384,6 +386,14 @@ export class TelegramRuntime {
       };
       inbound.message.attachments = [];
       for (const file of inbound.files) inbound.message.attachments.push(await fetchMedia(file, media));
+    }
+    // A button press is answered at once (its spinner stops), whatever the gateway makes of it.
+    if (inbound.callbackQueryId) {
+      await this.api
+        .answerCallbackQuery(inbound.callbackQueryId, {}, grammySignal(signal))
+        .catch((error: unknown) =>
+          this.context.logger.warn("could not answer a button press", { error: String(error) }),
+        );
     }
     const result = await this.context.receive(inbound.message);
     if (result.status === "duplicate") {

@@ -150,3 +150,45 @@ describe("mentionsBot", () => {
     expect(mentionsBot(text, entities, bot)).toBe(expected);
   });
 });
+
+describe("toInbound: a button press", () => {
+  const press = (data: string | undefined, chat: Record<string, unknown>, from = alice): Update =>
+    ({
+      update_id: 777,
+      callback_query: {
+        id: "cq-1",
+        from,
+        chat_instance: "x",
+        ...(data !== undefined ? { data } : {}),
+        message: { message_id: 12, date: 1, chat },
+      },
+    }) as unknown as Update;
+
+  it("is the presser's message in that chat: its data as the text, the press's id to answer; in a group it addresses the bot", () => {
+    expect(toInbound(press("/approve", group), bot, opts)).toEqual({
+      message: {
+        channel: "telegram",
+        chatId: "-100",
+        chatType: "group",
+        senderId: "7",
+        senderName: "Alice A",
+        messageId: "777",
+        text: "/approve",
+        receivedAt: 1000,
+        mentioned: true,
+      },
+      files: [],
+      callbackQueryId: "cq-1",
+      username: "alice",
+    });
+    expect(toInbound(press("/deny", { id: 7, type: "private" }), bot, opts)?.message).toMatchObject({
+      chatType: "direct",
+      text: "/deny",
+    });
+  });
+
+  it("a press without data, or by a bot, is not a message", () => {
+    expect(toInbound(press(undefined, group), bot, opts)).toBeUndefined();
+    expect(toInbound(press("/approve", group, { ...alice, is_bot: true }), bot, opts)).toBeUndefined();
+  });
+});

@@ -21,6 +21,8 @@ export interface TelegramInbound {
   /** The sender's @username (without the @), for `allowFrom` entries written as usernames. */
   username?: string;
   files: FileToFetch[];
+  /** A button press (`callback_query`): the id to answer it with (`answerCallbackQuery`). */
+  callbackQueryId?: string;
 }
 
 export const CHANNEL = "telegram";
@@ -39,6 +41,7 @@ export function toInbound(
   bot: BotIdentity,
   options: { requireMention: boolean; receivedAt: number },
 ): TelegramInbound | undefined {
+  if (update.callback_query) return pressOf(update, options.receivedAt);
   const msg = update.message;
   if (!msg?.from || msg.from.is_bot) return undefined;
   const chatType = msg.chat.type === "private" ? "direct" : "group";
@@ -72,6 +75,34 @@ export function toInbound(
       !options.requireMention || mentionsBot(raw, entities, bot) || quoted?.from?.id === bot.id;
   }
   return { message, files, ...(msg.from.username ? { username: msg.from.username } : {}) };
+}
+
+/**
+ * A press of one of the bot's buttons (an approval's prompt) as the presser's message in that chat: its `data` is
+ * the text (`/approve`, …), and it addresses the bot. Undefined for a press without data or outside a chat. Pure.
+ */
+function pressOf(update: Update, receivedAt: number): TelegramInbound | undefined {
+  const press = update.callback_query;
+  const chat = press?.message?.chat;
+  if (!press || press.from.is_bot || !chat || press.data === undefined || press.data === "") return undefined;
+  const chatType = chat.type === "private" ? "direct" : "group";
+  const message: InboundMessage = {
+    channel: CHANNEL,
+    chatId: String(chat.id),
+    chatType,
+    senderId: String(press.from.id),
+    senderName: displayName(press.from),
+    messageId: String(update.update_id),
+    text: press.data,
+    receivedAt,
+    ...(chatType === "group" ? { mentioned: true } : {}),
+  };
+  return {
+    message,
+    files: [],
+    callbackQueryId: press.id,
+    ...(press.from.username ? { username: press.from.username } : {}),
+  };
 }
 
 export function displayName(user: User): string {

@@ -20,10 +20,13 @@ interface FakeGateway {
 }
 
 let server: Server | undefined;
+/** What the fake's /api/status lists as waiting for an approval. */
+let statusApprovals: { chatId: string; what: string }[] = [];
 
 afterEach(async () => {
   const s = server;
   server = undefined;
+  statusApprovals = [];
   if (s) {
     s.closeAllConnections();
     await new Promise<void>((resolve) => s.close(() => resolve()));
@@ -58,7 +61,9 @@ async function fakeGateway(reply: AgentReply): Promise<FakeGateway> {
         res.end(JSON.stringify({ error: "unauthorized", message: "send the gateway token" }));
       } else if (req.url === "/api/status") {
         res.writeHead(200, { "content-type": "application/json" });
-        res.end(JSON.stringify({ mainKey: "main", model: { model: "test-model" } }));
+        res.end(
+          JSON.stringify({ mainKey: "main", model: { model: "test-model" }, approvals: statusApprovals }),
+        );
       } else if (req.url === "/api/agent" && req.method === "POST") {
         reply(res, body);
       } else {
@@ -96,6 +101,24 @@ async function chat(
 }
 
 describe("runTerminalChat", () => {
+  it("a turn that waits for an approval prints the prompt for this chat and how to answer", async () => {
+    statusApprovals = [
+      { chatId: "terminal-other", what: "bash wants to run\nrm -rf /\nin /elsewhere" },
+      { chatId: "terminal-test", what: "bash wants to run\nmake\nin /w" },
+    ];
+    const gw = await fakeGateway((res) =>
+      sse(res, [
+        ["accepted", { journalId: "j1", sessionKey: "main" }],
+        ["done", { payloads: [], meta: { durationMs: 5, stopReason: "waiting", sessionKey: "main" } }],
+      ]),
+    );
+    const { code, printed } = await chat(gw.baseUrl, ["build it\n"]);
+    expect(code).toBe(0);
+    expect(printed).toBe(
+      "Approval needed: bash wants to run\nmake\nin /w\nAnswer /approve, /approve always (bash: this exact command from now on) or /deny [reason].\n",
+    );
+  });
+
   it("streams the reply, shows tool calls on one line, and quits with 0 on /quit", async () => {
     const gw = await fakeGateway((res) =>
       sse(res, [

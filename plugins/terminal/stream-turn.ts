@@ -159,8 +159,13 @@ export async function streamTurn(options: {
         out.line(style.red(`✗ ${String(d.name ?? "tool")} failed${first ? `: ${first.slice(0, 160)}` : ""}`));
       } else if (event.event === "done") {
         flush();
+        const body = d as DoneBody;
+        if (body.meta?.stopReason === "waiting") {
+          await printApproval(options, out, style);
+          return { kind: "continue" };
+        }
         printDone(
-          d as DoneBody,
+          body,
           segments.filter((t) => t.trim()),
           out,
           style,
@@ -181,6 +186,44 @@ export async function streamTurn(options: {
   flush();
   out.line(style.red(wentAwayLine(baseUrl)));
   return { kind: "exit", code: 1 };
+}
+
+/** How long the chat looks for the prompt of a turn that waits for an approval (it is written just after). */
+const APPROVAL_LOOK_MS = 3000;
+const APPROVAL_LOOK_EVERY_MS = 100;
+
+/**
+ * A turn that waits for an approval (docs/tools.md): the prompt for this chat as `GET /api/status` lists it (it is
+ * journaled just after the turn ends: looked for up to APPROVAL_LOOK_MS), and how to answer at the next line.
+ */
+async function printApproval(
+  options: { baseUrl: string; token: string; body: Record<string, unknown>; signal: AbortSignal },
+  out: LineWriter,
+  style: Style,
+): Promise<void> {
+  const chatId = options.body.chatId;
+  const deadline = Date.now() + APPROVAL_LOOK_MS;
+  let what: string | undefined;
+  while (what === undefined && Date.now() < deadline && !options.signal.aborted) {
+    try {
+      const res = await fetch(`${options.baseUrl}/api/status`, {
+        headers: { authorization: `Bearer ${options.token}` },
+        signal: options.signal,
+      });
+      const status = (await res.json()) as { approvals?: { chatId?: unknown; what?: unknown }[] };
+      what = status.approvals?.find((a) => a.chatId === chatId && typeof a.what === "string")?.what as
+        | string
+        | undefined;
+    } catch {
+      break;
+    }
+    if (what === undefined) await new Promise((resolve) => setTimeout(resolve, APPROVAL_LOOK_EVERY_MS));
+  }
+  if (what !== undefined) out.line(`${style.bold("Approval needed:")} ${sanitize(what)}`);
+  out.line(
+    style.dim("Answer /approve, /approve always (bash: this exact command from now on) or /deny [reason]."),
+  );
+  out.newline();
 }
 
 /**

@@ -164,9 +164,29 @@ ${CLIENT_HISTORY}
   }
   function onNotice(d) {
     refreshGauge();
+    // An approval decided: its buttons go, even when the note itself was shown already.
+    if (d.closesButtons) document.querySelectorAll('[data-role="approval-buttons"]').forEach((b) => b.remove());
     if (takeText(st.expectEcho, d.text)) return;
-    bubble("notice", d.text, "");
+    const el = bubble("notice", d.text, "");
+    if (Array.isArray(d.buttons) && d.buttons.length > 0) approvalButtons(el, d.buttons);
     if (st.pendingSends > 0) remember(st.recentShown, d.text);
+  }
+  /** An approval's buttons under its prompt: a press sends the button's text as the person's message. */
+  function approvalButtons(el, buttons) {
+    const row = document.createElement("div");
+    row.className = "actions";
+    row.dataset.role = "approval-buttons";
+    for (const b of buttons) {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = String(b.text);
+      button.addEventListener("click", () => {
+        inputEl.value = String(b.data);
+        void send();
+      });
+      row.appendChild(button);
+    }
+    el.appendChild(row);
   }
   function handle(type, d) {
     if (type === "message") return d.role === "user" ? onUser(d) : onAssistant(d);

@@ -74,6 +74,7 @@ h1 { font-size: 16px; margin: 0; }
 #composer { display: flex; gap: 8px; padding: 12px 16px; border-top: 1px solid var(--border); }
 #input { flex: 1; resize: vertical; min-height: 2.6em; max-height: 40vh; padding: 8px; font: inherit;
   color: inherit; background: var(--assistant); border: 1px solid var(--border); border-radius: 8px; }
+.msg .actions { display: flex; gap: 8px; margin-top: 8px; flex-wrap: wrap; }
 button { font: inherit; padding: 6px 16px; border-radius: 8px; border: 1px solid var(--accent);
   background: var(--accent); color: var(--accent-fg); cursor: pointer; }
 button:disabled { opacity: 0.5; cursor: default; }

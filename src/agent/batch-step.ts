@@ -123,7 +123,7 @@ export function resumeGate(
 ): GatedCall {
   if (stopped !== undefined || decision === undefined) return gateCall(hooks, call, stopped);
   if (decision.run) return { gate: { action: "run" } };
-  return { gate: { action: "refuse", output: notRunDenied(decision.reason) } };
+  return { gate: { action: "refuse", output: notRunDenied(decision.reason), denied: true } };
 }
 
 /**
@@ -159,7 +159,12 @@ export async function runCalls(
     const refused = gate.action === "refuse";
     const outcome =
       gate.action === "refuse" ? { ok: false, output: gate.output } : await executeTool(call, input);
-    const item: BatchItem = { call, outcome, ...(refused ? { refused: true } : {}) };
+    const item: BatchItem = {
+      call,
+      outcome,
+      ...(refused ? { refused: true } : {}),
+      ...(gate.action === "refuse" && gate.denied ? { denied: true } : {}),
+    };
     if (!refused) for (const hook of state.hooks) hook.afterTool?.(item);
     batch.items.push(item);
     batch.results.push({ role: "tool", tool_call_id: call.id, content: outcome.output });

@@ -52,7 +52,8 @@ export function loopGuardHooks(input: Pick<TurnInput, "guard" | "turnId" | "meta
         batch.map((b) => ({
           call: guardCall(b.call),
           outcome: b.outcome,
-          ...(b.refused ? { refused: true } : {}),
+          // The guard's own refusals count neither way; a denial counts as a failed call.
+          ...(b.refused && !b.denied ? { refused: true } : {}),
         })),
       );
       state = closed.state;

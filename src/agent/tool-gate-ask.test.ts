@@ -122,7 +122,7 @@ describe("a tool gate that asks", () => {
     [
       "refused: not run, with the reason",
       { run: false, reason: "not now" } as const,
-      { gate: { action: "refuse", output: notRunDenied("not now") } },
+      { gate: { action: "refuse", output: notRunDenied("not now"), denied: true } },
     ],
     ["no decision: gated again (asks)", undefined, { asked: "bash needs approval" }],
   ])("resumeGate %s", (_what, decision, expected) => {
@@ -176,5 +176,26 @@ describe("a tool gate that asks", () => {
     ]);
     const sent = turn.requests[0] ?? [];
     expect(sent.slice(-2).map((m) => [m.tool_call_id, m.content])).toEqual(turn.results());
+  });
+
+  it("denied calls count as failures for the loop guard: its nudges come", async () => {
+    const { tools, runs } = counting("bash");
+    const denyAll: TurnHooks = {
+      beforeTool: () => ({ action: "refuse", output: "Not run: denied.", denied: true }),
+    };
+    // Different commands each round: no identical calls for the guard to refuse.
+    const rounds = [1, 2, 3, 4].map((i) =>
+      toolsAnswer([
+        { ...call(`c${i}`, "bash"), function: { name: "bash", arguments: `{"command":"try ${i}"}` } },
+      ]),
+    );
+    const turn = turnInput({ tools, responses: [...rounds, final("ok")], hooks: denyAll });
+    await runTurn(turn.input);
+    expect(runs).toEqual([]);
+    const contents = turn.results().map(([, content]) => String(content));
+    // Failed calls with the same cause weigh more: the third crosses the first nudge, the fourth the stronger one.
+    expect(contents.slice(0, 2)).toEqual(["Not run: denied.", "Not run: denied."]);
+    expect(contents[2]).toContain("[Note from the gateway: several tool calls failed");
+    expect(contents[3]).toContain("[Note from the gateway: the tool calls keep failing");
   });
 });

@@ -6,6 +6,8 @@ export interface BatchItem {
   outcome: ToolOutcome;
   /** Refused by a hook: not run. */
   refused?: boolean;
+  /** Refused as a denial (`ToolGate` refuse with `denied`): the loop guard counts it as a failed call. */
+  denied?: boolean;
 }
 
 export interface ToolOutcome {
@@ -21,7 +23,8 @@ export interface ToolOutcome {
  */
 export type ToolGate =
   | { action: "run" }
-  | { action: "refuse"; output: string }
+  /** `denied`: a denial (the approvals policy, a person's `/deny`), which the loop guard counts as a failure. */
+  | { action: "refuse"; output: string; denied?: boolean }
   | { action: "stop"; why: string }
   | { action: "ask"; reason: string };
 

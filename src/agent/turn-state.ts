@@ -70,7 +70,7 @@ export function startTurn(input: TurnInput): TurnState {
       }),
     );
   }
-  if (input.hooks) hooks.push(input.hooks);
+  if (input.hooks) hooks.push(...(isHookList(input.hooks) ? input.hooks : [input.hooks]));
   return state;
 }
 
@@ -137,4 +137,8 @@ export async function quietStop(
     { final: true },
   );
   return { ...turnResult(state, "tool-loop", text, round), quiet: true };
+}
+
+function isHookList(hooks: TurnHooks | readonly TurnHooks[]): hooks is readonly TurnHooks[] {
+  return Array.isArray(hooks);
 }

@@ -71,8 +71,8 @@ export interface TurnInput {
    * then the turn goes on with the model.
    */
   resume?: { calls: StoredToolCall[]; decisions: Readonly<Record<string, ParkedDecision>> };
-  /** Extra hooks, run after the built-in ones (the loop guard, compaction). */
-  hooks?: TurnHooks;
+  /** Extra hooks, run after the built-in ones (the loop guard, compaction), in the order given. */
+  hooks?: TurnHooks | readonly TurnHooks[];
   /** Extra fields for the `meta` of stored assistant messages. */
   meta?: MessageMeta;
   reasoningEffort?: "minimal" | "low" | "medium" | "high";

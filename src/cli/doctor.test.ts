@@ -303,8 +303,12 @@ describe("clawdis doctor", () => {
       text: 'entry "main": updatedAt "yesterday" is not a number',
     });
     expect(report.findings).toContainEqual({ level: "ok", text: `store ${storePath} parses (1 session)` });
+    // No approvals policy is set: said once, as a note.
+    expect(
+      report.findings.filter((f: { text: string }) => f.text.startsWith("tools run without asking")),
+    ).toEqual([{ level: "note", text: expect.stringContaining("inbound.reply.agent.approvals is not set") }]);
     expect(new Set(report.findings.map((f: { level: string }) => f.level))).toEqual(
-      new Set(["ok", "problem"]),
+      new Set(["ok", "note", "problem"]),
     );
     expect(check.out).not.toContain("✗");
 

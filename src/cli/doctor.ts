@@ -11,6 +11,7 @@ import {
   legacyStorePath,
   stateDir,
 } from "../core/paths.js";
+import { unsetApprovalsWarning } from "../runtime/approvals/approval-policy.js";
 import { sessionRootsOf } from "../runtime/session/session-workspace.js";
 import { isValidSessionId, quoteId, whyInvalid } from "../sessions/session-id.js";
 import { sessionIdOfTranscript, transcriptPathFor } from "../sessions/session-paths.js";
@@ -102,6 +103,8 @@ async function checkEverything(
       loaded.exists ? `config ${loaded.path} is valid` : `no config at ${loaded.path}: every default applies`,
     );
     for (const warning of loaded.warnings) report.note(warning);
+    const unasked = unsetApprovalsWarning(config.inbound.reply.agent.approvals);
+    if (unasked) report.note(unasked);
     for (const { key, closest } of loaded.unchecked) {
       const typo = closest === undefined ? "" : ` (did you mean "${closest}"?)`;
       report.note(

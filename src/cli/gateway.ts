@@ -16,6 +16,7 @@ import { Gateway } from "../gateway.js";
 import { loadGatewayConfig, loadPluginModule, loadPluginSections } from "../host/plugin-loader.js";
 import { registerApi } from "../http/api.js";
 import type { PluginDefinition } from "../plugin-api/types.js";
+import { unsetApprovalsWarning } from "../runtime/approvals/approval-policy.js";
 import { ConfigReloader } from "../runtime/config-reloader.js";
 import { GatewaySupervisor } from "../runtime/gateway-supervisor.js";
 import { readOrCreateToken } from "../runtime/gateway-token.js";
@@ -84,6 +85,8 @@ export async function createGateway(
   if (exposure.warning) logger.warn(exposure.warning);
   const anyone = allowFromWarning(config);
   if (anyone) logger.warn(anyone);
+  const unasked = options.listen ? unsetApprovalsWarning(config.inbound.reply.agent.approvals) : undefined;
+  if (unasked) logger.warn(unasked);
   const token = await readOrCreateToken(gatewayTokenPath(io.env));
   const plugins = options.listen ? [...(await deps.builtinPlugins())] : [];
   if (options.listen) {

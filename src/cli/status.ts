@@ -138,6 +138,15 @@ function humanStatus(report: StatusReport, now: number): string {
   if (restarted && typeof restarted.at === "number" && typeof restarted.reason === "string") {
     lines.push(`gateway: restarted ${formatAge(Math.max(0, now - restarted.at))} ago: ${restarted.reason}`);
   }
+  // Tool calls that wait for a person's approval, with their age.
+  const approvals = Array.isArray(gateway.approvals) ? gateway.approvals : [];
+  if (approvals.length > 0) {
+    lines.push("waiting for approval:");
+    for (const a of approvals as { sessionKey?: unknown; what?: unknown; ageMs?: unknown }[]) {
+      const age = typeof a.ageMs === "number" ? formatAge(a.ageMs) : "?";
+      lines.push(`  ${String(a.sessionKey)} · ${age} · ${String(a.what).replace(/\n/g, " ")}`);
+    }
+  }
   // An edit of the config file that the running gateway did not take (refused, or the file deleted).
   const config = configStatusLine(readConfigStatus(gateway.config));
   if (config) lines.push(config);

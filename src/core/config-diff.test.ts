@@ -315,6 +315,7 @@ describe("every core key is classified on purpose", () => {
     "inbound.reply.agent.fallbackModel": "live",
     "inbound.reply.agent.systemPrompt": "live",
     "inbound.reply.agent.workspace": "gateway",
+    "inbound.reply.agent.approvals": "live",
     "inbound.reply.agent.tools.main": "live",
     "inbound.reply.agent.tools.groups": "live",
     "gateway.port": "gateway",

@@ -70,6 +70,7 @@ const LIVE_CORE: readonly string[] = [
   "inbound.reply.agent.fallbackModel",
   "inbound.reply.agent.systemPrompt",
   "inbound.reply.agent.tools",
+  "inbound.reply.agent.approvals",
   "inbound.reply.session.idleMinutes",
   "inbound.reply.session.resetTriggers",
   "inbound.reply.session.timeouts",

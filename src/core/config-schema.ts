@@ -62,6 +62,19 @@ export const toolsSchema = z.strictObject({
     .default({}),
 });
 
+/** What one tool call does under the approvals policy: runs, waits for the person's answer, or is refused. */
+export const approvalActionSchema = z.enum(["run", "ask", "deny"]);
+
+/**
+ * `inbound.reply.agent.approvals` (docs/tools.md): `"never"` (nothing asks), `"risky"` (bash, and file tools
+ * outside the session's workspace, ask), `"always"` (every call asks), or a map tool name → run/ask/deny (`"*"`:
+ * every tool not named; a tool neither named nor covered by `"*"` runs). Absent: nothing asks, as `"never"`.
+ */
+export const approvalsSchema = z.union([
+  z.enum(["never", "risky", "always"]),
+  z.record(z.string().min(1), approvalActionSchema),
+]);
+
 export const agentSchema = z.strictObject({
   /** OpenAI-compatible endpoint; else env OPENAI_BASE_URL; else https://api.openai.com/v1. */
   baseUrl: httpUrl("http://127.0.0.1:11434/v1").optional(),
@@ -77,6 +90,8 @@ export const agentSchema = z.strictObject({
   /** Working directory of the tools; absent: `<state>/workspace`. `~` is expanded. */
   workspace: z.string().min(1).optional(),
   tools: toolsSchema.default(() => toolsSchema.parse({})),
+  /** Which tool calls wait for the person's approval (docs/tools.md); absent: none do ("never"). */
+  approvals: approvalsSchema.optional(),
 });
 
 export const replySchema = z.strictObject({

@@ -101,6 +101,16 @@ export function statusBody(gateway: Gateway): Record<string, unknown> {
     openJournalRecords: gateway.journal.openCount(),
     /** Replies waiting for a transport that is down, by channel. */
     parkedReplies: gateway.outbox.parked(),
+    /** Tool calls that wait for a person's approval (docs/tools.md), oldest first. */
+    approvals: gateway.approvals.pending().map((a) => ({
+      sessionKey: a.sessionKey,
+      tool: a.tool,
+      what: a.what,
+      channel: a.chat.channel,
+      chatId: a.chat.chatId,
+      askedAt: a.at,
+      ageMs: now - a.at,
+    })),
   };
 }
 

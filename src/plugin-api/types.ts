@@ -132,6 +132,20 @@ export interface OutboundMessage {
   kind: "reply" | "notice";
   /** Files to send with this part (only ever on the last part of a split reply). */
   attachments?: OutboundAttachment[];
+  /**
+   * Buttons under the message (an approval's prompt: docs/tools.md). A transport that has buttons shows them;
+   * pressing one hands in `data` as a message of the presser's in that chat (and the transport answers the press).
+   * A transport without buttons sends the text alone, which says how to answer in words.
+   */
+  buttons?: OutboundButton[];
+  /** This message settles the buttons the transport last sent to this chat: a transport with buttons removes them. */
+  closesButtons?: boolean;
+}
+
+/** One button under a message: its label, and the text a press hands in. */
+export interface OutboundButton {
+  text: string;
+  data: string;
 }
 
 /**
@@ -333,11 +347,24 @@ export type GatewayEvent =
       sessionKey: string;
       turnId: string;
       stopReason: StopReason;
+      /** The turn parked at a tool call that waits for the person's approval (docs/tools.md). */
+      parked?: boolean;
       channel: string;
       chatId: string;
       ts: number;
     }
-  | { type: "notice"; sessionKey: string; text: string; ts: number }
+  /**
+   * A note from the gateway. `buttons`: an approval's prompt (docs/tools.md), whose buttons a chat view may show
+   * (a press sends `data` as the person's message); `closesButtons`: the approval is decided, its buttons go.
+   */
+  | {
+      type: "notice";
+      sessionKey: string;
+      text: string;
+      ts: number;
+      buttons?: OutboundButton[];
+      closesButtons?: boolean;
+    }
   /**
    * The key now holds a new session (`/new`, idle expiry, its first message, a deleted transcript): a chat view
    * shows the new, empty conversation. Sent before anything of the new session.

@@ -65,6 +65,11 @@ export class GatewayReminders {
     return this.scheduler.start();
   }
 
+  /** No reminder fires any more (see ReminderScheduler.halt). */
+  halt(): void {
+    this.scheduler.halt();
+  }
+
   stop(): Promise<void> {
     return this.scheduler.stop();
   }

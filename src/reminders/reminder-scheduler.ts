@@ -83,10 +83,16 @@ export class ReminderScheduler {
   }
 
   /** No more looks; resolves once the look under way (a firing being journaled) is over. */
-  async stop(): Promise<void> {
+  /** No look starts any more (at once: the gateway's stop calls it before its drain); one under way goes on. */
+  halt(): void {
     this.stopped = true;
     if (this.timer !== undefined) this.deps.clock.clearTimeout(this.timer);
     this.timer = undefined;
+  }
+
+  /** `halt`, then resolves once the look under way (its firing journaled) is over. */
+  async stop(): Promise<void> {
+    this.halt();
     await this.running;
   }
 

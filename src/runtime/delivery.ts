@@ -1,4 +1,4 @@
-import type { OutboundAttachment } from "../plugin-api/types.js";
+import type { OutboundAttachment, OutboundButton } from "../plugin-api/types.js";
 
 /**
  * What the outbox (outbox.ts) is handed, and how it holds it: a `Delivery` queued in its chat's `Lane`, and what
@@ -14,6 +14,9 @@ export interface Delivery {
   kind: "reply" | "notice";
   replyToMessageId?: string;
   attachments?: OutboundAttachment[];
+  /** Buttons under the message, and whether it settles the chat's last buttons (`OutboundMessage`). */
+  buttons?: OutboundButton[];
+  closesButtons?: boolean;
   /**
    * The journal record this delivery completes (a reply). Its parts are recorded as they reach the chat (so a
    * restart sends only the rest), and the record (with `alsoEnd`, the messages that joined the turn) is ended

@@ -35,6 +35,11 @@ export interface InternalInput {
   id?: string;
   /** `approval-answer` only: which parked calls run (by call id). */
   decisions?: Record<string, ApprovalDecision>;
+  /**
+   * `approval-answer` only: the person the answer resumes the turn of (their sender id): their messages queued
+   * behind it join the resumed turn. Absent: `internalSenderId(kind)`.
+   */
+  senderId?: string;
 }
 
 /** The sender id of internal input of `kind` (no person's id: it never reads as a person's direct message). */
@@ -63,7 +68,7 @@ export function internalMessage(
     channel: route.channel,
     chatId: route.chatId,
     chatType: route.chatType,
-    senderId: internalSenderId(input.kind),
+    senderId: input.senderId ?? internalSenderId(input.kind),
     messageId: `internal:${id}`,
     text: input.text,
     receivedAt: now,

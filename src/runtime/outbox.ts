@@ -287,6 +287,9 @@ export class Outbox {
       ...(delivery.chatType ? { chatType: delivery.chatType } : {}),
       ...(part.quote && delivery.replyToMessageId ? { replyToMessageId: delivery.replyToMessageId } : {}),
       ...(part.attachment ? { attachments: [part.attachment] } : {}),
+      // Buttons go with the text (a prompt is one part); the close with every part.
+      ...(delivery.buttons && part.text ? { buttons: delivery.buttons } : {}),
+      ...(delivery.closesButtons ? { closesButtons: true } : {}),
     };
     for (let attempt = 1; ; attempt++) {
       const transport = this.deps.transport(delivery.channel);

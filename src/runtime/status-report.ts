@@ -37,6 +37,8 @@ export interface StatusInput {
   transports: TransportView[];
   /** Replies waiting for a transport that is down (see runtime/outbox.ts). */
   parked?: { channel: string; count: number; oldestMs: number; reported: boolean }[];
+  /** Tool calls of this session that wait for the person's approval (docs/tools.md), oldest first. */
+  approvals?: { what: string; ageMs: number }[];
   /** Deliveries a chat refused for good (`Outbox.undeliverable`), newest last. */
   undelivered?: readonly Undeliverable[];
   model: ModelSnapshot;

@@ -43,6 +43,11 @@ export function statusText(input: StatusInput): string {
   lines.push(
     `Turn: ${input.busy ? "running" : "idle"}${input.waiting > 0 ? ` · ${input.waiting} waiting` : ""}`,
   );
+  for (const a of input.approvals ?? []) {
+    lines.push(
+      `Waiting for approval for ${formatAge(a.ageMs)}: ${a.what.replace(/\n/g, " ")} (/approve or /deny)`,
+    );
+  }
   return (group ? lines.map((line) => hidePaths(hideEndpoint(line, input.model.baseUrl))) : lines).join("\n");
 }
 

@@ -1,4 +1,5 @@
 import type { InboundMessage } from "../plugin-api/types.js";
+import type { ApprovalAsk, ApprovalDecisionKind } from "./approval-record.js";
 import { fromJournalMessage, type JournalMessageV2, toJournalMessage } from "./journal-record.js";
 import type { TranscriptEntry } from "./types.js";
 
@@ -27,7 +28,22 @@ export type JournalRecord =
    */
   | ({ op: "reply"; at: number; ends?: ReplyEnd[] } & UnsyncedReply)
   /** Every transcript line behind the `reply` records up to and including `upTo` is on disk. */
-  | { op: "synced"; at: number; upTo: string };
+  | { op: "synced"; at: number; upTo: string }
+  /**
+   * A tool call waits for the person's answer (approval-record.ts); pending until its `approval-decided`. These
+   * two kinds came after the others: a reader that does not know them skips them (every reader ignores an
+   * unknown `op`), so an older clawdis reads a newer file and only loses the prompts.
+   */
+  | { op: "approval-asked"; at: number; ask: ApprovalAsk }
+  /** The answer to approval `id`, by whom (`channel:sender`, or `local`), with the reason of a denial. */
+  | {
+      op: "approval-decided";
+      at: number;
+      id: string;
+      decision: ApprovalDecisionKind;
+      by: string;
+      reason?: string;
+    };
 
 /** A record a `reply` record ends `replied` (with the reason an `end` would have). */
 export interface ReplyEnd {
@@ -65,6 +81,8 @@ export class JournalState {
   readonly open = new Map<string, OpenRecord>();
   readonly seen: string[] = [];
   readonly seenSet = new Set<string>();
+  /** Approvals asked and not decided yet, by id, oldest first. */
+  readonly asks = new Map<string, ApprovalAsk>();
   openBytes = 0;
   /** While the file is read at open: the `reply` records no `synced` covers yet, in file order. */
   unsynced: UnsyncedReply[] | undefined;
@@ -107,6 +125,12 @@ export class JournalState {
           entries: record.entries,
         });
         break;
+      case "approval-asked":
+        this.asks.set(record.ask.id, record.ask);
+        break;
+      case "approval-decided":
+        this.asks.delete(record.id);
+        break;
       case "synced": {
         const at = this.unsynced?.findIndex((r) => r.id === record.upTo) ?? -1;
         // Not found: it was compacted away with every reply before it; the ones left came after it.
@@ -129,7 +153,7 @@ export class JournalState {
     while (this.seen.length > this.dedupeLimit) this.seenSet.delete(this.seen.shift()!);
   }
 
-  /** The lines of a file with only what is still needed: the dedupe keys and the open records. */
+  /** The lines of a file with only what is still needed: the dedupe keys, the open records, the pending asks. */
   compactLines(): string[] {
     const lines: string[] = [JSON.stringify({ op: "seen", keys: this.seen } satisfies JournalRecord)];
     for (const open of this.open.values()) {
@@ -139,6 +163,8 @@ export class JournalState {
       for (const part of open.delivered)
         lines.push(JSON.stringify({ op: "delivered", jid: open.jid, at: open.acceptedAt, part }));
     }
+    for (const ask of this.asks.values())
+      lines.push(JSON.stringify({ op: "approval-asked", at: ask.at, ask } satisfies JournalRecord));
     return lines;
   }
 }

@@ -105,9 +105,18 @@ export class JournalWriter {
         ...(written ? { written } : {}),
         ...(preWritten ? { preWritten } : {}),
       });
-      this.flushing ??= this.flush().finally(() => {
-        this.flushing = undefined;
-      });
+      this.startFlush();
+    });
+  }
+
+  /**
+   * Starts the flush loop unless it runs. A record queued after the loop found nothing left but before it was
+   * marked done (a write from a continuation of the loop's last `resolve`) starts the next loop.
+   */
+  private startFlush(): void {
+    this.flushing ??= this.flush().finally(() => {
+      this.flushing = undefined;
+      if (this.pending.length > 0) this.startFlush();
     });
   }
 

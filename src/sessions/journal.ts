@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { ClawdisError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { InboundMessage } from "../plugin-api/types.js";
+import type { ApprovalAsk, ApprovalDecisionKind } from "./approval-record.js";
 import { toJournalMessage } from "./journal-record.js";
 import {
   dedupeKey,
@@ -306,6 +307,36 @@ export class Journal {
       }
       this.unwrittenEnds.shift();
     }
+  }
+
+  /** Records that approval `ask` waits (fsync'd before this resolves). */
+  async approvalAsked(ask: ApprovalAsk): Promise<void> {
+    const record: JournalRecord = { op: "approval-asked", at: ask.at, ask };
+    await this.writer.write(record, `${JSON.stringify(record)}\n`);
+  }
+
+  /** Records the answer to approval `id` (fsync'd before this resolves): it no longer waits. */
+  async approvalDecided(
+    id: string,
+    decision: ApprovalDecisionKind,
+    by: string,
+    now: number,
+    reason?: string,
+  ): Promise<void> {
+    const record: JournalRecord = {
+      op: "approval-decided",
+      at: now,
+      id,
+      decision,
+      by,
+      ...(reason !== undefined ? { reason } : {}),
+    };
+    await this.writer.write(record, `${JSON.stringify(record)}\n`);
+  }
+
+  /** The approvals asked and not decided (on disk), oldest first. */
+  pendingApprovals(): ApprovalAsk[] {
+    return [...this.state.asks.values()];
   }
 
   get(jid: string): OpenRecord | undefined {

@@ -37,6 +37,8 @@ export interface SentMessage {
   replyToMessageId?: number;
   /** For sendPhoto/sendDocument: the uploaded bytes and file name. */
   file?: { name: string; bytes: Buffer };
+  /** Inline buttons under the message (label and callback data), as they are now (editMessageReplyMarkup). */
+  buttons?: { text: string; data: string }[];
 }
 
 export interface InjectedError {
@@ -250,6 +252,19 @@ export class FakeTelegram {
       };
     }
     return this.pushUpdate({ message: msg });
+  }
+
+  /** A press of a button under message `messageId` in `chat` by `from`: a `callback_query` update. */
+  pushPress(press: { chat: FakeChat; from: FakeUser; messageId: number; data: string }): number {
+    return this.pushUpdate({
+      callback_query: {
+        id: `cq-${this.nextUpdateId}`,
+        from: { is_bot: false, ...press.from },
+        chat_instance: String(press.chat.id),
+        data: press.data,
+        message: { message_id: press.messageId, date: Math.floor(Date.now() / 1000), chat: press.chat },
+      },
+    });
   }
 
   pushUpdate(update: Record<string, unknown>): number {
@@ -510,6 +525,16 @@ export class FakeTelegram {
         if (parsed.text.length > 4096) return bad("Bad Request: message is too long");
         return ok(this.record(method, params, raw, parsed.text));
       }
+      case "answerCallbackQuery":
+        return ok(true);
+      case "editMessageReplyMarkup": {
+        const sent = this.sent.find(
+          (m) => m.chatId === String(params.chat_id) && m.messageId === Number(params.message_id),
+        );
+        if (!sent) return bad("Bad Request: message to edit not found");
+        sent.buttons = buttonsOf(params.reply_markup);
+        return ok(true);
+      }
       case "sendPhoto":
       case "sendDocument": {
         const field = method === "sendPhoto" ? "photo" : "document";
@@ -541,6 +566,7 @@ export class FakeTelegram {
     if (typeof params.parse_mode === "string") sent.parseMode = params.parse_mode;
     if (reply?.message_id !== undefined) sent.replyToMessageId = reply.message_id;
     if (file) sent.file = file;
+    if (params.reply_markup !== undefined) sent.buttons = buttonsOf(params.reply_markup);
     this.sent.push(sent);
     return {
       message_id: messageId,
@@ -655,4 +681,12 @@ async function readParams(
     at = next;
   }
   return { params, uploads };
+}
+
+/** The inline keyboard of a `reply_markup` (an object, or its JSON), as one flat list of buttons. */
+function buttonsOf(markup: unknown): { text: string; data: string }[] {
+  const value = typeof markup === "string" ? (JSON.parse(markup) as unknown) : markup;
+  const rows = (value as { inline_keyboard?: { text: string; callback_data?: string }[][] } | undefined)
+    ?.inline_keyboard;
+  return (rows ?? []).flat().map((b) => ({ text: b.text, data: b.callback_data ?? "" }));
 }

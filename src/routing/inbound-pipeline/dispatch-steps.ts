@@ -49,10 +49,11 @@ export function mentionGateStep(deps: { groupChat(): GroupChatConfig; enqueue(it
   };
 }
 
-/** The session's queue: one turn at a time per key, in order. */
+/** The session's queue: one turn at a time per key, in order; `ctx.follow` right behind the item. */
 export function enqueueStep(deps: { enqueue(item: WorkItem): void }): Step {
   return async (ctx) => {
     if (!ctx.item) throw new Error("enqueueStep runs after the journal step");
     deps.enqueue(ctx.item);
+    for (const item of ctx.follow ?? []) deps.enqueue(item);
   };
 }

@@ -23,6 +23,8 @@ export interface InboundContext {
   result?: ReceiveResult;
   /** The chat command the text is (set by the command step). */
   command?: ChatCommand;
+  /** Items queued right behind this one, in order, in the same step (an approval's answer and what waited on it). */
+  follow?: WorkItem[];
 }
 
 /** grammY-style middleware: do something, then `await next()` to go on (or not, to stop here). */

@@ -62,6 +62,8 @@ export interface ModelPort {
   toolsFor(key: string, message: InboundMessage): ToolDefinition[];
   /** Hooks every turn runs after the built-in ones (a tool gate that asks: `TurnHooks.beforeTool`). */
   turnHooks?: TurnHooks;
+  /** The approvals gate of a turn working in `cwd` (runtime/approvals/approval-gate.ts), run before `turnHooks`. */
+  approvalGate?(cwd: string): TurnHooks;
 }
 
 /** The gateway's session queue, as the session side sees it. */

@@ -119,6 +119,7 @@ export class TurnEvents {
       sessionKey: this.key,
       turnId: this.turnId,
       stopReason: result?.stopReason ?? "error",
+      ...(result?.parked ? { parked: true } : {}),
       ...this.chat,
       ts: this.ports.runtime.clock.now(),
     });

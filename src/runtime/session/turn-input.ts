@@ -174,7 +174,10 @@ export async function buildTurnInput(
     onPhase: (phase) => ports.storage.sessions?.enter(key, phase),
     ...(guard ? { guard } : {}),
     ...(setup.resume ? { resume: setup.resume } : {}),
-    ...(ports.model.turnHooks ? { hooks: ports.model.turnHooks } : {}),
+    hooks: [
+      ...(ports.model.approvalGate ? [ports.model.approvalGate(setup.cwd)] : []),
+      ...(ports.model.turnHooks ? [ports.model.turnHooks] : []),
+    ],
     compaction: {
       budget: { window: agent.contextTokens, ...config.inbound.reply.session.compaction },
       notesModels: [
