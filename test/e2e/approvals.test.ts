@@ -111,6 +111,34 @@ describe("e2e: approvals in chat", () => {
     await third.stop();
   });
 
+  it("a session waiting on a prompt is unloaded when idle; the answer loads it again and runs the call once", async () => {
+    const { state, tg } = await setup({
+      inbound: { reply: { agent: { approvals: "risky" }, session: { passivateAfterMinutes: 0.02 } } },
+    });
+    const gw = await state.startGateway();
+    await tg.waitFor(() => tg.polling, "the first long poll");
+    const from = gw.stderr.length;
+    tg.pushMessage({ chat: privateChat(ALICE), from: ALICE, text: `[[bash:${COMMAND}]]` });
+    await tg.waitFor(() => tg.textsTo(ALICE.id).length === 1, "the prompt");
+    await gw.stderr.waitFor(
+      /idle session unloaded from memory.*main|main.*idle session unloaded from memory/,
+      {
+        from,
+      },
+    );
+    const workspace = join(state.dir, "workspace");
+    expect(await runsIn(workspace)).toBe(0);
+    const status = await gw.call<{ approvals?: { what: string }[] }>("GET", "/api/status");
+    expect(status.body.approvals?.map((a) => a.what)).toEqual([
+      `bash wants to run\n${COMMAND}\nin ${workspace}`,
+    ]);
+    tg.pushMessage({ chat: privateChat(ALICE), from: ALICE, text: "/approve" });
+    await tg.waitFor(() => tg.textsTo(ALICE.id).length === 3, "the approval's note and the reply");
+    expect(tg.textsTo(ALICE.id).slice(1)).toEqual(["Approved: bash runs now.", `echo: [[bash:${COMMAND}]]`]);
+    expect(await runsIn(workspace)).toBe(1);
+    await gw.stop();
+  });
+
   it("in a group, a stranger's /approve is ignored; the person whose turn it is approves", async () => {
     const { state, tg } = await setup(
       { inbound: { reply: { agent: { approvals: "risky", tools: { groups: ["bash"] } } } } },
