@@ -91,6 +91,23 @@ describe("searching the transcripts", () => {
     ]);
   });
 
+  it("takes the key of a transcript not in the store from its header, however long the header", async () => {
+    const long = JSON.stringify({
+      type: "session",
+      version: 1,
+      id: "h",
+      sessionKey: "group:long",
+      note: "n".repeat(10_000),
+    });
+    await transcript("h", [long, message(1, "user", "note")], T0);
+    await transcript("x", ["not a header", message(2, "user", "note")], T0 + 1000);
+    expect((await search({ q: "note" })).hits.map((h) => [h.sessionId, h.sessionKey, h.current])).toEqual([
+      ["x", null, false],
+      ["h", "group:long", false],
+    ]);
+    expect(ids(await search({ q: "note", key: "group:long" }))).toEqual(["h/e1"]);
+  });
+
   it("skips files last modified before --since without reading them", async () => {
     await transcript("a", [header("a", "main"), message(1, "user", "note")], T0 - 5 * 86_400_000);
     const report = await search({ q: "note", since: "1d" });

@@ -76,7 +76,7 @@ export async function listTranscripts(storeDir: string): Promise<Transcript[]> {
   return found.sort((a, b) => b.mtimeMs - a.mtimeMs || (a.sessionId < b.sessionId ? -1 : 1));
 }
 
-/** The `sessionKey` of a transcript's header (line 1, read up to 64 KiB), or undefined. */
+/** The `sessionKey` of a transcript's header (line 1: 4 KiB read, up to 64 KiB for a long one), or undefined. */
 export function headerKey(path: string): string | undefined {
   let fd: number;
   try {
@@ -85,11 +85,15 @@ export function headerKey(path: string): string | undefined {
     return undefined;
   }
   try {
-    const buffer = Buffer.allocUnsafe(64 * 1024);
-    const n = readSync(fd, buffer, 0, buffer.length, 0);
-    const nl = buffer.subarray(0, n).indexOf(0x0a);
-    const header = parseTranscriptHeader(buffer.toString("utf8", 0, nl === -1 ? n : nl));
-    return header.ok ? header.value.sessionKey : undefined;
+    for (const size of [4096, 64 * 1024]) {
+      const buffer = Buffer.allocUnsafe(size);
+      const n = readSync(fd, buffer, 0, size, 0);
+      const nl = buffer.subarray(0, n).indexOf(0x0a);
+      if (nl === -1 && n === size) continue;
+      const header = parseTranscriptHeader(buffer.toString("utf8", 0, nl === -1 ? n : nl));
+      return header.ok ? header.value.sessionKey : undefined;
+    }
+    return undefined;
   } finally {
     closeSync(fd);
   }
