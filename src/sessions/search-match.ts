@@ -50,8 +50,8 @@ export function buildMatcher(query: string, regex: boolean): SearchMatcher | str
   const find = (text: string) => {
     const m = pattern.exec(text);
     if (!m) return undefined;
-    // An empty match (a regex like `a*`) still marks one character, so a hit always shows where it is.
-    return { start: m.index, end: m.index + Math.max(m[0].length, 0) };
+    // A regex that matches the empty string (`a*`) gives an empty match: a hit whose snippet marks nothing.
+    return { start: m.index, end: m.index + m[0].length };
   };
   return {
     query,
