@@ -13,6 +13,7 @@ const sections: Section[] = [
   { name: "gateway", run: async () => (await import("./gateway-bench.js")).benchGateway() },
   { name: "startup", run: async () => (await import("./startup-bench.js")).benchStartup() },
   { name: "passivation", run: async () => (await import("./passivation-bench.js")).benchPassivation() },
+  { name: "search", run: async () => (await import("./search-bench.js")).benchSearch() },
 ];
 
 const wanted = process.argv.slice(2);

@@ -75,6 +75,7 @@ export const CLIENT_HISTORY = String.raw`
     }
     updateWelcome();
     refreshGauge();
+    showHit();
     setComposer(true);
     setState("ready");
     if (document.activeElement === document.body) inputEl.focus();
@@ -86,9 +87,14 @@ export const CLIENT_HISTORY = String.raw`
     for (const m of history.messages || []) {
       if (m.role === "user") {
         const el = bubble("user", m.text || "", userLabel(m));
+        el.dataset.entryId = m.id;
         if (typeof m.unanswered === "string") markUnanswered(el, m.unanswered);
       } else if (m.role === "assistant") {
-        if (m.text) bubble("assistant", m.text, assistantLabel(m)).dataset.final = "true";
+        if (m.text) {
+          const el = bubble("assistant", m.text, assistantLabel(m));
+          el.dataset.final = "true";
+          el.dataset.entryId = m.id;
+        }
         for (const c of m.toolCalls || []) toolEl(c.id, c.name, c.arguments, "no result").dataset.state = "unknown";
       } else if (m.role === "tool") toolResult(m.toolCallId, "", true, m.text);
     }

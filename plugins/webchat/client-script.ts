@@ -1,6 +1,7 @@
 import { CLIENT_HEADER } from "./client-header.js";
 import { CLIENT_HISTORY } from "./client-history.js";
 import { CLIENT_RENDER } from "./client-render.js";
+import { CLIENT_SEARCH } from "./client-search.js";
 import { CLIENT_VIEW } from "./client-view.js";
 
 /**
@@ -11,7 +12,9 @@ import { CLIENT_VIEW } from "./client-view.js";
  * Contract with the gateway (docs/http-api.md): `GET /api/status` gives `mainKey` and the model;
  * `GET /webchat/info` the context window and the config path; `GET /api/history` fills the view (client-history.ts);
  * `GET /api/events` (EventSource, token in the query) streams the session; `POST /api/agent` sends;
- * `GET /api/sessions` gives the context in use for the gauge.
+ * `GET /api/sessions` gives the context in use for the gauge; `GET /api/search` the search box (client-search.ts).
+ * The page shows the primary session, or the one its address names (`/?session=<key>`: what a search hit opens),
+ * and sends to that session.
  *
  * Invariants:
  * - nothing from the gateway or the model becomes markup except an assistant reply rendered by markdown-it with
@@ -76,6 +79,8 @@ ${CLIENT_RENDER}
     token: embedded || readStored(),
     chatId: "webchat-" + uuid(),
     sessionKey: "",
+    /** The primary session's key (from /api/status): the page's session unless ?session= names another. */
+    mainKey: "",
     /** The session the view shows (from the history; a session event or a POST answer may replace it). */
     sessionId: "",
     model: null,
@@ -99,6 +104,7 @@ ${CLIENT_RENDER}
 ${CLIENT_VIEW}
 ${CLIENT_HEADER}
 ${CLIENT_HISTORY}
+${CLIENT_SEARCH}
   // ---- events ----
   function closeOpen() {
     if (!st.open) return;
@@ -260,7 +266,8 @@ ${CLIENT_HISTORY}
     if (!res.ok || !status || typeof status.mainKey !== "string" || !status.mainKey) {
       return retryLater("The gateway's status is unusable (" + errorText(status, res.status) + ").");
     }
-    st.sessionKey = status.mainKey;
+    st.mainKey = status.mainKey;
+    st.sessionKey = new URLSearchParams(location.search).get("session") || status.mainKey;
     st.model = status.model && typeof status.model === "object" ? status.model : null;
     if (typeof status.configPath === "string") st.configPath = status.configPath;
     sessionEl.textContent = "session " + st.sessionKey;
@@ -318,7 +325,10 @@ ${CLIENT_HISTORY}
       const res = await api("/api/agent", {
         method: "POST",
         headers: { "content-type": "application/json", accept: "application/json" },
-        body: JSON.stringify({ message: text, channel: "webchat", chatId: st.chatId, messageId: uuid() }),
+        body: JSON.stringify(Object.assign(
+          { message: text, channel: "webchat", chatId: st.chatId, messageId: uuid() },
+          st.sessionKey !== st.mainKey ? { session: st.sessionKey } : {},
+        )),
       });
       const body = await res.json().catch(() => null);
       if (res.ok) {

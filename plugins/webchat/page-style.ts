@@ -23,6 +23,13 @@ header { display: flex; flex-wrap: wrap; gap: 4px 12px; align-items: baseline; p
 #context meter { width: 72px; height: 8px; }
 h1 { font-size: 16px; margin: 0; }
 #conn { margin-left: auto; }
+#search-form input { font: inherit; font-size: 13px; padding: 2px 6px; width: 14em; }
+#search-results { max-height: 40vh; overflow-y: auto; padding: 8px 16px; border-bottom: 1px solid var(--border);
+  display: flex; flex-direction: column; gap: 6px; }
+#search-results .hit { display: block; color: inherit; text-decoration: none; padding: 4px 8px; border-radius: 6px;
+  border: 1px solid var(--border); overflow-wrap: anywhere; }
+#search-results .hit:hover, #search-results .hit:focus { border-color: var(--accent); }
+.msg[data-hit="true"] { outline: 2px solid var(--accent); outline-offset: 2px; }
 .muted { color: var(--muted); font-size: 13px; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
 #token-form { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; padding: 16px; }

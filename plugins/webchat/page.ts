@@ -57,8 +57,13 @@ export function renderPage(options: PageOptions): string {
   <span id="model" class="muted"></span>
   <span id="context" class="muted" hidden><meter id="context-meter" min="0" value="0" aria-label="Context used"></meter>
   <span id="context-text"></span></span>
+  <form id="search-form" role="search">
+    <label for="search-input" class="visually-hidden">Search every conversation</label>
+    <input id="search-input" type="search" placeholder="Search" autocomplete="off" spellcheck="false">
+  </form>
   <span id="conn" class="muted" role="status">connecting…</span>
 </header>
+<nav id="search-results" aria-label="Search results" hidden></nav>
 <form id="token-form" hidden>
   <label for="token-input">Gateway token</label>
   <input id="token-input" type="password" autocomplete="off" spellcheck="false" required>

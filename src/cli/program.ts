@@ -23,6 +23,16 @@ export interface CliDeps {
   cliPlugins?(): Promise<readonly CliPlugin[]>;
 }
 
+/** The flags of `clawdis sessions search`, as commander gives them. */
+interface SearchFlags {
+  regex?: boolean;
+  key?: string;
+  since?: string;
+  role?: string;
+  limit?: string;
+  json?: boolean;
+}
+
 /** The commands of clawdis itself, `help` included; a plugin's command may take none of these names. */
 export const CORE_COMMANDS: readonly string[] = [
   "gateway",
@@ -136,6 +146,32 @@ export function buildProgram(
           deps.configSections,
         ),
       )(),
+    );
+
+  sessions
+    .command("search <text>")
+    .description("search every transcript for text, newest first (reads the files; no gateway needed)")
+    .option("--regex", "take the text as a regular expression")
+    .option("--key <key>", "only the transcripts of this session key")
+    .option("--since <when>", "only messages since then: 30m, 12h, 7d, 2w, or a date like 2026-01-31")
+    .option("--role <role>", "only messages of this role: user, assistant or tool")
+    .option("--limit <n>", "stop after this many hits (default 20, at most 1000)")
+    .option("--json", "print JSON only")
+    .action((text: string, opts: SearchFlags) =>
+      run(async () => {
+        // `--json` and `--store` before `search` are taken by `sessions`, which has them too.
+        const parent = sessions.opts() as { json?: boolean; store?: string };
+        return (await import("./sessions-search.js")).runSessionsSearch(
+          text,
+          {
+            ...opts,
+            json: opts.json === true || parent.json === true,
+            ...(parent.store !== undefined ? { store: parent.store } : {}),
+          },
+          io,
+          deps.configSections,
+        );
+      })(),
     );
 
   program

@@ -378,6 +378,42 @@ describe("e2e: the web chat page in Chromium", () => {
     expect(problemsOf()).toEqual([]);
   });
 
+  it("searches every conversation from the header and opens a hit in its session, marked", async () => {
+    const { page } = await freshChat();
+    expect((await gw.agent("the Pomelo tree is in the group", { session: "group:search" })).status).toBe(200);
+    await page.fill("#search-input", "pomelo");
+    await page.press("#search-input", "Enter");
+    const hits = page.locator("#search-results .hit");
+    await hits.first().waitFor();
+    // Newest first: the reply (echoed by the fake model), then the message; the match marked in each.
+    await expect(hits.count()).resolves.toBe(2);
+    await expect(page.locator("#search-results mark").allTextContents()).resolves.toEqual([
+      "Pomelo",
+      "Pomelo",
+    ]);
+    await expect(hits.nth(1).locator(".muted").textContent()).resolves.toMatch(/ · group:search · user$/);
+    const entryId = await hits.nth(1).getAttribute("data-entry-id");
+
+    await hits.nth(1).click();
+    await page.waitForURL(/\?session=group%3Asearch#hit-/);
+    await page.waitForSelector('body[data-state="ready"]');
+    await expect(page.locator("#session").textContent()).resolves.toBe("session group:search");
+    const marked = page.locator('[data-hit="true"]');
+    await marked.waitFor();
+    await expect(marked.getAttribute("data-role")).resolves.toBe("user");
+    await expect(marked.getAttribute("data-entry-id")).resolves.toBe(entryId);
+    await expect(marked.locator(".text").textContent()).resolves.toBe("the Pomelo tree is in the group");
+    // What is sent from there goes to that session.
+    await send(page, "and in this group?");
+    await page.waitForSelector(
+      '[data-role="assistant"][data-final="true"] >> text="echo: and in this group?"',
+    );
+    const group = (await state.readStore())["group:search"];
+    const said = (await state.messages(group!.sessionId)).map((m) => m.message.content);
+    expect(said).toContain("and in this group?");
+    expect(problemsOf()).toEqual([]);
+  });
+
   it("without a model: the notice after a message names the .json5 file by its full path, and the message is marked unanswered", async () => {
     const bare = await E2eState.create({ config: { inbound: { reply: { agent: { model: undefined } } } } });
     bare.fake.models.splice(0, bare.fake.models.length, "model-a", "model-b");
