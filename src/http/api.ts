@@ -12,6 +12,7 @@ import type { StoredChatMessage, TranscriptEntry } from "../sessions/types.js";
 import { parseOutputFilter, passesFilter } from "./event-filter.js";
 import type { HttpServer } from "./http-server.js";
 import { sendJson } from "./http-server.js";
+import { registerOpenAiApi } from "./openai-api.js";
 import { registerRemindersApi } from "./reminders-api.js";
 import { startSse } from "./sse.js";
 
@@ -64,6 +65,7 @@ export function registerApi(gateway: Gateway, server: HttpServer): void {
     sendJson(res, status, body);
   });
   registerRemindersApi(gateway, server);
+  registerOpenAiApi(gateway, server);
   server.route("GET", "/api/events", (req, res) => {
     const session = req.query.get("session");
     const filter = parseOutputFilter(req.query.get("filter"));

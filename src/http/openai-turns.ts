@@ -1,0 +1,194 @@
+import { randomUUID } from "node:crypto";
+import { describeError, isClawdisError } from "../core/errors.js";
+import type { Gateway } from "../gateway.js";
+import type { GatewayEvent, InboundMessage, TurnOutcome } from "../plugin-api/types.js";
+import { modelSetup } from "../runtime/model-source.js";
+import { isTransientError } from "../runtime/transient-error.js";
+import type { OpenAiAsk, OpenAiProblem } from "./openai-request.js";
+
+/**
+ * The turns of the OpenAI-compatible API: a request's input handed to the gateway as the owner's message (channel
+ * `openai`), journaled before this resolves, and the turn's streamed text kept for whoever follows it. The turn
+ * belongs to the gateway, not to the request: a client that goes away stops nothing, the reply lands in the
+ * transcript and the web chat's events.
+ *
+ * `Idempotency-Key`: the key is the message's id (`idempotency:<key>`), so the journal's dedupe takes it once; a
+ * retry while this gateway runs answers from the first attempt's turn (waiting for it while it still runs, its text
+ * streamed again from the start). A key first used before this gateway started is answered 409: it does not run
+ * twice, and its reply is in the session's transcript.
+ */
+
+/** A started turn: what every answer to it (the first request, and each retry) reads. */
+export interface OpenAiTurn {
+  /** Random, shared by the first attempt and its retries: `chatcmpl-<base>`, `resp_<base>`. */
+  base: string;
+  /** Epoch seconds of the first attempt. */
+  created: number;
+  sessionKey: string;
+  /** Calls `onDelta` with the turn's text streamed so far, then with each new piece; returns the unsubscribe. */
+  follow(onDelta: (text: string) => void): () => void;
+  done: Promise<TurnOutcome>;
+}
+
+/** How many idempotency keys are remembered (the oldest are forgotten first). */
+const REMEMBERED_KEYS = 1000;
+/** The longest `Idempotency-Key` taken. */
+const MAX_KEY_LENGTH = 200;
+
+const problem = (
+  status: number,
+  message: string,
+  type: string,
+  code: string | null,
+  param: string | null = null,
+): OpenAiProblem => ({ status, message, type, param, code });
+
+export class OpenAiTurns {
+  private readonly byKey = new Map<string, Promise<OpenAiTurn | OpenAiProblem>>();
+
+  constructor(private readonly gateway: Gateway) {}
+
+  /** Starts the turn `ask` asks for, or (same `idempotencyKey`) gives the one a first attempt started. */
+  start(ask: OpenAiAsk, idempotencyKey: string | undefined): Promise<OpenAiTurn | OpenAiProblem> {
+    if (idempotencyKey === undefined) return this.startNew(ask, randomUUID());
+    if (idempotencyKey.length === 0 || idempotencyKey.length > MAX_KEY_LENGTH) {
+      return Promise.resolve(
+        problem(
+          400,
+          `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} characters`,
+          "invalid_request_error",
+          null,
+          "Idempotency-Key",
+        ),
+      );
+    }
+    const known = this.byKey.get(idempotencyKey);
+    if (known) return known;
+    const started = this.startNew(ask, `idempotency:${idempotencyKey}`);
+    this.byKey.set(idempotencyKey, started);
+    if (this.byKey.size > REMEMBERED_KEYS) this.byKey.delete(this.byKey.keys().next().value as string);
+    // A refusal took nothing: a retry tries afresh.
+    void started.then((turn) => {
+      if ("status" in turn && this.byKey.get(idempotencyKey) === started) this.byKey.delete(idempotencyKey);
+    });
+    return started;
+  }
+
+  private async startNew(ask: OpenAiAsk, messageId: string): Promise<OpenAiTurn | OpenAiProblem> {
+    const gateway = this.gateway;
+    if (gateway.isStopping()) {
+      return problem(
+        503,
+        "the gateway is stopping; try again after it restarts",
+        "service_unavailable",
+        "stopping",
+      );
+    }
+    if (modelSetup(gateway.config.inbound.reply.agent, gateway.options.env).state === "missing") {
+      return problem(
+        503,
+        "no model is configured on the gateway: set inbound.reply.agent.model (docs/configuration.md)",
+        "service_unavailable",
+        "no_model",
+      );
+    }
+    const message: InboundMessage = {
+      channel: "openai",
+      chatId: `openai:${randomUUID()}`,
+      chatType: "direct",
+      senderId: "local",
+      senderName: "owner",
+      messageId,
+      text: ask.text,
+      receivedAt: gateway.clock.now(),
+      // Under the owner's authority, with exactly these tools (src/runtime/tools-policy.ts).
+      allowedTools: [...gateway.config.gateway.openai.tools],
+      ...(ask.sessionKey !== undefined ? { sessionKey: ask.sessionKey } : {}),
+    };
+    const sessionKey = gateway.sessionKeyFor(message);
+    const stream = new TurnText();
+    // Subscribed before the message is handed in, so that no event of its turn is missed.
+    const off = gateway.onEvent((event) => stream.take(event, sessionKey));
+    let result: Awaited<ReturnType<Gateway["receive"]>>;
+    try {
+      result = await gateway.receive(message, { local: true });
+    } catch (error) {
+      off();
+      return refusal(error);
+    }
+    if (result.status !== "accepted") {
+      off();
+      if (result.status === "denied") return problem(403, result.reason, "permission_error", "denied");
+      return problem(
+        409,
+        "this Idempotency-Key was used before the gateway last started: the request ran then, and its reply is in the session's transcript",
+        "invalid_request_error",
+        "idempotency_key_reused",
+        "Idempotency-Key",
+      );
+    }
+    stream.journalId = result.journalId;
+    const done = result.done.finally(off);
+    return {
+      base: randomUUID().replace(/-/g, ""),
+      created: Math.floor(gateway.clock.now() / 1000),
+      sessionKey,
+      follow: (onDelta) => stream.follow(onDelta),
+      done,
+    };
+  }
+}
+
+/** Why a message was not taken (nothing is recorded): 413, 429 for a full journal, 503 for a passing failure. */
+function refusal(error: unknown): OpenAiProblem {
+  if (isClawdisError(error, "MESSAGE_TOO_LARGE"))
+    return problem(413, describeError(error), "invalid_request_error", "message_too_large");
+  if (isClawdisError(error, "STATE_BUSY"))
+    return problem(429, describeError(error), "rate_limit_exceeded", "too_many_waiting");
+  if (isTransientError(error)) {
+    return problem(
+      503,
+      `the message was not taken (${describeError(error)}); retry later`,
+      "service_unavailable",
+      "unavailable",
+    );
+  }
+  throw error;
+}
+
+/** The text one turn streams: its `delta` events, found by the journal record of the message that started it. */
+class TurnText {
+  journalId: string | undefined;
+  private readonly early: GatewayEvent[] = [];
+  private turnId: string | undefined;
+  private readonly pieces: string[] = [];
+  private readonly followers = new Set<(text: string) => void>();
+
+  take(event: GatewayEvent, sessionKey: string): void {
+    if (event.sessionKey !== sessionKey) return;
+    if (this.journalId === undefined) {
+      this.early.push(event);
+      return;
+    }
+    for (const held of this.early.splice(0)) this.apply(held);
+    this.apply(event);
+  }
+
+  private apply(event: GatewayEvent): void {
+    // Only the turn this message started (or joined).
+    if (event.type === "turn-start" && event.journalId === this.journalId) this.turnId = event.turnId;
+    if (event.type === "message" && event.journalId === this.journalId && event.turnId)
+      this.turnId = event.turnId;
+    if (this.turnId === undefined || event.type !== "delta" || event.turnId !== this.turnId) return;
+    this.pieces.push(event.text);
+    for (const follower of this.followers) follower(event.text);
+  }
+
+  follow(onDelta: (text: string) => void): () => void {
+    for (const held of this.early.splice(0)) this.apply(held);
+    const sofar = this.pieces.join("");
+    if (sofar.length > 0) onDelta(sofar);
+    this.followers.add(onDelta);
+    return () => this.followers.delete(onDelta);
+  }
+}
