@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import { describeError } from "../core/errors.js";
 import type { Gateway } from "../gateway.js";
 import type { HttpRequest } from "../plugin-api/types.js";
 import type { HttpServer } from "./http-server.js";
@@ -55,7 +56,21 @@ export function registerOpenAiApi(gateway: Gateway, server: HttpServer): void {
         });
         return;
       }
-      await handler(req, res);
+      try {
+        await handler(req, res);
+      } catch (error) {
+        gateway.options.logger.error("openai api: the request failed", {
+          path: req.path,
+          error: describeError(error),
+        });
+        sendProblem(res, {
+          status: 500,
+          message: `the gateway failed: ${describeError(error)}`,
+          type: "api_error",
+          param: null,
+          code: "internal_error",
+        });
+      }
     };
   // Checked by the handler: a missing token is 401 in OpenAI's shape, a disabled API 404.
   const open = { auth: false };

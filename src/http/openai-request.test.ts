@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { unstreamed } from "./openai-api.js";
 import { parseChatRequest, parseJsonObject, parseResponsesRequest, routeOf } from "./openai-request.js";
+import { imagePlan } from "./openai-turns.js";
 
 describe("routeOf", () => {
   it.each([
@@ -49,7 +50,7 @@ describe("parseChatRequest", () => {
             role: "user",
             content: [
               { type: "text", text: "a" },
-              { type: "image_url", image_url: { url: "data:," } },
+              { type: "image_url", image_url: { url: "data:image/png;base64,iVBO" } },
               { type: "text", text: "b" },
             ],
           },
@@ -60,7 +61,13 @@ describe("parseChatRequest", () => {
       },
       undefined,
     );
-    expect(ask).toEqual({ text: "a\nb", model: "clawdis", stream: true, includeUsage: true });
+    expect(ask).toEqual({
+      text: "a\nb",
+      images: [{ mimeType: "image/png", base64: "iVBO" }],
+      model: "clawdis",
+      stream: true,
+      includeUsage: true,
+    });
   });
 
   it.each([
@@ -99,6 +106,46 @@ describe("parseResponsesRequest", () => {
 
   it("no input is 400 param input", () => {
     expect(parseResponsesRequest({}, undefined)).toMatchObject({ status: 400, param: "input" });
+  });
+});
+
+describe("images", () => {
+  it("an image without text is input; a plain URL is kept as a URL", () => {
+    const ask = parseResponsesRequest(
+      {
+        input: [{ role: "user", content: [{ type: "input_image", image_url: "https://example.com/a.png" }] }],
+      },
+      undefined,
+    );
+    expect(ask).toMatchObject({ text: "", images: [{ url: "https://example.com/a.png" }] });
+  });
+
+  it("imagePlan: a data: URL becomes a file in the dir, a URL a note without a file", () => {
+    const plan = imagePlan(
+      [{ mimeType: "image/jpeg", base64: "AAEC" }, { url: "https://example.com/a.png" }],
+      "/state/plugins/openai/inbox",
+      () => "id1",
+    );
+    expect(plan.files).toEqual([
+      {
+        dir: "/state/plugins/openai/inbox",
+        path: "/state/plugins/openai/inbox/image-id1.jpg",
+        base64: "AAEC",
+      },
+    ]);
+    expect(plan.attachments).toEqual([
+      {
+        kind: "image",
+        path: "/state/plugins/openai/inbox/image-id1.jpg",
+        mimeType: "image/jpeg",
+        fileName: "image-id1.jpg",
+        sizeBytes: 3,
+      },
+      {
+        kind: "image",
+        note: "an image URL the gateway does not fetch (https://example.com/a.png); send images as data: URLs",
+      },
+    ]);
   });
 });
 

@@ -4,9 +4,10 @@ import { whyInvalidSessionKey } from "../sessions/session-key-rules.js";
  * Reading a request of the OpenAI-compatible API (docs/http-api.md, "OpenAI-compatible API"). Pure: each function
  * returns what the request asks for, or the problem as an OpenAI error (`OpenAiProblem`).
  *
- * The gateway owns the history: only the newest user message of the request is its input (its text parts); earlier
- * messages, system prompts and `instructions` are ignored. Routing: `model` "clawdis" is the primary session,
- * "clawdis:<key>" session `<key>`; the header `x-clawdis-session` names a session and wins over `model`.
+ * The gateway owns the history: only the newest user message of the request is its input (its text and image
+ * parts); earlier messages, system prompts and `instructions` are ignored. Routing: `model` "clawdis" is the
+ * primary session, "clawdis:<key>" session `<key>`; the header `x-clawdis-session` names a session and wins over
+ * `model`.
  */
 
 /** The model id of the primary session; `clawdis:<key>` is session `<key>`. */
@@ -21,9 +22,14 @@ export interface OpenAiProblem {
   code: string | null;
 }
 
+/** An image part of the input: its bytes from a `data:` URL, or a URL the gateway does not fetch. */
+export type OpenAiImage = { mimeType: string; base64: string } | { url: string };
+
 /** What a request asks for. `sessionKey` absent: the primary session. */
 export interface OpenAiAsk {
   text: string;
+  /** The image parts of the newest user message, in order. */
+  images: OpenAiImage[];
   /** The model id the answer names (what the request said, or `clawdis`). */
   model: string;
   sessionKey?: string;
@@ -89,17 +95,49 @@ export function routeOf(
   return { model: name, ...(key !== undefined ? { sessionKey: key } : {}) };
 }
 
-/** The text parts of a message's content: a string, or parts of which those of `textTypes` count. */
-function textOf(content: unknown, textTypes: readonly string[]): string | undefined {
-  if (typeof content === "string") return content;
+/** The image of a URL: a base64 `data:image/…` URL's bytes, else the URL itself. */
+export function imageOf(url: string): OpenAiImage {
+  const match = /^data:(image\/[\w.+-]+);base64,([A-Za-z0-9+/=\s]*)$/.exec(url);
+  return match ? { mimeType: match[1] as string, base64: (match[2] as string).replace(/\s/g, "") } : { url };
+}
+
+/** The URL of an image part: chat's `image_url: {url}` (or a plain string), the Responses API's `image_url`. */
+function imageUrlOf(part: Record<string, unknown>): string | undefined {
+  const field = part.image_url;
+  if (typeof field === "string") return field;
+  if (isObject(field) && typeof field.url === "string") return field.url;
+  return undefined;
+}
+
+interface Parts {
+  text: string;
+  images: OpenAiImage[];
+}
+
+/**
+ * The text parts (joined by line breaks) and image parts of a message's content: a string, or parts of which those
+ * of `textTypes` are text and those of `imageType` images; the rest is passed over. Undefined: no content.
+ */
+function partsOf(content: unknown, textTypes: readonly string[], imageType: string): Parts | undefined {
+  if (typeof content === "string") return { text: content, images: [] };
   if (!Array.isArray(content)) return undefined;
   const texts: string[] = [];
+  const images: OpenAiImage[] = [];
   for (const part of content) {
     if (typeof part === "string") texts.push(part);
-    else if (isObject(part) && textTypes.includes(String(part.type)) && typeof part.text === "string")
-      texts.push(part.text);
+    else if (!isObject(part)) continue;
+    else if (textTypes.includes(String(part.type)) && typeof part.text === "string") texts.push(part.text);
+    else if (part.type === imageType) {
+      const url = imageUrlOf(part);
+      if (url !== undefined) images.push(imageOf(url));
+    }
   }
-  return texts.join("\n");
+  return { text: texts.join("\n"), images };
+}
+
+/** Text or an image: something to hand in. */
+function hasInput(parts: Parts | undefined): parts is Parts {
+  return parts !== undefined && (parts.text.trim() !== "" || parts.images.length > 0);
 }
 
 function streamFlag(body: Record<string, unknown>): boolean | OpenAiProblem {
@@ -125,16 +163,16 @@ export function parseChatRequest(
   )
     index--;
   if (index < 0) return badRequest("messages holds no user message", "messages");
-  const text = textOf((messages[index] as { content?: unknown }).content, ["text"]);
-  if (text === undefined || text.trim() === "") {
+  const parts = partsOf((messages[index] as { content?: unknown }).content, ["text"], "image_url");
+  if (!hasInput(parts)) {
     return badRequest(
-      `messages[${index}] (the newest user message) has no text`,
+      `messages[${index}] (the newest user message) has no text and no image`,
       `messages[${index}].content`,
     );
   }
   const options = body.stream_options;
   const includeUsage = isObject(options) && options.include_usage === true;
-  return { text, ...route, stream, includeUsage };
+  return { ...parts, ...route, stream, includeUsage };
 }
 
 /** `POST /v1/responses`: `input` is the text, or items of which the newest `user` message is the input. */
@@ -147,18 +185,17 @@ export function parseResponsesRequest(
   const stream = streamFlag(body);
   if (isProblem(stream)) return stream;
   const input = body.input;
-  let text: string | undefined;
+  let parts: Parts | undefined;
   let param = "input";
-  if (typeof input === "string") text = input;
+  if (typeof input === "string") parts = { text: input, images: [] };
   else if (Array.isArray(input)) {
     let index = input.length - 1;
     while (index >= 0 && !(isObject(input[index]) && (input[index] as { role?: unknown }).role === "user"))
       index--;
     if (index < 0) return badRequest("input holds no user message", "input");
     param = `input[${index}].content`;
-    text = textOf((input[index] as { content?: unknown }).content, ["input_text", "text"]);
+    parts = partsOf((input[index] as { content?: unknown }).content, ["input_text", "text"], "input_image");
   } else return badRequest("input must be a string or an array of input items", "input");
-  if (text === undefined || text.trim() === "")
-    return badRequest("the newest user message has no text", param);
-  return { text, ...route, stream, includeUsage: false };
+  if (!hasInput(parts)) return badRequest("the newest user message has no text and no image", param);
+  return { ...parts, ...route, stream, includeUsage: false };
 }

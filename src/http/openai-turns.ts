@@ -1,10 +1,13 @@
 import { randomUUID } from "node:crypto";
+import { mkdir, unlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { describeError, isClawdisError } from "../core/errors.js";
+import { stateDir } from "../core/paths.js";
 import type { Gateway } from "../gateway.js";
-import type { GatewayEvent, InboundMessage, TurnOutcome } from "../plugin-api/types.js";
+import type { Attachment, GatewayEvent, InboundMessage, TurnOutcome } from "../plugin-api/types.js";
 import { modelSetup } from "../runtime/model-source.js";
 import { isTransientError } from "../runtime/transient-error.js";
-import type { OpenAiAsk, OpenAiProblem } from "./openai-request.js";
+import type { OpenAiAsk, OpenAiImage, OpenAiProblem } from "./openai-request.js";
 
 /**
  * The turns of the OpenAI-compatible API: a request's input handed to the gateway as the owner's message (channel
@@ -92,6 +95,19 @@ export class OpenAiTurns {
         "no_model",
       );
     }
+    const dedupe = { channel: "openai", messageId };
+    // The images go where the gateway takes a message's files from (a retry already taken writes none).
+    const images = gateway.journal.isDuplicate(dedupe)
+      ? { attachments: [], files: [] }
+      : imagePlan(ask.images, join(stateDir(gateway.options.env), "plugins", "openai", "inbox"), randomUUID);
+    try {
+      for (const file of images.files) {
+        await mkdir(file.dir, { recursive: true, mode: 0o700 });
+        await writeFile(file.path, Buffer.from(file.base64, "base64"), { mode: 0o600 });
+      }
+    } catch (error) {
+      return refusal(error);
+    }
     const message: InboundMessage = {
       channel: "openai",
       chatId: `openai:${randomUUID()}`,
@@ -100,6 +116,7 @@ export class OpenAiTurns {
       senderName: "owner",
       messageId,
       text: ask.text,
+      ...(images.attachments.length > 0 ? { attachments: images.attachments } : {}),
       receivedAt: gateway.clock.now(),
       // Under the owner's authority, with exactly these tools (src/runtime/tools-policy.ts).
       allowedTools: [...gateway.config.gateway.openai.tools],
@@ -114,10 +131,12 @@ export class OpenAiTurns {
       result = await gateway.receive(message, { local: true });
     } catch (error) {
       off();
+      await removeFiles(images.files);
       return refusal(error);
     }
     if (result.status !== "accepted") {
       off();
+      await removeFiles(images.files);
       if (result.status === "denied") return problem(403, result.reason, "permission_error", "denied");
       return problem(
         409,
@@ -137,6 +156,52 @@ export class OpenAiTurns {
       done,
     };
   }
+}
+
+/** A file to write before the message is handed in: `base64` decoded at `path` (in `dir`). */
+interface ImageFile {
+  dir: string;
+  path: string;
+  base64: string;
+}
+
+/**
+ * The attachments of a message's images, and the files to write for them in `dir` (named by `newId`): a `data:`
+ * URL's bytes become a file; a URL the gateway does not fetch is an attachment without a file, with a note saying
+ * so. Pure.
+ */
+export function imagePlan(
+  images: readonly OpenAiImage[],
+  dir: string,
+  newId: () => string,
+): { attachments: Attachment[]; files: ImageFile[] } {
+  const attachments: Attachment[] = [];
+  const files: ImageFile[] = [];
+  for (const image of images) {
+    if ("url" in image) {
+      attachments.push({
+        kind: "image",
+        note: `an image URL the gateway does not fetch (${image.url.slice(0, 200)}); send images as data: URLs`,
+      });
+      continue;
+    }
+    const subtype = image.mimeType.slice("image/".length).replace(/[^a-z0-9]/gi, "");
+    const fileName = `image-${newId()}.${subtype === "jpeg" ? "jpg" : subtype || "img"}`;
+    const path = join(dir, fileName);
+    files.push({ dir, path, base64: image.base64 });
+    attachments.push({
+      kind: "image",
+      path,
+      mimeType: image.mimeType,
+      fileName,
+      sizeBytes: Buffer.byteLength(image.base64, "base64"),
+    });
+  }
+  return { attachments, files };
+}
+
+async function removeFiles(files: readonly ImageFile[]): Promise<void> {
+  await Promise.all(files.map((file) => unlink(file.path).catch(() => {})));
 }
 
 /** Why a message was not taken (nothing is recorded): 413, 429 for a full journal, 503 for a passing failure. */

@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import OpenAI, { AuthenticationError, NotFoundError } from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanupAll, E2eState, type GatewayProcess, type Json } from "./harness.js";
@@ -300,6 +302,31 @@ describe("e2e: the OpenAI-compatible API", () => {
     await gateway.stderr.waitFor("config change: applied live: gateway.openai", { from });
     expect(await ask().catch((e: unknown) => e)).toBeInstanceOf(NotFoundError);
     expect(state.fake.requests.length).toBe(2);
+  });
+
+  it("an image as a data: URL reaches the session's inbox as a file, and the model is told where", async () => {
+    const state = await E2eState.create(enabled);
+    const gateway = await state.startGateway();
+    const bytes = Buffer.from("\x89PNG\r\n\x1a\nnot really a picture", "latin1");
+    state.fake.enqueue({ text: "Nice picture." });
+    const completion = await clientOf(gateway).chat.completions.create({
+      model: "clawdis",
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "look at this" },
+            { type: "image_url", image_url: { url: `data:image/png;base64,${bytes.toString("base64")}` } },
+          ],
+        },
+      ],
+    });
+    expect(completion.choices[0]?.message.content).toBe("Nice picture.");
+    const told = lastUserText(state, 1);
+    expect(told).toContain("look at this");
+    const saved = /saved at (inbox\/[^;\]"\\]+\.png)/.exec(told);
+    if (!saved) throw new Error(`the model was not told where the image is: ${told}`);
+    expect(await readFile(join(state.dir, "workspace", saved[1] as string))).toEqual(bytes);
   });
 
   it("curl: a chat completion, not streamed", async () => {
