@@ -227,8 +227,13 @@ function sendJson(
   res.end(`${JSON.stringify(body)}\n`);
 }
 
-/** The errors a retry may get past: a full journal, a passing failure, a gateway that is restarting. */
-const RETRYABLE: ReadonlySet<string | null> = new Set(["too_many_waiting", "unavailable", "stopping"]);
+/** The errors a retry may get past: a full journal, a passing failure, a restarting gateway, a turn still running. */
+const RETRYABLE: ReadonlySet<string | null> = new Set([
+  "too_many_waiting",
+  "unavailable",
+  "stopping",
+  "idempotency_key_in_progress",
+]);
 
 /** The error in OpenAI's shape; `x-should-retry: false` tells the SDKs not to retry what a retry cannot mend. */
 function sendProblem(res: ServerResponse, problem: OpenAiProblem): void {

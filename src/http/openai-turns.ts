@@ -7,6 +7,7 @@ import type { Gateway } from "../gateway.js";
 import type { Attachment, GatewayEvent, InboundMessage, TurnOutcome } from "../plugin-api/types.js";
 import { modelSetup } from "../runtime/model-source.js";
 import { isTransientError } from "../runtime/transient-error.js";
+import { recoverAnswer } from "./openai-recover.js";
 import type { OpenAiAsk, OpenAiImage, OpenAiProblem } from "./openai-request.js";
 
 /**
@@ -17,8 +18,8 @@ import type { OpenAiAsk, OpenAiImage, OpenAiProblem } from "./openai-request.js"
  *
  * `Idempotency-Key`: the key is the message's id (`idempotency:<key>`), so the journal's dedupe takes it once; a
  * retry while this gateway runs answers from the first attempt's turn (waiting for it while it still runs, its text
- * streamed again from the start). A key first used before this gateway started is answered 409: it does not run
- * twice, and its reply is in the session's transcript.
+ * streamed again from the start). A key first used before this gateway started is answered from the session's
+ * transcript (openai-recover.ts); it never runs twice.
  */
 
 /** A started turn: what every answer to it (the first request, and each retry) reads. */
@@ -75,6 +76,10 @@ export class OpenAiTurns {
       if ("status" in turn && this.byKey.get(idempotencyKey) === started) this.byKey.delete(idempotencyKey);
     });
     return started;
+  }
+
+  private answerTaken(sessionKey: string, messageId: string): Promise<OpenAiTurn | OpenAiProblem> {
+    return answerTakenFrom(this.gateway, sessionKey, messageId);
   }
 
   private async startNew(ask: OpenAiAsk, messageId: string): Promise<OpenAiTurn | OpenAiProblem> {
@@ -138,24 +143,59 @@ export class OpenAiTurns {
       off();
       await removeFiles(images.files);
       if (result.status === "denied") return problem(403, result.reason, "permission_error", "denied");
-      return problem(
-        409,
-        "this Idempotency-Key was used before the gateway last started: the request ran then, and its reply is in the session's transcript",
-        "invalid_request_error",
-        "idempotency_key_reused",
-        "Idempotency-Key",
-      );
+      return this.answerTaken(sessionKey, messageId);
     }
     stream.journalId = result.journalId;
     const done = result.done.finally(off);
     return {
-      base: randomUUID().replace(/-/g, ""),
-      created: Math.floor(gateway.clock.now() / 1000),
+      base: result.journalId.replace(/-/g, ""),
+      created: Math.floor(message.receivedAt / 1000),
       sessionKey,
       follow: (onDelta) => stream.follow(onDelta),
       done,
     };
   }
+}
+
+/**
+ * The answer to a message the journal took before (its `Idempotency-Key` came before this gateway started): read
+ * from the transcript; 409 while its turn still runs (retryable) or when it is not there (a reset since).
+ */
+async function answerTakenFrom(
+  gateway: Gateway,
+  sessionKey: string,
+  messageId: string,
+): Promise<OpenAiTurn | OpenAiProblem> {
+  const found = await recoverAnswer(gateway, sessionKey, messageId);
+  if (found === "running") {
+    return problem(
+      409,
+      "the request with this Idempotency-Key is still being answered (the gateway restarted meanwhile); retry later",
+      "invalid_request_error",
+      "idempotency_key_in_progress",
+      "Idempotency-Key",
+    );
+  }
+  if (found === undefined) {
+    return problem(
+      409,
+      "this Idempotency-Key was used before and its reply is no longer in the session's current transcript",
+      "invalid_request_error",
+      "idempotency_key_reused",
+      "Idempotency-Key",
+    );
+  }
+  const text = found.outcome.payloads.map((p) => p.text).join("\n\n");
+  return {
+    base: found.journalId.replace(/-/g, ""),
+    created: Math.floor(found.at / 1000),
+    sessionKey,
+    follow: (onDelta) => {
+      if (text !== "") onDelta(text);
+      return () => {};
+    },
+    done: Promise.resolve(found.outcome),
+  };
 }
 
 /** A file to write before the message is handed in: `base64` decoded at `path` (in `dir`). */

@@ -236,6 +236,36 @@ describe("e2e: the OpenAI-compatible API", () => {
     ]);
   });
 
+  it("a retry after the gateway restarted is answered from the transcript; the model is still asked once", async () => {
+    const state = await E2eState.create(enabled);
+    const first = await state.startGateway();
+    state.fake.enqueue({ text: "Answered before the restart.", usage });
+    const ask = (gateway: GatewayProcess) =>
+      clientOf(gateway).chat.completions.create(
+        { model: "clawdis", messages: [{ role: "user", content: "once, across restarts" }] },
+        { headers: { "Idempotency-Key": "across-restarts" } },
+      );
+    const before = await ask(first);
+    expect((await first.stop()).code).toBe(0);
+    const second = await state.startGateway();
+    // Asked of another session, the key finds no message there: it does not run, it is 409.
+    const unknown = await second.call(
+      "POST",
+      "/v1/chat/completions",
+      { model: "clawdis:elsewhere", messages: [{ role: "user", content: "once, across restarts" }] },
+      { "idempotency-key": "across-restarts" },
+    );
+    expect(unknown.status).toBe(409);
+    expect(unknown.body).toMatchObject({
+      error: { code: "idempotency_key_reused", param: "Idempotency-Key" },
+    });
+    const after = await ask(second);
+    expect(after.id).toBe(before.id);
+    expect(after.choices).toEqual(before.choices);
+    expect(after.usage).toEqual(usage);
+    expect(state.fake.requests.length).toBe(1);
+  });
+
   it("a client that goes away mid-stream stops nothing: the whole reply lands in the transcript", async () => {
     const state = await E2eState.create(enabled);
     const gateway = await state.startGateway();
