@@ -26,10 +26,22 @@ export function replyText(outcome: TurnOutcome): string {
   return outcome.payloads.map((p) => p.text).join("\n\n");
 }
 
-/** A turn that failed as an error of the API: 503 when it was stopped by the gateway stopping, else 502. */
+/**
+ * A turn that failed as an error of the API: 503 `no_model` when no model is configured (the message says how to
+ * set one), 503 `stopped` when it was stopped, else 502 `turn_failed`.
+ */
 export function outcomeProblem(outcome: TurnOutcome): OpenAiProblem | undefined {
   if (outcome.error === undefined || (outcome.stopReason !== "error" && outcome.stopReason !== "aborted"))
     return undefined;
+  if (outcome.error === "no model configured") {
+    return {
+      status: 503,
+      message: replyText(outcome) || "no model is configured on the gateway",
+      type: "service_unavailable",
+      param: null,
+      code: "no_model",
+    };
+  }
   const stopped = outcome.stopReason === "aborted";
   return {
     status: stopped ? 503 : 502,

@@ -190,6 +190,25 @@ describe("e2e: the OpenAI-compatible API", () => {
     expect(state.fake.requests.length).toBe(1);
   });
 
+  it("no model configured: 503 no_model, saying how to set one", async () => {
+    const state = await E2eState.create({
+      config: { gateway: { openai: { enabled: true } }, inbound: { reply: { agent: { model: undefined } } } },
+    });
+    // Two models at the endpoint: the gateway cannot pick one by itself.
+    state.fake.models = ["one", "two"];
+    const gateway = await state.startGateway();
+    const answer = await gateway.call("POST", "/v1/chat/completions", {
+      model: "clawdis",
+      messages: [{ role: "user", content: "anyone there?" }],
+    });
+    expect(answer.status).toBe(503);
+    expect(answer.body).toMatchObject({
+      error: { type: "service_unavailable", code: "no_model", param: null },
+    });
+    expect(JSON.stringify(answer.body)).toContain("inbound.reply.agent.model");
+    expect(state.fake.requests.length).toBe(0);
+  });
+
   it("off by default: 404 in OpenAI's shape (NotFoundError)", async () => {
     const state = await E2eState.create();
     const gateway = await state.startGateway();
