@@ -322,6 +322,8 @@ describe("every core key is classified on purpose", () => {
     "gateway.bind": "gateway",
     "gateway.parkedReplyWarnSeconds": "live",
     "gateway.timeZone": "live",
+    "gateway.openai.enabled": "live",
+    "gateway.openai.tools": "live",
     "plugins.load": "gateway",
     "plugins.entries.*.enabled": "gateway",
     "plugins.entries.*.config": "gateway",

@@ -78,6 +78,7 @@ const LIVE_CORE: readonly string[] = [
   "inbound.reply.session.compaction",
   "gateway.parkedReplyWarnSeconds",
   "gateway.timeZone",
+  "gateway.openai",
   "logging",
 ];
 

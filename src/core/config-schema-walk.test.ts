@@ -56,6 +56,7 @@ describe("schemaAt / objectKeysAt", () => {
       "bind",
       "parkedReplyWarnSeconds",
       "timeZone",
+      "openai",
     ]);
     expect(objectKeysAt(configSchema, ["gateway", "port"])).toBeUndefined();
   });

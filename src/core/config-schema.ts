@@ -132,6 +132,14 @@ export const inboundSchema = z.strictObject({
   reply: replySchema.default(() => replySchema.parse({})),
 });
 
+/** `gateway.openai`: the OpenAI-compatible API on the gateway's port (docs/http-api.md, "OpenAI-compatible API"). */
+export const openAiApiSchema = z.strictObject({
+  /** Off by default: `/v1/*` answers 404 until this is true. */
+  enabled: z.boolean().default(false),
+  /** Tools the agent may use on this API's input (names, or "*"), under the owner's authority. Default none. */
+  tools: z.array(z.string().min(1)).default([]),
+});
+
 export const gatewaySchema = z.strictObject({
   port: z.number().int().min(0).max(65535).default(18789),
   bind: z.string().min(1).default("127.0.0.1"),
@@ -142,6 +150,7 @@ export const gatewaySchema = z.strictObject({
     .string()
     .refine(isTimeZone, { message: 'an IANA time zone name, like "Europe/Berlin" or "UTC"' })
     .optional(),
+  openai: openAiApiSchema.default(() => openAiApiSchema.parse({})),
 });
 
 export const pluginEntrySchema = z.strictObject({

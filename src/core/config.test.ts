@@ -58,7 +58,12 @@ describe("loadConfig", () => {
       resetTriggers: ["/new"],
       mainKey: "main",
     });
-    expect(loaded.config.gateway).toEqual({ port: 18789, bind: "127.0.0.1", parkedReplyWarnSeconds: 300 });
+    expect(loaded.config.gateway).toEqual({
+      port: 18789,
+      bind: "127.0.0.1",
+      parkedReplyWarnSeconds: 300,
+      openai: { enabled: false, tools: [] },
+    });
     expect(loaded.storePath).toBe(join(state, "sessions", "sessions.json"));
     expect(loaded.workspaceDir).toBe(join(state, "workspace"));
   });

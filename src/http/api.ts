@@ -12,6 +12,7 @@ import type { StoredChatMessage, TranscriptEntry } from "../sessions/types.js";
 import { parseOutputFilter, passesFilter } from "./event-filter.js";
 import type { HttpServer } from "./http-server.js";
 import { sendJson } from "./http-server.js";
+import { registerOpenAiApi } from "./openai-api.js";
 import { registerRemindersApi } from "./reminders-api.js";
 import { registerSearchApi } from "./search-api.js";
 import { startSse } from "./sse.js";
@@ -66,6 +67,7 @@ export function registerApi(gateway: Gateway, server: HttpServer): void {
   });
   registerRemindersApi(gateway, server);
   registerSearchApi(gateway, server);
+  registerOpenAiApi(gateway, server);
   server.route("GET", "/api/events", (req, res) => {
     const session = req.query.get("session");
     const filter = parseOutputFilter(req.query.get("filter"));

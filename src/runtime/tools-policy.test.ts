@@ -69,6 +69,21 @@ describe("toolsPolicy", () => {
       { names: [], allowBashByStar: false, confined: true },
     ],
     [
+      "the owner through the OpenAI API, no grant (gateway.openai.tools []): none, even in main",
+      grant("main", "owner", "local", { allowedTools: [] }),
+      { names: [], allowBashByStar: true, confined: false },
+    ],
+    [
+      "the owner through the OpenAI API in main: what gateway.openai.tools grants, bash by star",
+      grant("main", "owner", "local", { allowedTools: ["*"] }),
+      { names: ["*"], allowBashByStar: true, confined: false },
+    ],
+    [
+      "the owner through the OpenAI API under another key: the grant, confined",
+      grant("notes", "owner", "local", { allowedTools: ["read_file"] }),
+      { names: ["read_file"], allowBashByStar: true, confined: true },
+    ],
+    [
       "the owner under another key (an API session): none",
       grant("telegram:12345", "owner"),
       { names: [], allowBashByStar: false, confined: true },

@@ -12,6 +12,8 @@ import { sessionKindOf } from "../routing/session-key.js";
  *   lists for them (default none), confined to the workspace;
  * - a group session (`group:<id>`): `tools.groups` for whoever writes, the owner too, confined to the group's folder;
  * - automated input (webhooks): exactly what its source grants (`allowedTools`), confined, whatever the session;
+ * - the owner's input that carries `allowedTools` (the OpenAI-compatible API: `gateway.openai.tools`): exactly those,
+ *   whatever the session, as the owner (`"*"` takes in `bash`), confined to the workspace outside the primary session;
  * - any other session key: none.
  * `"*"` means every tool; given to anyone but the owner it leaves out `bash`, which no confinement holds: bash
  * reaches a non-owner only when listed by name.
@@ -32,7 +34,7 @@ export interface ToolsPolicyInput {
   authority: Authority;
   channel: string;
   senderId: string;
-  /** Automated input only: what its source grants. */
+  /** Automated input, or the owner's through the OpenAI-compatible API: what its source grants. */
   allowedTools?: readonly string[];
   tools: ToolsConfig;
 }
@@ -64,7 +66,11 @@ function policySession(sessionKey: string, primaryKey: string): PolicySession {
 export function toolsPolicy(input: ToolsPolicyInput): ToolGrant {
   const { authority, tools } = input;
   if (authority === "automated") return { ...NONE, names: input.allowedTools ?? [] };
-  switch (policySession(input.sessionKey, input.primaryKey)) {
+  const session = policySession(input.sessionKey, input.primaryKey);
+  if (authority === "owner" && input.allowedTools !== undefined) {
+    return { names: input.allowedTools, allowBashByStar: true, confined: session !== "primary" };
+  }
+  switch (session) {
     case "primary":
       if (authority === "owner") return { names: tools.main, allowBashByStar: true, confined: false };
       return { ...NONE, names: tools.people[personKey(input.channel, input.senderId)] ?? [] };
