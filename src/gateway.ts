@@ -642,7 +642,7 @@ export class Gateway {
     // No reminder fires any more; one being journaled finishes in the "reminders" stage.
     this.reminders.halt();
     // Sub-agent runs end at their next safe point (owner_restarted); their notices go out after the next start.
-    this.subagents.halt();
+    this.subagents.halt(DRAIN_DEADLINE_MS);
     for (const timer of this.retries) this.clock.clearTimeout(timer);
     this.retries.clear();
     const logger = this.options.logger;
@@ -660,7 +660,7 @@ export class Gateway {
       },
       // A reminder being journaled as the stop came finishes (its turn is then answered after the next start).
       { name: "reminders", run: () => this.reminders.stop() },
-      { name: "subagents", run: () => this.subagents.stop(DRAIN_DEADLINE_MS) },
+      { name: "subagents", run: () => this.subagents.stop() },
       { name: "recordings", run: () => this.runner.recordingsSettled() },
       { name: "sessions", run: () => this.sessions.settled() },
       // The prompts of turns that parked are journaled and handed to the outbox.

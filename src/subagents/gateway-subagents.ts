@@ -83,6 +83,7 @@ export class GatewaySubagents {
   private readonly unreported = new Map<string, string>();
   private readonly drain = new AbortController();
   private halted = false;
+  private deadline: ReturnType<Clock["setTimeout"]> | undefined;
 
   constructor(private readonly deps: GatewaySubagentsDeps) {}
 
@@ -122,25 +123,28 @@ export class GatewaySubagents {
     }
   }
 
-  /** The gateway drains: every child ends at its next safe point (`owner_restarted`); no notice goes out now. */
-  halt(): void {
+  /**
+   * The gateway drains: every child ends at its next safe point (`owner_restarted`), and one still running
+   * `deadlineMs` from now is aborted; no notice goes out any more (they go out after the next start).
+   */
+  halt(deadlineMs: number): void {
+    if (this.halted) return;
     this.halted = true;
     this.drain.abort();
-  }
-
-  /** Resolves once every child has ended; one still running after `deadlineMs` is aborted. */
-  async stop(deadlineMs: number): Promise<void> {
-    const all = () => Promise.all([...this.live.values()].map((r) => r.ended));
-    const timer = this.deps.clock.setTimeout(() => {
+    this.deadline = this.deps.clock.setTimeout(() => {
       for (const run of this.live.values()) {
         run.cause = "restart";
         run.controller.abort();
       }
     }, deadlineMs);
+  }
+
+  /** Resolves once every child has ended (after `halt`, within its deadline). */
+  async stop(): Promise<void> {
     try {
-      await all();
+      await Promise.all([...this.live.values()].map((r) => r.ended));
     } finally {
-      this.deps.clock.clearTimeout(timer);
+      if (this.deadline !== undefined) this.deps.clock.clearTimeout(this.deadline);
     }
   }
 
@@ -282,6 +286,7 @@ export class GatewaySubagents {
       await log(`end ${ending.event} (${turn.stopReason})`);
       await this.end(folder, record, ending.event, ending.result);
       this.live.delete(record.id);
+      // A stopping gateway takes no new input: the notice goes out after the next start.
       if (!this.halted) await this.report(folder, record);
     } catch (failed) {
       this.deps.logger.warn(`sub-agent run ${record.id} could not be ended and reported`, {
