@@ -22,13 +22,11 @@ import {
   writeRecord,
   writeResult,
 } from "./run-folder.js";
+import { spawnRefusal } from "./run-limits.js";
 import { nextRunState, type RunEvent, STARTED } from "./run-state.js";
 import { spawnTools } from "./spawn-tools.js";
 
-/** Live runs a session may have at once (docs/tools.md, Sub-agents). */
-export const MAX_RUNS_PER_SESSION = 3;
-/** Live runs the gateway may have at once, all sessions together. */
-export const MAX_RUNS_TOTAL = 8;
+export { MAX_RUNS_PER_SESSION, MAX_RUNS_TOTAL } from "./run-limits.js";
 
 export const CHILD_SYSTEM_PROMPT =
   "You are a sub-agent of clawdis, the owner's personal assistant. You work alone on the task in the brief: " +
@@ -155,19 +153,9 @@ export class GatewaySubagents {
     requested: string[] | undefined,
   ): Promise<ToolResult> {
     if (this.halted) return { ok: false, output: "spawn_agent: the gateway is stopping" };
-    const mine = [...this.live.values()].filter((r) => r.record.sessionKey === key).length;
-    if (mine >= MAX_RUNS_PER_SESSION) {
-      return {
-        ok: false,
-        output: `spawn_agent: this session already has ${mine} sub-agents running (at most ${MAX_RUNS_PER_SESSION}); wait for one to end or cancel one`,
-      };
-    }
-    if (this.live.size >= MAX_RUNS_TOTAL) {
-      return {
-        ok: false,
-        output: `spawn_agent: ${this.live.size} sub-agents are running in all (at most ${MAX_RUNS_TOTAL}); try again later`,
-      };
-    }
+    const inSession = [...this.live.values()].filter((r) => r.record.sessionKey === key).length;
+    const refused = spawnRefusal({ inSession, total: this.live.size });
+    if (refused) return { ok: false, output: refused };
     const settings = this.deps.settings();
     if (typeof settings === "string") return { ok: false, output: `spawn_agent: ${settings}` };
     const session = await this.deps.sessionOf(key);
