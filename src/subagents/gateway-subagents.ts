@@ -23,7 +23,7 @@ import {
   writeResult,
 } from "./run-folder.js";
 import { spawnRefusal } from "./run-limits.js";
-import { nextRunState, type RunEvent, STARTED } from "./run-state.js";
+import { holdsParent, nextRunState, type RunEvent, STARTED } from "./run-state.js";
 import { spawnTools } from "./spawn-tools.js";
 
 export { MAX_RUNS_PER_SESSION, MAX_RUNS_TOTAL } from "./run-limits.js";
@@ -77,8 +77,8 @@ interface LiveRun {
  */
 export class GatewaySubagents {
   private readonly live = new Map<string, LiveRun>();
-  /** Ended runs whose notice the parent was not handed yet, by id: their session key. */
-  private readonly unreported = new Map<string, string>();
+  /** The runs this gateway knows that hold their parent (run-state.ts, `holdsParent`), by id. */
+  private readonly tracked = new Map<string, RunRecord>();
   private readonly drain = new AbortController();
   private halted = false;
   private deadline: ReturnType<Clock["setTimeout"]> | undefined;
@@ -95,8 +95,9 @@ export class GatewaySubagents {
 
   /** Whether session `key` has a live run, or an ended one not reported yet: it stays loaded. */
   holds(key: string): boolean {
-    for (const run of this.live.values()) if (run.record.sessionKey === key) return true;
-    for (const owner of this.unreported.values()) if (owner === key) return true;
+    for (const record of this.tracked.values()) {
+      if (record.sessionKey === key && holdsParent(record.state)) return true;
+    }
     return false;
   }
 
@@ -110,7 +111,7 @@ export class GatewaySubagents {
         if (record.state.status === "running") {
           await this.end(folder, record, "owner_restarted", runEnding(stoppedTurn, "restart").result);
         } else if (!record.state.reported) {
-          this.unreported.set(record.id, record.sessionKey);
+          this.tracked.set(record.id, record);
         }
         if (!record.state.reported) await this.report(folder, record);
       } catch (error) {
@@ -192,6 +193,7 @@ export class GatewaySubagents {
     const controller = new AbortController();
     const run: LiveRun = { record, folder, controller, ended: Promise.resolve() };
     this.live.set(id, run);
+    this.tracked.set(id, record);
     run.ended = this.run(run, tools, settings, session.workspace);
     const left = requested?.filter((n) => !names.includes(n)) ?? [];
     return {
@@ -290,7 +292,7 @@ export class GatewaySubagents {
     await writeResult(folder, text);
     record.state = nextRunState(record.state, event);
     record.endedAt = new Date(this.deps.clock.now()).toISOString();
-    this.unreported.set(record.id, record.sessionKey);
+    this.tracked.set(record.id, record);
     await writeRecord(folder, record);
     this.deps.logger.info(`sub-agent run ${record.id} ended: ${record.state.status}`);
   }
@@ -310,7 +312,7 @@ export class GatewaySubagents {
     });
     record.state = nextRunState(record.state, "report");
     await writeRecord(folder, record);
-    this.unreported.delete(record.id);
+    this.tracked.delete(record.id);
   }
 
   private async check(key: string, id: string, cancel: boolean): Promise<ToolResult> {
