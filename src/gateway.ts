@@ -53,6 +53,7 @@ import {
   takeRestartManifest,
 } from "./runtime/restart-manifest.js";
 import { openParked } from "./runtime/session/parked-batch.js";
+import { sessionRootsOf } from "./runtime/session/session-workspace.js";
 import { SessionRegistry } from "./runtime/session-registry.js";
 import { SessionRunner, type WorkItem } from "./runtime/session-runner.js";
 import { drainWithin, runShutdown, type ShutdownStage } from "./runtime/shutdown.js";
@@ -67,10 +68,12 @@ import { removeAbandonedTempFiles } from "./sessions/abandoned-temp-files.js";
 import { Journal } from "./sessions/journal.js";
 import { secretValues } from "./sessions/log-redact.js";
 import { SessionLogs } from "./sessions/session-log.js";
+import { sessionPaths } from "./sessions/session-paths.js";
 import { SessionStore } from "./sessions/store.js";
 import { preloadLockLibrary } from "./sessions/store-lock.js";
 import { readTranscript } from "./sessions/transcript.js";
 import { resumeBudgetBytes } from "./sessions/transcript-resume.js";
+import { GatewaySubagents } from "./subagents/gateway-subagents.js";
 
 /** How long a stop lets sends in flight finish. */
 const STOP_SEND_GRACE_MS = 5_000;
@@ -144,6 +147,8 @@ export class Gateway {
   readonly sessions: SessionRegistry;
   /** `<state>/reminders.json`, its scheduler and the `remind` tool (docs/tools.md, Reminders). */
   readonly reminders: GatewayReminders;
+  /** Sub-agent runs: `spawn_agent`, `check_agent_run`, their folders and notices (docs/tools.md, Sub-agents). */
+  readonly subagents: GatewaySubagents;
   private stopping = false;
   /** Items waiting to be tried again after a passing failure (cleared at stop: their records stay open). */
   private readonly retries = new Set<unknown>();
@@ -216,6 +221,32 @@ export class Gateway {
       },
       submit: (input) => this.submitInternal(input),
     });
+    this.subagents = new GatewaySubagents({
+      clock: this.clock,
+      logger: logger.child("subagents"),
+      storeDir: this.store.dir,
+      sessionOf: async (key) => {
+        const entry = await this.store.get(key);
+        if (!entry) return undefined;
+        const roots = sessionRootsOf(this.config, this.store.dir, options.workspaceDir);
+        const paths = sessionPaths(roots, key, entry.sessionId);
+        return { sessionId: entry.sessionId, folder: paths.folder, workspace: paths.workspace };
+      },
+      parentTools: (key, message) => this.toolsFor(key, message),
+      settings: () => {
+        const llm = this.modelProbe.client();
+        const model = this.modelProbe.modelName();
+        if (!llm || model === undefined) return "no model is set up";
+        return {
+          llm,
+          model,
+          timeouts: this.config.inbound.reply.session.timeouts,
+          maxOutputTokens: this.config.inbound.reply.agent.maxOutputTokens,
+          hooks: (cwd) => [this.approvals.gate(cwd), ...(options.turnHooks ? [options.turnHooks] : [])],
+        };
+      },
+      submit: (input) => this.submitInternal(input),
+    });
     this.current = options.config;
     this.configState = new ConfigState(options.configPath ?? "", this.startedAt);
     this.probe = this.newProbe(options.config);
@@ -282,7 +313,7 @@ export class Gateway {
       get passivateAfterMinutes() {
         return gateway.config.inbound.reply.session.passivateAfterMinutes;
       },
-      busy: (key) => this.queue.isBusy(key) || this.queue.waiting(key) > 0,
+      busy: (key) => this.queue.isBusy(key) || this.queue.waiting(key) > 0 || this.subagents.holds(key),
       save: (session) => this.runner.saveWarm(session),
       logger: logger.child("session"),
     });
@@ -533,6 +564,8 @@ export class Gateway {
     this.markReplayQueued();
     // Reminders that came due while the gateway was down fire now (late), after what the journal left open.
     await this.reminders.start();
+    // Sub-agent runs a stop or a kill cut short end as owner_restarted, and their parents are told.
+    await this.subagents.start();
     return this.address;
   }
 
@@ -608,6 +641,8 @@ export class Gateway {
     this.sessions.stop();
     // No reminder fires any more; one being journaled finishes in the "reminders" stage.
     this.reminders.halt();
+    // Sub-agent runs end at their next safe point (owner_restarted); their notices go out after the next start.
+    this.subagents.halt(DRAIN_DEADLINE_MS);
     for (const timer of this.retries) this.clock.clearTimeout(timer);
     this.retries.clear();
     const logger = this.options.logger;
@@ -625,6 +660,7 @@ export class Gateway {
       },
       // A reminder being journaled as the stop came finishes (its turn is then answered after the next start).
       { name: "reminders", run: () => this.reminders.stop() },
+      { name: "subagents", run: () => this.subagents.stop() },
       { name: "recordings", run: () => this.runner.recordingsSettled() },
       { name: "sessions", run: () => this.sessions.settled() },
       // The prompts of turns that parked are journaled and handed to the outbox.
@@ -815,19 +851,22 @@ export class Gateway {
 
   /** The turn's tools (src/runtime/tools-policy.ts, `toolsForTurn`), its `remind` tool bound to its chat. */
   toolsFor(key: string, message: InboundMessage): ToolDefinition[] {
-    return this.toolsWith(key, message, this.reminders.toolFor(key, message));
+    return this.toolsWith(key, message, this.reminders.toolFor(key, message), () =>
+      this.subagents.toolsFor(key, message),
+    );
   }
 
   private toolsWith(
     key: string,
     message: TurnToolsInput["message"],
     remind: ToolDefinition,
+    subagents: () => ToolDefinition[] = () => [],
   ): ToolDefinition[] {
     return toolsForTurn({
       sessionKey: key,
       primaryKey: this.mainKey,
       message,
-      all: [...this.options.builtinTools, remind, ...this.host.tools()],
+      all: [...this.options.builtinTools, remind, ...this.host.tools(), ...subagents()],
       tools: this.config.inbound.reply.agent.tools,
       secrets: this.secrets,
     });

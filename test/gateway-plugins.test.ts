@@ -38,6 +38,8 @@ describe("gateway: what plugins add", () => {
     expect(t.fake.requests[0]!.body.tools?.map((tool) => tool.function.name)).toEqual([
       "remind",
       "get_weather",
+      "spawn_agent",
+      "check_agent_run",
     ]);
     expect(calls).toEqual([{ city: "Oslo" }]);
     const tool = (await t.transcript()).find((m) => m.message.role === "tool");

@@ -22,7 +22,16 @@ describe("gateway: tools are for people's own messages", () => {
   it("a person's message in the primary session gets tools.main", async () => {
     t = await startTestGateway({ tools: builtinTools() });
     await done(await t.chat.inject({ text: "hi" }));
-    expect(offered(0)).toEqual(["bash", "edit_file", "read_file", "remind", "send_file", "write_file"]);
+    expect(offered(0)).toEqual([
+      "bash",
+      "check_agent_run",
+      "edit_file",
+      "read_file",
+      "remind",
+      "send_file",
+      "spawn_agent",
+      "write_file",
+    ]);
   });
 
   it("another allowed person's message in the primary session gets none", async () => {
@@ -37,7 +46,15 @@ describe("gateway: tools are for people's own messages", () => {
       config: { inbound: { reply: { agent: { tools: { people: { "chat:bob": ["*"] } } } } } },
     });
     await done(await t.chat.inject({ text: "hi", senderId: "bob", chatId: "c-bob" }));
-    expect(offered(0)).toEqual(["edit_file", "read_file", "remind", "send_file", "write_file"]);
+    expect(offered(0)).toEqual([
+      "check_agent_run",
+      "edit_file",
+      "read_file",
+      "remind",
+      "send_file",
+      "spawn_agent",
+      "write_file",
+    ]);
   });
 
   it("a group session gets no tools by default, even for the owner, and exactly tools.groups when set", async () => {
@@ -94,7 +111,16 @@ describe("gateway: tools are for people's own messages", () => {
       config: { inbound: { reply: { session: { scope: "global" } } } },
     });
     await done(await t.chat.inject({ text: "hi" }));
-    expect(offered(0)).toEqual(["bash", "edit_file", "read_file", "remind", "send_file", "write_file"]);
+    expect(offered(0)).toEqual([
+      "bash",
+      "check_agent_run",
+      "edit_file",
+      "read_file",
+      "remind",
+      "send_file",
+      "spawn_agent",
+      "write_file",
+    ]);
   });
 
   it("under scope global, the global session's tools run in the workspace itself, as the primary one's do", async () => {

@@ -55,10 +55,12 @@ describe("gateway: turns with tools", () => {
     expect(second.at(-1)).toMatchObject({ role: "tool", tool_call_id: "call_1" });
     expect(t.fake.requests[0]!.body.tools?.map((tool) => tool.function.name).sort()).toEqual([
       "bash",
+      "check_agent_run",
       "edit_file",
       "read_file",
       "remind",
       "send_file",
+      "spawn_agent",
       "write_file",
     ]);
   });

@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { holdsParent, nextRunState, type RunEvent, type RunState, STARTED } from "./run-state.js";
+
+const ended = (status: RunState["status"], reported = false): RunState => ({ status, reported });
+
+describe("the run state machine", () => {
+  it.each([
+    [STARTED, "finish", ended("done")],
+    [STARTED, "fail", ended("failed")],
+    [STARTED, "cancel", ended("cancelled")],
+    [STARTED, "owner_restarted", ended("owner_restarted")],
+    [ended("done"), "report", ended("done", true)],
+    [ended("owner_restarted"), "report", ended("owner_restarted", true)],
+    [ended("cancelled"), "report", ended("cancelled", true)],
+  ] as [RunState, RunEvent, RunState][])("%o + %s -> %o", (state, event, next) => {
+    expect(nextRunState(state, event)).toEqual(next);
+  });
+
+  it.each([
+    [STARTED, "report", /cannot report a run that is running/],
+    [ended("done", true), "report", /cannot report a run that is done and reported/],
+    [ended("done"), "finish", /cannot finish a run that is done/],
+    [ended("failed"), "cancel", /cannot cancel a run that is failed/],
+    [ended("cancelled"), "owner_restarted", /cannot owner_restarted a run that is cancelled/],
+    [ended("owner_restarted", true), "fail", /cannot fail a run that is owner_restarted and reported/],
+  ] as [RunState, RunEvent, RegExp][])("%o + %s is illegal", (state, event, why) => {
+    expect(() => nextRunState(state, event)).toThrow(why);
+  });
+
+  it.each([
+    [STARTED, true],
+    [ended("done"), true],
+    [ended("done", true), false],
+    [ended("owner_restarted", true), false],
+  ] as [RunState, boolean][])("%o holds its parent loaded: %s", (state, holds) => {
+    expect(holdsParent(state)).toBe(holds);
+  });
+});
