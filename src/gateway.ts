@@ -52,6 +52,7 @@ import {
 } from "./runtime/restart-manifest.js";
 import { SessionRegistry } from "./runtime/session-registry.js";
 import { SessionRunner, type WorkItem } from "./runtime/session-runner.js";
+import { SessionUpkeep } from "./runtime/session-upkeep.js";
 import { drainWithin, runShutdown, type ShutdownStage } from "./runtime/shutdown.js";
 import { stateLockPath } from "./runtime/state-lock.js";
 import { stateSecrets } from "./runtime/state-secrets.js";
@@ -140,6 +141,8 @@ export class Gateway {
   readonly sessions: SessionRegistry;
   /** `<state>/reminders.json`, its scheduler and the `remind` tool (docs/tools.md, Reminders). */
   readonly reminders: GatewayReminders;
+  /** Session upkeep: `maintenance` at start and daily, and `POST /api/sessions/cleanup` (docs/sessions.md). */
+  readonly upkeep: SessionUpkeep;
   private stopping = false;
   /** Items waiting to be tried again after a passing failure (cleared at stop: their records stay open). */
   private readonly retries = new Set<unknown>();
@@ -273,6 +276,16 @@ export class Gateway {
       },
     });
     this.queue = new SessionQueue((key, item) => this.runner.process(key, item));
+    this.upkeep = new SessionUpkeep({
+      store: this.store,
+      clock: this.clock,
+      logger: logger.child("upkeep"),
+      maintenance: () => this.config.inbound.reply.session.maintenance,
+      primaryKey: () => this.mainKey,
+      // Loaded (warm or working) or with work queued: never pruned under it.
+      inUse: (key) =>
+        this.sessions.phaseOf(key) !== undefined || this.queue.isBusy(key) || this.queue.waiting(key) > 0,
+    });
     this.admission = compose([
       dedupeStep({ isDuplicate: (m) => this.journal.isDuplicate(m) }),
       allowStep({
@@ -468,6 +481,7 @@ export class Gateway {
     this.markReplayQueued();
     // Reminders that came due while the gateway was down fire now (late), after what the journal left open.
     await this.reminders.start();
+    this.upkeep.start();
     return this.address;
   }
 
@@ -553,6 +567,7 @@ export class Gateway {
     const stages: ShutdownStage[] = [
       // No reminder fires any more; one being journaled finishes (its turn is then answered after the next start).
       { name: "reminders", run: () => this.reminders.stop() },
+      { name: "upkeep", run: () => this.upkeep.stop() },
       {
         name: "drain",
         run: () => drainWithin(() => this.queue.drain(), abortTurns, DRAIN_DEADLINE_MS, this.clock),

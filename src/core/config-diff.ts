@@ -72,6 +72,8 @@ const LIVE_CORE: readonly string[] = [
   "inbound.reply.agent.tools",
   "inbound.reply.session.idleMinutes",
   "inbound.reply.session.resetTriggers",
+  "inbound.reply.session.dailyResetAt",
+  "inbound.reply.session.maintenance",
   "inbound.reply.session.timeouts",
   "inbound.reply.session.passivateAfterMinutes",
   "inbound.reply.session.compaction",

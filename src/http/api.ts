@@ -13,6 +13,7 @@ import { parseOutputFilter, passesFilter } from "./event-filter.js";
 import type { HttpServer } from "./http-server.js";
 import { sendJson } from "./http-server.js";
 import { registerRemindersApi } from "./reminders-api.js";
+import { registerSessionsCleanupApi } from "./sessions-cleanup-api.js";
 import { startSse } from "./sse.js";
 
 /** The gateway's own API (docs/http-api.md). Every route needs the gateway token. */
@@ -64,6 +65,7 @@ export function registerApi(gateway: Gateway, server: HttpServer): void {
     sendJson(res, status, body);
   });
   registerRemindersApi(gateway, server);
+  registerSessionsCleanupApi(gateway, server);
   server.route("GET", "/api/events", (req, res) => {
     const session = req.query.get("session");
     const filter = parseOutputFilter(req.query.get("filter"));

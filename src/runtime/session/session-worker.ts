@@ -7,7 +7,7 @@ import type { TurnOutcome } from "../../plugin-api/types.js";
 import { matchResetTrigger } from "../../sessions/lifecycle.js";
 import { makeHeader } from "../../sessions/transcript.js";
 import type { SessionEntry } from "../../sessions/types.js";
-import { chooseSession, restoredProgress } from "../choose-session.js";
+import { chooseSession, dailyResetOf, restoredProgress } from "../choose-session.js";
 import type { DrainMode } from "../drain-resume.js";
 import type { WarmSession } from "../session-registry.js";
 import { stageAttachments } from "../stage-attachments.js";
@@ -217,7 +217,12 @@ export class SessionWorker {
     const { sessionId, notice, entry, started } = progress
       ? { sessionId: progress.sessionId, notice: undefined, entry: undefined, started: undefined }
       : await chooseSession(
-          { store, logger: ports.runtime.logger, idleMinutes: config.inbound.reply.session.idleMinutes },
+          {
+            store,
+            logger: ports.runtime.logger,
+            idleMinutes: config.inbound.reply.session.idleMinutes,
+            ...dailyResetOf(config),
+          },
           key,
           reset.matched,
           now,

@@ -1,0 +1,179 @@
+import { existsSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { SessionMap } from "../../src/sessions/types.js";
+import { type AgentReply, cleanupAll, E2eState, type HttpAnswer } from "./harness.js";
+
+/**
+ * Sessions that look after themselves, through the real binary: the daily reset, `clawdis sessions cleanup`
+ * (on the files, and `maintenance.mode: "enforce"` in the gateway).
+ */
+
+const DAY = 24 * 60 * 60 * 1000;
+
+const ok = (answer: HttpAnswer<AgentReply>) => {
+  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+  return answer.body;
+};
+
+/** "HH:MM" (UTC) of the instant `ms`. */
+function utcClock(ms: number): string {
+  return new Date(ms).toISOString().slice(11, 16);
+}
+
+/** A session of `key` last active `daysAgo` days ago, with a transcript and a session folder holding a file. */
+async function oldSession(state: E2eState, key: string, sessionId: string, daysAgo: number) {
+  const at = Date.now() - daysAgo * DAY;
+  const header = {
+    type: "session",
+    version: 1,
+    id: sessionId,
+    sessionKey: key,
+    createdAt: new Date(at).toISOString(),
+  };
+  await mkdir(join(state.dir, "sessions", sessionId, "artifacts"), { recursive: true });
+  await writeFile(state.transcriptPath(sessionId), `${JSON.stringify(header)}\n`);
+  await writeFile(join(state.dir, "sessions", sessionId, "artifacts", "kept.txt"), "a file of the session\n");
+  return { sessionId, updatedAt: at, lastInteractionAt: at, createdAt: at };
+}
+
+afterAll(cleanupAll);
+
+describe("e2e: the daily reset", () => {
+  it("starts a new session on the first message after the reset hour passed, with a note, though idleMinutes has not", async () => {
+    // The reset hour 10 minutes ago (UTC); the last exchange is made 20 minutes old: the hour passed in between.
+    const state = await E2eState.create({
+      config: {
+        gateway: { timeZone: "UTC" },
+        inbound: {
+          reply: { session: { dailyResetAt: utcClock(Date.now() - 10 * 60_000), idleMinutes: 600 } },
+        },
+      },
+    });
+    const gw = await state.startGateway();
+    const first = ok(await gw.agent("first"));
+    // A message right after: the reset hour did not pass since the last exchange.
+    expect(ok(await gw.agent("second")).meta.sessionId).toBe(first.meta.sessionId);
+    await gw.storeSettled();
+    const store = await state.readStore();
+    const main = store.main;
+    if (!main) throw new Error("no main session");
+    const twentyMinutesAgo = Date.now() - 20 * 60_000;
+    await state.writeStore({
+      ...store,
+      main: { ...main, lastInteractionAt: twentyMinutesAgo, updatedAt: twentyMinutesAgo },
+    });
+
+    const answer = await gw.echo(
+      { chatId: "chat-daily", senderId: "alice", text: "good morning" },
+      { wait: true },
+    );
+    expect(answer.status).toBe(200);
+    const newId = (await state.readStore()).main?.sessionId;
+    expect(newId).not.toBe(first.meta.sessionId);
+    const sent = (await gw.outbox()).filter((o) => o.chatId === "chat-daily");
+    expect(sent.map((o) => o.kind)).toEqual(["notice", "reply"]);
+    expect(sent[0]?.text).toMatch(/daily reset at \d\d:\d\d/);
+    expect(sent[1]?.text).toBe("echo: good morning");
+    await gw.stop();
+  });
+});
+
+describe("e2e: clawdis sessions cleanup", () => {
+  it("--dry-run --json says what would go and changes nothing; then archives old non-primary sessions, never main", async () => {
+    const state = await E2eState.create();
+    const map: SessionMap = {
+      main: await oldSession(state, "main", "id-main", 400),
+      "group:old": await oldSession(state, "group:old", "id-old", 45),
+      "my-notes": await oldSession(state, "my-notes", "id-notes", 31),
+      "group:recent": await oldSession(state, "group:recent", "id-recent", 2),
+    };
+    await state.writeStore(map);
+
+    const dry = await state.cli(["sessions", "cleanup", "--dry-run", "--json"]);
+    expect(dry.code, dry.stderr).toBe(0);
+    const planned = JSON.parse(dry.stdout) as {
+      action: string;
+      pruned: { key: string; done: string; reason: string }[];
+    };
+    expect(planned.action).toBe("dry-run");
+    expect(planned.pruned.map((p) => [p.key, p.reason, p.done])).toEqual([
+      ["group:old", "stale", "planned"],
+      ["my-notes", "stale", "planned"],
+    ]);
+    expect(Object.keys(await state.readStore()).sort()).toEqual(Object.keys(map).sort());
+    expect(existsSync(state.transcriptPath("id-old"))).toBe(true);
+
+    const run = await state.cli(["sessions", "cleanup"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain("pruned group:old");
+    expect(Object.keys(await state.readStore()).sort()).toEqual(["group:recent", "main"]);
+    const archive = join(state.dir, "sessions", "archive");
+    for (const id of ["id-old", "id-notes"]) {
+      expect(existsSync(state.transcriptPath(id))).toBe(false);
+      expect(existsSync(join(archive, `${id}.jsonl`))).toBe(true);
+      expect(existsSync(join(archive, id, "artifacts", "kept.txt"))).toBe(true);
+    }
+    expect(existsSync(state.transcriptPath("id-main"))).toBe(true);
+    expect(existsSync(state.transcriptPath("id-recent"))).toBe(true);
+  });
+
+  it("--purge deletes the files instead", async () => {
+    const state = await E2eState.create();
+    await state.writeStore({
+      main: await oldSession(state, "main", "id-main", 1),
+      "group:old": await oldSession(state, "group:old", "id-old", 45),
+    });
+    const run = await state.cli(["sessions", "cleanup", "--purge", "--json"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect((JSON.parse(run.stdout) as { pruned: { done: string }[] }).pruned.map((p) => p.done)).toEqual([
+      "deleted",
+    ]);
+    expect(existsSync(state.transcriptPath("id-old"))).toBe(false);
+    expect(existsSync(join(state.dir, "sessions", "id-old"))).toBe(false);
+    expect(existsSync(join(state.dir, "sessions", "archive", "id-old.jsonl"))).toBe(false);
+  });
+
+  it("maintenance enforce: the gateway prunes at start; a cleanup through it leaves a loaded session alone", async () => {
+    const state = await E2eState.create({
+      config: {
+        inbound: {
+          reply: { session: { maintenance: { mode: "enforce", pruneAfterDays: 30, maxEntries: 3 } } },
+        },
+      },
+    });
+    await state.writeStore({
+      main: await oldSession(state, "main", "id-main", 100),
+      "group:old": await oldSession(state, "group:old", "id-old", 45),
+    });
+    const gw = await state.startGateway();
+    await gw.stderr.waitFor("session upkeep pruned sessions to the archive");
+    expect(Object.keys(await state.readStore())).toEqual(["main"]);
+    expect(existsSync(join(state.dir, "sessions", "archive", "id-old.jsonl"))).toBe(true);
+
+    // Two more sessions; the web chat's `other` is loaded, so maxEntries 3 can only take `dm:idle`.
+    ok(await gw.agent("hello", { session: "other" }));
+    // Answered once the turns' store updates are written: the edits below are not raced by them.
+    expect((await gw.call("GET", "/api/sessions")).status).toBe(200);
+    const store = await state.readStore();
+    await state.writeStore({
+      ...store,
+      "dm:idle": await oldSession(state, "dm:idle", "id-idle", 3),
+      "dm:older": await oldSession(state, "dm:older", "id-older", 4),
+    });
+    const other = store.other;
+    if (!other) throw new Error("no session other");
+    const old = Date.now() - 10 * DAY;
+    await state.writeStore({
+      ...(await state.readStore()),
+      other: { ...other, lastInteractionAt: old, updatedAt: old },
+    });
+    const run = await state.cli(["sessions", "cleanup", "--json"]);
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout) as { pruned: { key: string; done: string }[]; unmet: string[] };
+    expect(report.pruned.map((p) => [p.key, p.done])).toEqual([["dm:older", "archived"]]);
+    expect(Object.keys(await state.readStore()).sort()).toEqual(["dm:idle", "main", "other"]);
+    await gw.stop();
+  });
+});
