@@ -75,6 +75,9 @@ const STOP_SEND_GRACE_MS = 5_000;
  * How long a stop waits for running turns to reach their safe point (docs/runtime.md, Stopping and restarting);
  * then what still runs is aborted. With the sends' grace and the plugins' stop it stays within the 30 s stop.
  */
+/** How long `/model` waits for the endpoint's model list. */
+const LIST_MODELS_MS = 10_000;
+
 export const DRAIN_DEADLINE_MS = 20_000;
 
 export type { RestartAnswer, StopRequest } from "./runtime/control-requests.js";
@@ -275,7 +278,9 @@ export class Gateway {
         stagingRoot: join(stateDirOf(options.env), "plugins"),
       },
     });
-    this.queue = new SessionQueue((key, item) => this.runner.process(key, item));
+    this.queue = new SessionQueue((key, item) =>
+      item.compact ? this.runner.compactNow(key, item) : this.runner.process(key, item),
+    );
     this.upkeep = new SessionUpkeep({
       store: this.store,
       clock: this.clock,
@@ -317,6 +322,16 @@ export class Gateway {
         entry: (key) => this.store.get(key),
         updateEntry: (key, change) => this.store.update(key, change),
         now: () => this.clock.now(),
+        listModels: async () =>
+          (await this.modelProbe.client()?.listModels(AbortSignal.timeout(LIST_MODELS_MS))) ?? {
+            ok: false,
+            error: "no model endpoint is configured",
+          },
+        configuredModel: () => this.modelProbe.modelName(),
+        compact: (item) => {
+          item.compact = true;
+          this.enqueue(item);
+        },
       }),
       enqueueStep({ enqueue }),
     ]);

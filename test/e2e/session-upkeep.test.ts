@@ -177,3 +177,59 @@ describe("e2e: clawdis sessions cleanup", () => {
     await gw.stop();
   });
 });
+
+describe("e2e: /model and /compact", () => {
+  it("/model lists the endpoint's models; /model <name> is used by the session's turns and shown by /status", async () => {
+    const state = await E2eState.create();
+    state.fake.models = ["fake-model", "big-model"];
+    const gw = await state.startGateway();
+    const list = ok(await gw.agent("/model"));
+    expect(list.payloads.at(-1)?.text).toBe(
+      "This session uses fake-model. The endpoint offers: fake-model (in use), big-model. Change it with /model <name>.",
+    );
+    const set = ok(await gw.agent("/model big-model"));
+    expect(set.payloads.at(-1)?.text).toMatch(/^Model set to big-model for this session/);
+    expect((await state.readStore()).main?.modelOverride).toBe("big-model");
+    const before = state.fake.requests.length;
+    ok(await gw.agent("which model?"));
+    expect(state.fake.requests.slice(before).map((r) => r.body.model)).toEqual(["big-model"]);
+    const status = ok(await gw.agent("/status"));
+    expect(status.payloads.at(-1)?.text).toMatch(
+      /Model: big-model for this session \(configured: fake-model\)/,
+    );
+    ok(await gw.agent("/model default"));
+    const after = state.fake.requests.length;
+    ok(await gw.agent("and now?"));
+    expect(state.fake.requests.slice(after).map((r) => r.body.model)).toEqual(["fake-model"]);
+    await gw.stop();
+  });
+
+  it("/compact compacts the session now and says by how much; the next turn resumes from the compaction", async () => {
+    const state = await E2eState.create();
+    const gw = await state.startGateway();
+    const nothing = ok(await gw.agent("/compact"));
+    expect(nothing.payloads.at(-1)?.text).toMatch(/^Nothing to compact/);
+    for (let i = 1; i <= 6; i++) ok(await gw.agent(`message number ${i} ${"with some words ".repeat(40)}`));
+    const sessionId = (await state.readStore()).main?.sessionId ?? "";
+    // The notes: one sidecar call, answered in a few words.
+    state.fake.enqueue({ text: "They sent six numbered messages." });
+    const answer = ok(await gw.agent("/compact"));
+    const line = answer.payloads.at(-1)?.text ?? "";
+    const match = /^context compacted: (\S+) -> (\S+) tokens$/.exec(line);
+    expect(match, line).not.toBeNull();
+    const compactions = (await state.transcript(sessionId)).filter((e) => e.type === "compaction");
+    expect(compactions).toHaveLength(1);
+    const entry = compactions[0] as { tokensBefore: number; tokensAfter: number; replacedEntries: number };
+    expect(entry.tokensAfter).toBeLessThan(entry.tokensBefore);
+    expect(entry.replacedEntries).toBeGreaterThan(0);
+    expect(compactions[0]?.notes).toBe("They sent six numbered messages.");
+    expect((await state.readStore()).main?.compactionCount).toBe(1);
+    // The next turn's request starts from the notes: the first message is no longer sent verbatim.
+    const before = state.fake.requests.length;
+    ok(await gw.agent("after the compaction"));
+    const sent = JSON.stringify(state.fake.requests.slice(before).at(-1)?.body.messages);
+    expect(sent).not.toContain("message number 1 with");
+    expect(sent).toContain("after the compaction");
+    await gw.stop();
+  });
+});
