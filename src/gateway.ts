@@ -52,6 +52,7 @@ import {
 } from "./runtime/restart-manifest.js";
 import { SessionRegistry } from "./runtime/session-registry.js";
 import { SessionRunner, type WorkItem } from "./runtime/session-runner.js";
+import { SessionTitler } from "./runtime/session-titler.js";
 import { SessionUpkeep } from "./runtime/session-upkeep.js";
 import { drainWithin, runShutdown, type ShutdownStage } from "./runtime/shutdown.js";
 import { stateLockPath } from "./runtime/state-lock.js";
@@ -146,6 +147,8 @@ export class Gateway {
   readonly reminders: GatewayReminders;
   /** Session upkeep: `maintenance` at start and daily, and `POST /api/sessions/cleanup` (docs/sessions.md). */
   readonly upkeep: SessionUpkeep;
+  /** Names a session after its first exchange (docs/sessions.md, Titles). */
+  private readonly titler: SessionTitler;
   private stopping = false;
   /** Items waiting to be tried again after a passing failure (cleared at stop: their records stay open). */
   private readonly retries = new Set<unknown>();
@@ -281,6 +284,17 @@ export class Gateway {
     this.queue = new SessionQueue((key, item) =>
       item.compact ? this.runner.compactNow(key, item) : this.runner.process(key, item),
     );
+    this.titler = new SessionTitler({
+      store: this.store,
+      clock: this.clock,
+      logger: logger.child("titles"),
+      llm: () => this.modelProbe.client(),
+      model: () => this.modelProbe.modelName(),
+      sidecarSeconds: () => this.config.inbound.reply.session.timeouts.sidecarLlmSeconds,
+      enabled: () => this.config.inbound.reply.session.titles,
+      recorded: (key) => this.runner.recorded(key),
+    });
+    this.events.on((event) => this.titler.onEvent(event));
     this.upkeep = new SessionUpkeep({
       store: this.store,
       clock: this.clock,
@@ -583,6 +597,7 @@ export class Gateway {
       // No reminder fires any more; one being journaled finishes (its turn is then answered after the next start).
       { name: "reminders", run: () => this.reminders.stop() },
       { name: "upkeep", run: () => this.upkeep.stop() },
+      { name: "titles", run: () => this.titler.stop() },
       {
         name: "drain",
         run: () => drainWithin(() => this.queue.drain(), abortTurns, DRAIN_DEADLINE_MS, this.clock),

@@ -74,6 +74,7 @@ const LIVE_CORE: readonly string[] = [
   "inbound.reply.session.resetTriggers",
   "inbound.reply.session.dailyResetAt",
   "inbound.reply.session.maintenance",
+  "inbound.reply.session.titles",
   "inbound.reply.session.timeouts",
   "inbound.reply.session.passivateAfterMinutes",
   "inbound.reply.session.compaction",

@@ -58,6 +58,8 @@ export const sessionSchema = z.strictObject({
   passivateAfterMinutes: z.number().min(0).default(60),
   compaction: compactionSchema.default(() => compactionSchema.parse({})),
   maintenance: maintenanceSchema.optional(),
+  /** After a session's first exchange, one sidecar call names it (`title` on its entry). */
+  titles: z.boolean().default(true),
 });
 
 export const toolsSchema = z.strictObject({

@@ -141,12 +141,13 @@ export const PER_SESSION_FIELDS = [
   "contextEstimated",
   "compactionCount",
   "lastInteractionAt",
+  "title",
 ] as const;
 
 /**
  * The entry for a new sessionId on a key. Keeps what the person chose (`thinkingLevel`, `verboseLevel`), the
  * last `origin` and `model`, and every field the gateway does not know; clears usage counters, compactions and
- * `lastInteractionAt` (set by the caller when the message is handled); sets `createdAt` and `updatedAt`.
+ * `lastInteractionAt` (set by the caller when the message is handled) and the `title`; sets `createdAt` and `updatedAt`.
  * `previous` may also be an entry the store refused (its sessionId is not a safe file name): its fields are kept
  * all the same, and its sessionId is replaced.
  */

@@ -233,3 +233,45 @@ describe("e2e: /model and /compact", () => {
     await gw.stop();
   });
 });
+
+describe("e2e: session titles", () => {
+  it("after the first exchange one sidecar call names the session: in `sessions --json` and the table; a new session id gets its own", async () => {
+    const state = await E2eState.create({ config: { inbound: { reply: { session: { titles: true } } } } });
+    state.fake.titleText = '"Planning a trip to Lisbon."';
+    const gw = await state.startGateway();
+    const reply = ok(await gw.agent("help me plan a trip to Lisbon"));
+    expect(reply.payloads).toEqual([{ text: "echo: help me plan a trip to Lisbon" }]);
+    await waitForTitle(state, "main", "Planning a trip to Lisbon");
+    expect(state.fake.titleRequests).toHaveLength(1);
+    expect(JSON.stringify(state.fake.titleRequests[0]?.messages)).toContain("help me plan a trip to Lisbon");
+
+    const json = await state.cli(["sessions", "--json"]);
+    expect(json.code, json.stderr).toBe(0);
+    const rows = (JSON.parse(json.stdout) as { sessions: { key: string; title?: string }[] }).sessions;
+    expect(rows.find((r) => r.key === "main")?.title).toBe("Planning a trip to Lisbon");
+    const table = await state.cli(["sessions"]);
+    expect(table.stdout).toMatch(/\tPlanning a trip to Lisbon\n/);
+
+    // A second exchange asks for no second title; /new clears it, and the new session id's first exchange names it.
+    ok(await gw.agent("and the hotels?"));
+    state.fake.titleText = "Hotels";
+    ok(await gw.agent("/new hotels in Porto"));
+    await waitForTitle(state, "main", "Hotels");
+    expect(state.fake.titleRequests).toHaveLength(2);
+    await gw.stop();
+  });
+});
+
+/** Waits (with a deadline naming it) until the entry of `key` has the title `expected`. */
+async function waitForTitle(state: E2eState, key: string, expected: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const seen = (await state.readStore())[key]?.title;
+    if (seen === expected) return;
+    if (Date.now() > deadline)
+      throw new Error(
+        `session ${key} had no title ${JSON.stringify(expected)} within 10 s (it has ${JSON.stringify(seen)}; ${state.fake.titleRequests.length} title calls)`,
+      );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

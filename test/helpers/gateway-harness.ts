@@ -83,6 +83,8 @@ export async function startTestGateway(
       ...inbound,
       reply: {
         ...reply,
+        // Titles (a sidecar call after a session's first exchange) only where a test asks for them.
+        session: { titles: false, ...((reply.session as object) ?? {}) },
         agent: {
           baseUrl: fake.url,
           ...(options.model === null ? {} : { model: options.model ?? "fake-model" }),
