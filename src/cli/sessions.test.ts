@@ -163,7 +163,9 @@ describe("clawdis sessions (human)", () => {
     const lines = io.out.trimEnd().split("\n");
     expect(lines[0]).toBe(`3 sessions in ${storePath}`);
     expect(lines[2]).toMatch(/^KIND\s+KEY\s+AGE\s+MODEL\s+CONTEXT\s+SESSION ID\s+TITLE$/);
-    expect(lines[3]).toMatch(/^direct\s+main\s+3m\s+gpt-4o\s+12\.3k\/128k \(9%\)\s+main-id\s+Trip to Lisbon$/);
+    expect(lines[3]).toMatch(
+      /^direct\s+main\s+3m\s+gpt-4o\s+12\.3k\/128k \(9%\)\s+main-id\s+Trip to Lisbon$/,
+    );
     expect(lines[4]).toMatch(/^group\s+group:-1001234\s+2h\s+-\s+-\s+grp-id\s+-$/);
     expect(lines[5]).toMatch(/^global\s+global\s+5d\s/);
   });
