@@ -82,7 +82,9 @@ describe("e2e: the daily reset", () => {
 
 describe("e2e: clawdis sessions cleanup", () => {
   it("--dry-run --json says what would go and changes nothing; then archives old non-primary sessions, never main", async () => {
-    const state = await E2eState.create();
+    const state = await E2eState.create({
+      config: { inbound: { reply: { session: { maintenance: { mode: "warn", pruneAfterDays: 30 } } } } },
+    });
     const map: SessionMap = {
       main: await oldSession(state, "main", "id-main", 400),
       "group:old": await oldSession(state, "group:old", "id-old", 45),
@@ -91,6 +93,11 @@ describe("e2e: clawdis sessions cleanup", () => {
     };
     await state.writeStore(map);
 
+    // maintenance.mode warn: doctor reports what would go, and changes nothing.
+    const doctor = await state.cli(["doctor"]);
+    expect(doctor.stdout).toMatch(
+      /session upkeep: 2 session\(s\) to prune to sessions\/archive\/: group:old \(no exchange for over 30 days\), my-notes/,
+    );
     const dry = await state.cli(["sessions", "cleanup", "--dry-run", "--json"]);
     expect(dry.code, dry.stderr).toBe(0);
     const planned = JSON.parse(dry.stdout) as {
