@@ -104,6 +104,8 @@ export interface GatewayOptions {
   oneShot?: boolean;
   /** SDK retries of model calls (default 2; tests pass 0). */
   llmMaxRetries?: number;
+  /** False: no session titles whatever the config says (in-process tests that count model calls and store writes). */
+  titles?: boolean;
   /** Hooks every turn runs after the built-in ones (tests install a tool gate that asks); none by default. */
   turnHooks?: TurnHooks;
   /** Registers the gateway's own `/api/*` routes on the server. */
@@ -291,7 +293,7 @@ export class Gateway {
       llm: () => this.modelProbe.client(),
       model: () => this.modelProbe.modelName(),
       sidecarSeconds: () => this.config.inbound.reply.session.timeouts.sidecarLlmSeconds,
-      enabled: () => this.config.inbound.reply.session.titles,
+      enabled: () => options.titles !== false && this.config.inbound.reply.session.titles,
       recorded: (key) => this.runner.recorded(key),
     });
     this.events.on((event) => this.titler.onEvent(event));

@@ -62,6 +62,8 @@ export async function startTestGateway(
     chat?: (chat: TestTransport) => void;
     /** Hooks every turn runs (a tool gate that asks). */
     turnHooks?: TurnHooks;
+    /** Session titles as the config says (default false: no title calls or writes). */
+    titles?: boolean;
   } = {},
 ): Promise<TestGateway> {
   const ownsState = options.stateDir === undefined;
@@ -83,8 +85,6 @@ export async function startTestGateway(
       ...inbound,
       reply: {
         ...reply,
-        // Titles (a sidecar call after a session's first exchange) only where a test asks for them.
-        session: { titles: false, ...((reply.session as object) ?? {}) },
         agent: {
           baseUrl: fake.url,
           ...(options.model === null ? {} : { model: options.model ?? "fake-model" }),
@@ -112,6 +112,8 @@ export async function startTestGateway(
     ...(options.oneShot ? { oneShot: true } : {}),
     registerApi,
     llmMaxRetries: 0,
+    // Titles (a sidecar call and a store write after a session's first exchange) only where a test asks for them.
+    ...(options.titles ? {} : { titles: false }),
     ...(options.turnHooks ? { turnHooks: options.turnHooks } : {}),
   });
   const started = gateway.start().then(() => gateway.pluginsStarted);
