@@ -56,6 +56,8 @@ import { openParked } from "./runtime/session/parked-batch.js";
 import { sessionRootsOf } from "./runtime/session/session-workspace.js";
 import { SessionRegistry } from "./runtime/session-registry.js";
 import { SessionRunner, type WorkItem } from "./runtime/session-runner.js";
+import { SessionTitler } from "./runtime/session-titler.js";
+import { SessionUpkeep } from "./runtime/session-upkeep.js";
 import { drainWithin, runShutdown, type ShutdownStage } from "./runtime/shutdown.js";
 import { stateLockPath } from "./runtime/state-lock.js";
 import { stateSecrets } from "./runtime/state-secrets.js";
@@ -81,6 +83,9 @@ const STOP_SEND_GRACE_MS = 5_000;
  * How long a stop waits for running turns to reach their safe point (docs/runtime.md, Stopping and restarting);
  * then what still runs is aborted. With the sends' grace and the plugins' stop it stays within the 30 s stop.
  */
+/** How long `/model` waits for the endpoint's model list. */
+const LIST_MODELS_MS = 10_000;
+
 export const DRAIN_DEADLINE_MS = 20_000;
 
 export type { RestartAnswer, StopRequest } from "./runtime/control-requests.js";
@@ -106,6 +111,8 @@ export interface GatewayOptions {
   oneShot?: boolean;
   /** SDK retries of model calls (default 2; tests pass 0). */
   llmMaxRetries?: number;
+  /** False: no session titles whatever the config says (in-process tests that count model calls and store writes). */
+  titles?: boolean;
   /** Hooks every turn runs after the built-in ones (tests install a tool gate that asks); none by default. */
   turnHooks?: TurnHooks;
   /** Registers the gateway's own `/api/*` routes on the server. */
@@ -149,6 +156,10 @@ export class Gateway {
   readonly reminders: GatewayReminders;
   /** Sub-agent runs: `spawn_agent`, `check_agent_run`, their folders and notices (docs/tools.md, Sub-agents). */
   readonly subagents: GatewaySubagents;
+  /** Session upkeep: `maintenance` at start and daily, and `POST /api/sessions/cleanup` (docs/sessions.md). */
+  readonly upkeep: SessionUpkeep;
+  /** Names a session after its first exchange (docs/sessions.md, Titles). */
+  private readonly titler: SessionTitler;
   private stopping = false;
   /** Items waiting to be tried again after a passing failure (cleared at stop: their records stay open). */
   private readonly retries = new Set<unknown>();
@@ -351,7 +362,30 @@ export class Gateway {
         stagingRoot: join(stateDirOf(options.env), "plugins"),
       },
     });
-    this.queue = new SessionQueue((key, item) => this.runner.process(key, item));
+    this.queue = new SessionQueue((key, item) =>
+      item.compact ? this.runner.compactNow(key, item) : this.runner.process(key, item),
+    );
+    this.titler = new SessionTitler({
+      store: this.store,
+      clock: this.clock,
+      logger: logger.child("titles"),
+      llm: () => this.modelProbe.client(),
+      model: () => this.modelProbe.modelName(),
+      sidecarSeconds: () => this.config.inbound.reply.session.timeouts.sidecarLlmSeconds,
+      enabled: () => options.titles !== false && this.config.inbound.reply.session.titles,
+      recorded: (key) => this.runner.recorded(key),
+    });
+    this.events.on((event) => this.titler.onEvent(event));
+    this.upkeep = new SessionUpkeep({
+      store: this.store,
+      clock: this.clock,
+      logger: logger.child("upkeep"),
+      maintenance: () => this.config.inbound.reply.session.maintenance,
+      primaryKey: () => this.mainKey,
+      // Loaded (warm or working) or with work queued: never pruned under it.
+      inUse: (key) =>
+        this.sessions.phaseOf(key) !== undefined || this.queue.isBusy(key) || this.queue.waiting(key) > 0,
+    });
     this.admission = compose([
       dedupeStep({ isDuplicate: (m) => this.journal.isDuplicate(m) }),
       allowStep({
@@ -395,6 +429,16 @@ export class Gateway {
         entry: (key) => this.store.get(key),
         updateEntry: (key, change) => this.store.update(key, change),
         now: () => this.clock.now(),
+        listModels: async () =>
+          (await this.modelProbe.client()?.listModels(AbortSignal.timeout(LIST_MODELS_MS))) ?? {
+            ok: false,
+            error: "no model endpoint is configured",
+          },
+        configuredModel: () => this.modelProbe.modelName(),
+        compact: (item) => {
+          item.compact = true;
+          this.enqueue(item);
+        },
       }),
       this.approvals.step(),
       enqueueStep({ enqueue }),
@@ -566,6 +610,7 @@ export class Gateway {
     await this.reminders.start();
     // Sub-agent runs a stop or a kill cut short end as owner_restarted, and their parents are told.
     await this.subagents.start();
+    this.upkeep.start();
     return this.address;
   }
 
@@ -660,6 +705,9 @@ export class Gateway {
       },
       // A reminder being journaled as the stop came finishes (its turn is then answered after the next start).
       { name: "reminders", run: () => this.reminders.stop() },
+      // An upkeep pass under way finishes; title calls in flight are cut short.
+      { name: "upkeep", run: () => this.upkeep.stop() },
+      { name: "titles", run: () => this.titler.stop() },
       { name: "subagents", run: () => this.subagents.stop() },
       { name: "recordings", run: () => this.runner.recordingsSettled() },
       { name: "sessions", run: () => this.sessions.settled() },

@@ -27,6 +27,7 @@ import { checkJournal } from "./doctor-journal.js";
 import { checkModel } from "./doctor-model.js";
 import { checkModes } from "./doctor-modes.js";
 import { DoctorFindings, doctorJson, summarize, summaryLine } from "./doctor-report.js";
+import { checkUpkeep } from "./doctor-upkeep.js";
 import { probeGateway } from "./gateway-client.js";
 import type { CliIO } from "./io.js";
 import { count } from "./plural.js";
@@ -129,7 +130,6 @@ async function checkEverything(
   const logLines: string[] = [];
   const logger = createLogger({ level: "warn", sink: (line) => logLines.push(line.message) });
   const store = new SessionStore({ path: storePath, logger });
-
   const raw = await checkStore(storePath, store, fix, report, logLines, io);
   // Where sessions' files are, as the gateway finds them (session-paths.ts).
   const roots = sessionRootsOf(config, dirname(storePath), workspaceDir);
@@ -137,6 +137,7 @@ async function checkEverything(
   if (raw !== undefined) await checkEntries(raw, storePath, transcripts, store, logger, fix, report);
   else if (transcripts.length > 0) report.note("transcript ownership not checked: the store does not parse");
   await checkTranscriptLines(raw, transcripts, fix, report);
+  if (configOk && raw !== undefined) await checkUpkeep(config, store, roots.primaryKey, report);
   await checkJournal(io.env, report);
   // Modes are repaired even while the config is invalid: tightening a mode loses nothing.
   await checkModes({ stateDir: stateDir(io.env), configFile, sessions: roots }, fixRequested, report);

@@ -174,6 +174,22 @@ export function buildProgram(
       })(),
     );
 
+  sessions
+    .command("cleanup")
+    .description("prune old sessions by maintenance's limits, their files moved to sessions/archive/")
+    .option("--dry-run", "only say what would be pruned")
+    .option("--json", "print JSON only")
+    .option("--purge", "delete the pruned sessions' files instead of archiving them")
+    .action((opts: { dryRun?: boolean; json?: boolean; purge?: boolean }) =>
+      run(async () =>
+        (await import("./sessions-cleanup.js")).runSessionsCleanup(
+          { ...opts, json: opts.json === true || sessions.opts().json === true },
+          io,
+          deps.configSections,
+        ),
+      )(),
+    );
+
   program
     .command("status")
     .description("store path, session count, recent sessions, transport state")

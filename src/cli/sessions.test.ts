@@ -25,6 +25,7 @@ const store = {
     contextTokens: 12_300,
     thinkingLevel: "high",
     custom: { kept: true },
+    title: "Trip\tto  Lisbon",
   },
   "group:-1001234": { sessionId: "grp-id", updatedAt: now - 2 * 60 * MIN },
   global: { sessionId: "glob-id", updatedAt: now - 5 * 24 * 60 * MIN },
@@ -161,9 +162,11 @@ describe("clawdis sessions (human)", () => {
     expect(await runSessions({}, io, clock)).toBe(0);
     const lines = io.out.trimEnd().split("\n");
     expect(lines[0]).toBe(`3 sessions in ${storePath}`);
-    expect(lines[2]).toMatch(/^KIND\s+KEY\s+AGE\s+MODEL\s+CONTEXT\s+SESSION ID$/);
-    expect(lines[3]).toMatch(/^direct\s+main\s+3m\s+gpt-4o\s+12\.3k\/128k \(9%\)\s+main-id$/);
-    expect(lines[4]).toMatch(/^group\s+group:-1001234\s+2h\s+-\s+-\s+grp-id$/);
+    expect(lines[2]).toMatch(/^KIND\s+KEY\s+AGE\s+MODEL\s+CONTEXT\s+SESSION ID\s+TITLE$/);
+    expect(lines[3]).toMatch(
+      /^direct\s+main\s+3m\s+gpt-4o\s+12\.3k\/128k \(9%\)\s+main-id\s+Trip to Lisbon$/,
+    );
+    expect(lines[4]).toMatch(/^group\s+group:-1001234\s+2h\s+-\s+-\s+grp-id\s+-$/);
     expect(lines[5]).toMatch(/^global\s+global\s+5d\s/);
   });
 
@@ -181,9 +184,9 @@ describe("clawdis sessions (human)", () => {
     const io = fakeIO(env(), false);
     expect(await runSessions({}, io, clock)).toBe(0);
     expect(io.out.trimEnd().split("\n")).toEqual([
-      "direct\tmain\t3m\tgpt-4o\t12.3k/128k (9%)\tmain-id",
-      "group\tgroup:-1001234\t2h\t-\t-\tgrp-id",
-      "global\tglobal\t5d\t-\t-\tglob-id",
+      "direct\tmain\t3m\tgpt-4o\t12.3k/128k (9%)\tmain-id\tTrip to Lisbon",
+      "group\tgroup:-1001234\t2h\t-\t-\tgrp-id\t-",
+      "global\tglobal\t5d\t-\t-\tglob-id\t-",
     ]);
   });
 

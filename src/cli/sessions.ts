@@ -143,8 +143,10 @@ function humanReport(report: SessionsReport, contextWindow: number | undefined, 
       row.contextEstimated === true,
     ),
     row.sessionId,
+    // A title the gateway wrote is one line; a hand-written one is made one.
+    typeof row.title === "string" && row.title.trim() !== "" ? row.title.replace(/\s+/g, " ").trim() : "-",
   ]);
   if (!tty) return renderTsv(rows);
   const title = `${report.count} session${report.count === 1 ? "" : "s"}${within} in ${report.path}`;
-  return `${title}\n\n${renderTable(["KIND", "KEY", "AGE", "MODEL", "CONTEXT", "SESSION ID"], rows)}`;
+  return `${title}\n\n${renderTable(["KIND", "KEY", "AGE", "MODEL", "CONTEXT", "SESSION ID", "TITLE"], rows)}`;
 }

@@ -30,6 +30,9 @@ const docsText = readFileSync(docsPath, "utf8");
 const COMMENTED_OUT_KEYS = new Set([
   "$schema",
   "inbound.reply.session.store",
+  // A daily reset and a disk limit change what happens to a copy's sessions: shown, not set.
+  "inbound.reply.session.dailyResetAt",
+  "inbound.reply.session.maintenance.maxDiskMb",
   "inbound.reply.agent.workspace",
   // A token here would make a copy of the example connect to Telegram: shown, not set.
   "telegram.botToken",

@@ -30,10 +30,24 @@ export const compactionSchema = z.strictObject({
   keepRecentMessages: z.number().int().min(1).default(6),
 });
 
+/** Session upkeep (docs/sessions.md): absent, the gateway does none; `clawdis sessions cleanup` takes these defaults. */
+export const maintenanceSchema = z.strictObject({
+  /** `warn`: only report (log at start and daily, `clawdis doctor`); `enforce`: prune at start and daily. */
+  mode: z.enum(["warn", "enforce"]).default("warn"),
+  pruneAfterDays: z.number().positive().default(30),
+  maxEntries: z.number().int().min(1).default(500),
+  maxDiskMb: z.number().positive().optional(),
+});
+
 export const sessionSchema = z.strictObject({
   scope: z.enum(["per-sender", "global"]).default("per-sender"),
   idleMinutes: z.number().min(1).default(60),
   resetTriggers: z.array(z.string().trim().min(1)).default(["/new"]),
+  /** "HH:MM" in the gateway's time zone: the first message after it passed since the last one starts afresh. */
+  dailyResetAt: z
+    .string()
+    .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'a time of day "HH:MM" (24-hour) like "04:00"')
+    .optional(),
   /** Absent: `<state>/sessions/sessions.json`. `~` is expanded. */
   store: z.string().min(1).optional(),
   mainKey: z
@@ -43,6 +57,9 @@ export const sessionSchema = z.strictObject({
   timeouts: timeoutsSchema.default(() => timeoutsSchema.parse({})),
   passivateAfterMinutes: z.number().min(0).default(60),
   compaction: compactionSchema.default(() => compactionSchema.parse({})),
+  maintenance: maintenanceSchema.optional(),
+  /** After a session's first exchange, one sidecar call names it (`title` on its entry). */
+  titles: z.boolean().default(true),
 });
 
 export const toolsSchema = z.strictObject({

@@ -15,6 +15,7 @@ import { sendJson } from "./http-server.js";
 import { registerOpenAiApi } from "./openai-api.js";
 import { registerRemindersApi } from "./reminders-api.js";
 import { registerSearchApi } from "./search-api.js";
+import { registerSessionsCleanupApi } from "./sessions-cleanup-api.js";
 import { startSse } from "./sse.js";
 
 /** The gateway's own API (docs/http-api.md). Every route needs the gateway token. */
@@ -68,6 +69,7 @@ export function registerApi(gateway: Gateway, server: HttpServer): void {
   registerRemindersApi(gateway, server);
   registerSearchApi(gateway, server);
   registerOpenAiApi(gateway, server);
+  registerSessionsCleanupApi(gateway, server);
   server.route("GET", "/api/events", (req, res) => {
     const session = req.query.get("session");
     const filter = parseOutputFilter(req.query.get("filter"));

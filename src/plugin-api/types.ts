@@ -373,7 +373,7 @@ export type GatewayEvent =
       type: "session";
       sessionKey: string;
       sessionId: string;
-      reason: "new-key" | "reset" | "idle" | "transcript-missing";
+      reason: "new-key" | "reset" | "idle" | "daily" | "transcript-missing";
       ts: number;
     };
 

@@ -22,6 +22,14 @@ describe("parseChatCommand", () => {
     ["please stop now", { kind: "none" }],
     ["hello", { kind: "none" }],
     ["/thinking high", { kind: "none" }],
+    ["/model", { kind: "model" }],
+    ["  /MODEL ", { kind: "model" }],
+    ["/model Qwen2.5-7B", { kind: "model", name: "Qwen2.5-7B" }],
+    ["/model a b", { kind: "none" }],
+    ["/models", { kind: "none" }],
+    ["/compact", { kind: "compact" }],
+    [" /Compact ", { kind: "compact" }],
+    ["/compact now", { kind: "none" }],
   ])("%j", (text, expected) => {
     expect(parseChatCommand(text)).toEqual(expected);
   });

@@ -7,6 +7,9 @@ import type { ThinkingLevel, VerboseLevel } from "../sessions/types.js";
  * - `/think <level>`, `/verbose on|off`: directives. Alone they are confirmed in one line; followed by more text
  *   (`/think high what is 2+2`) the setting is saved and the rest goes to the agent. With no value (`/think`,
  *   `/verbose`) they ask for the session's current setting (`show-directive`, answered by `directiveState`).
+ * - `/model` alone lists the endpoint's models; `/model <name>` sets the session's model, `/model default` goes back
+ *   to the configured one (the name is one word, case kept).
+ * - `/compact`: exact (case-insensitive), compacts the session's context now.
  * - Reset triggers are matched by `matchResetTrigger` (sessions/lifecycle), not here.
  */
 export type ChatCommand =
@@ -16,6 +19,8 @@ export type ChatCommand =
   | { kind: "verbose"; level: VerboseLevel; rest: string }
   | { kind: "show-directive"; directive: "think" | "verbose" }
   | { kind: "invalid-directive"; directive: "think" | "verbose"; given: string }
+  | { kind: "model"; name?: string }
+  | { kind: "compact" }
   | { kind: "none" };
 
 const THINKING: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high"];
@@ -26,6 +31,9 @@ export function parseChatCommand(text: string): ChatCommand {
   if (lower === "/status") return { kind: "status" };
   if (lower === "/stop") return { kind: "stop", bare: false };
   if (lower === "stop") return { kind: "stop", bare: true };
+  if (lower === "/compact") return { kind: "compact" };
+  const model = /^\/model(?:\s+(\S+))?$/i.exec(trimmed);
+  if (model) return model[1] === undefined ? { kind: "model" } : { kind: "model", name: model[1] };
   const directive = /^\/(think|verbose)(?:\s+(\S+))?(?:\s+([\s\S]*))?$/i.exec(trimmed);
   if (directive) {
     const name = directive[1]!.toLowerCase() as "think" | "verbose";

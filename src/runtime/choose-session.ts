@@ -1,6 +1,8 @@
 import { existsSync } from "node:fs";
+import type { ClawdisConfig } from "../core/config.js";
 import type { Logger } from "../core/logger.js";
-import { decideSession, type FreshReason, freshEntry } from "../sessions/lifecycle.js";
+import { effectiveTimeZone } from "../core/time-zone.js";
+import { type DailyReset, decideSession, type FreshReason, freshEntry } from "../sessions/lifecycle.js";
 import { isValidSessionId, newSessionId } from "../sessions/session-id.js";
 import type { SessionStore } from "../sessions/store.js";
 import { readTranscriptForResume } from "../sessions/transcript.js";
@@ -91,12 +93,12 @@ const MAX_DECISIONS = 3;
  * the store again for its settings. `started`: why a new sessionId was started (absent when the session goes on).
  */
 export async function chooseSession(
-  deps: { store: SessionStore; logger: Logger; idleMinutes: number },
+  deps: { store: SessionStore; logger: Logger; idleMinutes: number; daily?: DailyReset },
   key: string,
   reset: boolean,
   now: number,
 ): Promise<{ sessionId: string; notice?: string; entry?: SessionEntry; started?: FreshReason }> {
-  const { store, logger, idleMinutes } = deps;
+  const { store, logger, idleMinutes, daily } = deps;
   for (let round = 1; ; round++) {
     // With this process's updates not written yet (the last turn's bookkeeping is written behind): the decision
     // counts idle time from the last turn, and the turn reads its settings and context size from it.
@@ -104,7 +106,14 @@ export async function chooseSession(
     // Synchronous: one lookup of a path the kernel has cached, cheaper than a trip through the threadpool (which
     // the fsyncs of other turns may keep busy); every message makes it.
     const transcriptExists = entry ? existsSync(store.transcriptPath(entry.sessionId)) : false;
-    const decision = decideSession({ entry, transcriptExists, now, idleMinutes, reset });
+    const decision = decideSession({
+      entry,
+      transcriptExists,
+      now,
+      idleMinutes,
+      reset,
+      ...(daily ? { daily } : {}),
+    });
     if (decision.action === "continue") return { sessionId: decision.sessionId, ...(entry ? { entry } : {}) };
     const sessionId = newSessionId();
     let refused: { sessionId: unknown } | undefined;
@@ -134,12 +143,24 @@ export async function chooseSession(
         notice: idleNotice(idleMinutes),
       };
     }
+    if (decision.reason === "daily" && daily) return { ...chosen, notice: dailyNotice(daily.at) };
     return chosen;
   }
+}
+
+/** The one-line note that opens a session begun because the daily reset hour passed. */
+export function dailyNotice(at: string): string {
+  return `(A new session began: the daily reset at ${at} passed since the last message.)`;
 }
 
 /** The one-line note that opens a session begun because the last one was idle: "over 1 minute", "over 5 minutes". */
 export function idleNotice(idleMinutes: number): string {
   const minutes = `${idleMinutes} ${idleMinutes === 1 ? "minute" : "minutes"}`;
   return `(A new session began: nothing was said here for over ${minutes}.)`;
+}
+
+/** The daily reset the config asks for (`dailyResetAt` in `gateway.timeZone`), as `chooseSession`'s deps take it. */
+export function dailyResetOf(config: ClawdisConfig): { daily?: DailyReset } {
+  const at = config.inbound.reply.session.dailyResetAt;
+  return at ? { daily: { at, timeZone: effectiveTimeZone(config.gateway.timeZone) } } : {};
 }

@@ -141,6 +141,15 @@ describe("statusText", () => {
       expect(line.length, line).toBeLessThan(130);
   });
 
+  it("a session's own model (/model) is shown first, the configured one beside it", () => {
+    const lines = statusText(
+      input({ entry: { sessionId: "s", updatedAt: NOW, modelOverride: "big-model" } }),
+    ).split("\n");
+    expect(lines.find((l) => l.startsWith("Model: "))).toMatch(
+      /^Model: big-model for this session \(configured: qwen2\.5:14b\) at /,
+    );
+  });
+
   it("a group: no local path and no endpoint URL anywhere, the transports still say why", () => {
     const text = statusText(
       input({

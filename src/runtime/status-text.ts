@@ -1,4 +1,5 @@
 import { formatAge, formatTokens } from "../core/format.js";
+import { sessionModel } from "../sessions/session-model.js";
 import { undeliverableLine } from "./outbox-status.js";
 import type { SessionPhase } from "./session/phase.js";
 import { configStatusLine, type StatusInput, transportLine } from "./status-report.js";
@@ -74,7 +75,9 @@ function phaseWords(phase: SessionPhase | undefined): string {
 function modelLine(input: StatusInput): string {
   const m = input.model;
   const group = input.audience === "group";
-  if (!m.configured) {
+  // The session's own model (`/model <name>`) comes first; the configured one is named beside it.
+  const own = sessionModel(input.entry, undefined);
+  if (!m.configured && !own) {
     const endpoint = group ? "" : ` · endpoint ${m.baseUrl}, from ${m.endpointSource ?? "config"}`;
     return `Model: not configured — set inbound.reply.agent.model in the config file and save it, or OPENAI_MODEL and restart${endpoint}`;
   }
@@ -89,7 +92,8 @@ function modelLine(input: StatusInput): string {
   const sources = group
     ? `model from ${m.source ?? "config"}`
     : `model from ${m.source ?? "config"}, endpoint from ${m.endpointSource ?? "config"}`;
-  return `Model: ${m.name}${at} — ${reach}${age} · ${sources}`;
+  const name = own ? `${own} for this session (configured: ${m.name ?? "none"})` : m.name;
+  return `Model: ${name}${at} — ${reach}${age} · ${sources}`;
 }
 
 /** `text` with the endpoint URL and its host:port replaced by "the endpoint" (an error names them). Pure. */

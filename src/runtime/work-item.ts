@@ -26,6 +26,8 @@ export interface WorkItem {
    * accepted whole).
    */
   durable?: Promise<void>;
+  /** A `/compact`: its lane compacts the session's context instead of running a turn (session-worker compactNow). */
+  compact?: boolean;
   /** Set when `durable` failed: the message was not taken after all (the transport was told so). */
   refused?: boolean;
   resolve(outcome: TurnOutcome): void;

@@ -1,3 +1,4 @@
+import { passedDailyReset } from "./daily-reset.js";
 import type { SessionEntry } from "./types.js";
 
 /**
@@ -64,7 +65,24 @@ export function isIdleExpired(entry: SessionEntry, now: number, idleMinutes: num
   return now - last > idleMinutes * 60_000;
 }
 
-export type FreshReason = "new-key" | "idle" | "reset" | "transcript-missing";
+export type FreshReason = "new-key" | "idle" | "daily" | "reset" | "transcript-missing";
+
+/** The daily reset: the wall time ("04:00") and the time zone it is read in. */
+export interface DailyReset {
+  at: string;
+  timeZone: string;
+}
+
+/**
+ * True when the daily reset hour passed since the last real exchange (docs/sessions.md). An entry with no usable
+ * timestamp, or one in the future, never resets.
+ */
+export function isDailyExpired(entry: SessionEntry, now: number, daily: DailyReset | undefined): boolean {
+  if (!daily) return false;
+  const last = lastInteractionOf(entry);
+  if (last === undefined) return false;
+  return passedDailyReset(last, daily.at, now, daily.timeZone);
+}
 export type SessionDecision =
   | { action: "continue"; sessionId: string }
   | { action: "fresh"; reason: FreshReason };
@@ -78,6 +96,8 @@ export interface DecideSessionInput {
   idleMinutes: number;
   /** The message matched a reset trigger. */
   reset: boolean;
+  /** `dailyResetAt` and the gateway's time zone; absent: no daily reset. */
+  daily?: DailyReset;
 }
 
 /**
@@ -89,7 +109,9 @@ export interface DecideSessionInput {
  *    no `lastInteractionAt` yet) or a hand-made one whose transcript was not written yet continues instead, and
  *    its first append creates the file, so this never loops;
  * 4. idle for longer than `idleMinutes` → fresh "idle";
- * 5. otherwise continue with the entry's sessionId.
+ * 5. the daily reset hour passed since the last real exchange → fresh "daily" (idle wins when both hold: it is
+ *    checked first; either one starts a new session, whichever comes first);
+ * 6. otherwise continue with the entry's sessionId.
  */
 export function decideSession(input: DecideSessionInput): SessionDecision {
   const { entry } = input;
@@ -101,6 +123,7 @@ export function decideSession(input: DecideSessionInput): SessionDecision {
     return { action: "fresh", reason: "transcript-missing" };
   }
   if (isIdleExpired(entry, input.now, input.idleMinutes)) return { action: "fresh", reason: "idle" };
+  if (isDailyExpired(entry, input.now, input.daily)) return { action: "fresh", reason: "daily" };
   return { action: "continue", sessionId: entry.sessionId };
 }
 
@@ -118,12 +141,13 @@ export const PER_SESSION_FIELDS = [
   "contextEstimated",
   "compactionCount",
   "lastInteractionAt",
+  "title",
 ] as const;
 
 /**
  * The entry for a new sessionId on a key. Keeps what the person chose (`thinkingLevel`, `verboseLevel`), the
  * last `origin` and `model`, and every field the gateway does not know; clears usage counters, compactions and
- * `lastInteractionAt` (set by the caller when the message is handled); sets `createdAt` and `updatedAt`.
+ * `lastInteractionAt` (set by the caller when the message is handled) and the `title`; sets `createdAt` and `updatedAt`.
  * `previous` may also be an entry the store refused (its sessionId is not a safe file name): its fields are kept
  * all the same, and its sessionId is replaced.
  */

@@ -274,7 +274,10 @@ export class E2eState {
   configFor(options: E2eOptions = {}): Json {
     const base: Json = {
       gateway: { port: this.port, bind: "127.0.0.1" },
-      inbound: { reply: { agent: { baseUrl: this.fake.url, model: "fake-model" } } },
+      // Titles (a sidecar call after a session's first exchange) only where a test asks for them.
+      inbound: {
+        reply: { session: { titles: false }, agent: { baseUrl: this.fake.url, model: "fake-model" } },
+      },
       plugins: { load: [ECHO_PLUGIN] },
       echo: { allowFrom: options.allowFrom ?? ["alice", "bob"] },
     };

@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { TITLE_PROMPT_START } from "../../src/sessions/session-title.js";
 import { type WaitOptions, waitWithDeadline } from "../helpers/wait-deadline.js";
 
 /**
@@ -118,6 +119,12 @@ export interface FakeOpenAI {
   requests: FakeRequest[];
   /** Model ids listed by `GET /v1/models`. */
   models: string[];
+  /**
+   * Session title calls (their system prompt starts with TITLE_PROMPT_START), in arrival order: answered at once
+   * with `titleText`, never from the queue, and not in `requests` (tests that count model calls do not see them).
+   */
+  titleRequests: ChatRequestBody[];
+  titleText: string;
   /** Every `GET /v1/models` request received, in arrival order (not in `requests`). */
   modelRequests: FakeModelsRequest[];
   /**
@@ -258,6 +265,8 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     requests,
     models: ["fake-model"],
     modelRequests,
+    titleRequests: [],
+    titleText: "A test conversation",
     hangModels: false,
     apiKey: undefined,
     events,
@@ -425,6 +434,19 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       return sendJson(res, 400, {
         error: { message: "request body is not JSON", type: "invalid_request_error" },
       });
+    }
+    // A session title call (src/sessions/session-title.ts) is answered apart: never from the queue, not counted.
+    const first = body.messages?.[0];
+    if (
+      first?.role === "system" &&
+      typeof first.content === "string" &&
+      first.content.startsWith(TITLE_PROMPT_START)
+    ) {
+      fake.titleRequests.push(body);
+      events.emit("title-request", body);
+      const titleReply: FakeReply = { text: fake.titleText };
+      if (body.stream === true) return streamReply(res, body, titleReply);
+      return sendJson(res, 200, completionJson(body, titleReply));
     }
     const request: FakeRequest = {
       n: ++requestCount,

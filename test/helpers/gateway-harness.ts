@@ -62,6 +62,8 @@ export async function startTestGateway(
     chat?: (chat: TestTransport) => void;
     /** Hooks every turn runs (a tool gate that asks). */
     turnHooks?: TurnHooks;
+    /** Session titles as the config says (default false: no title calls or writes). */
+    titles?: boolean;
   } = {},
 ): Promise<TestGateway> {
   const ownsState = options.stateDir === undefined;
@@ -110,6 +112,8 @@ export async function startTestGateway(
     ...(options.oneShot ? { oneShot: true } : {}),
     registerApi,
     llmMaxRetries: 0,
+    // Titles (a sidecar call and a store write after a session's first exchange) only where a test asks for them.
+    ...(options.titles ? {} : { titles: false }),
     ...(options.turnHooks ? { turnHooks: options.turnHooks } : {}),
   });
   const started = gateway.start().then(() => gateway.pluginsStarted);

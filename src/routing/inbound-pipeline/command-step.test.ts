@@ -7,9 +7,11 @@ import {
   type CommandPlan,
   type CommandPorts,
   commandStep,
+  modelListAnswer,
   planCommand,
   stopAnswer,
   withLevel,
+  withModel,
 } from "./command-step.js";
 import type { InboundContext } from "./types.js";
 
@@ -40,6 +42,10 @@ describe("planCommand", () => {
     ["stop", { kind: "stop", bare: true }],
     ["/think", { kind: "show-directive", directive: "think" }],
     ["/verbose loud", { kind: "answer", text: "Usage: /verbose on|off" }],
+    ["/model", { kind: "list-models" }],
+    ["/model gpt-x", { kind: "set-model", model: "gpt-x" }],
+    ["/model Default", { kind: "set-model", model: undefined }],
+    ["/compact", { kind: "compact" }],
     [
       "/think high",
       {
@@ -60,6 +66,24 @@ describe("planCommand", () => {
     ],
   ])("%s", (text, plan) => {
     expect(planCommand(parseChatCommand(text))).toEqual(plan);
+  });
+});
+
+describe("withModel / modelListAnswer", () => {
+  it("sets and removes the session's model, keeping the rest", () => {
+    const entry: SessionEntry = { sessionId: "s", updatedAt: 1, thinkingLevel: "high", model: "last-used" };
+    const set = withModel(entry, undefined, "m2", 9);
+    expect(set).toEqual({ ...entry, modelOverride: "m2", updatedAt: 9 });
+    expect(withModel(set, undefined, undefined, 10)).toEqual({ ...entry, updatedAt: 10 });
+  });
+
+  it("says when the list could not be had, and when nothing is set", () => {
+    expect(modelListAnswer({ ok: false, error: "no answer within 10 s" }, "m")).toBe(
+      "This session uses m. The endpoint's models could not be listed: no answer within 10 s",
+    );
+    expect(modelListAnswer({ ok: true, models: [] }, undefined)).toBe(
+      "No model is set. The endpoint lists no models.",
+    );
   });
 });
 
@@ -95,6 +119,7 @@ describe("commandStep", () => {
     const answers: string[] = [];
     const statusFor: string[] = [];
     const aborted: string[] = [];
+    const compacted: string[] = [];
     let stored: SessionEntry | undefined = { sessionId: "s-1", updatedAt: 1 };
     const ports: CommandPorts = {
       answer: async (_item, answer) => {
@@ -113,6 +138,11 @@ describe("commandStep", () => {
         stored = change(stored);
       },
       now: () => 7,
+      listModels: async () => ({ ok: true, models: ["fake-model", "big-model"] }),
+      configuredModel: () => "fake-model",
+      compact: (queued) => {
+        compacted.push(queued.text);
+      },
     };
     const item = itemOf(message({ text, ...fields }));
     const ctx: InboundContext = { message: item.message, local: false, item };
@@ -120,8 +150,35 @@ describe("commandStep", () => {
     await commandStep(ports)(ctx, async () => {
       next = true;
     });
-    return { answers, statusFor, aborted, stored, next, item, command: ctx.command as ChatCommand };
+    return {
+      answers,
+      statusFor,
+      aborted,
+      compacted,
+      stored,
+      next,
+      item,
+      command: ctx.command as ChatCommand,
+    };
   };
+
+  it("/model <name> saves the session's model; /model lists the endpoint's, the one in use marked", async () => {
+    const set = await run("/model big-model");
+    expect(set.stored).toMatchObject({ sessionId: "s-1", modelOverride: "big-model", updatedAt: 7 });
+    expect(set.answers).toEqual([
+      "Model set to big-model for this session. /model default goes back to the configured one.",
+    ]);
+    expect(set.next).toBe(false);
+    const list = await run("/model");
+    expect(list.answers).toEqual([
+      "This session uses fake-model. The endpoint offers: fake-model (in use), big-model. Change it with /model <name>.",
+    ]);
+  });
+
+  it("/compact is queued for the session's lane, not answered here and not handed on as text", async () => {
+    const out = await run("/compact");
+    expect(out).toMatchObject({ answers: [], compacted: ["/compact"], next: false });
+  });
 
   it("/status in a group is answered for the group's audience", async () => {
     const out = await run("/status", { chatType: "group" });

@@ -2,6 +2,7 @@ import type { StatusAudience } from "../../runtime/status-report.js";
 import type { WorkItem } from "../../runtime/work-item.js";
 import { freshEntry } from "../../sessions/lifecycle.js";
 import { newSessionId } from "../../sessions/session-id.js";
+import { MODEL_OVERRIDE_FIELD, sessionModel } from "../../sessions/session-model.js";
 import type { SessionEntry, ThinkingLevel, VerboseLevel } from "../../sessions/types.js";
 import { type ChatCommand, directiveState, directiveUsage, parseChatCommand } from "../chat-command.js";
 import type { Step } from "./types.js";
@@ -28,6 +29,12 @@ export interface CommandPorts {
     change: (entry: SessionEntry | undefined, unusable?: Readonly<Record<string, unknown>>) => SessionEntry,
   ): Promise<unknown>;
   now(): number;
+  /** The endpoint's models (`GET /models`, within a bounded time). */
+  listModels(): Promise<{ ok: true; models: string[] } | { ok: false; error: string }>;
+  /** The configured model (`inbound.reply.agent.model`, or the endpoint's only one), undefined when none. */
+  configuredModel(): string | undefined;
+  /** Queues a `/compact` of the item's session: it runs in the session's turn order and answers the item. */
+  compact(item: WorkItem): void;
 }
 
 /** What a command comes to, before anything is done. */
@@ -38,6 +45,10 @@ export type CommandPlan =
   | { kind: "stop"; bare: boolean }
   | { kind: "show-directive"; directive: "think" | "verbose" }
   | { kind: "answer"; text: string }
+  /** Saves the session's model (`undefined`: back to the configured one), then answers. */
+  | { kind: "set-model"; model: string | undefined }
+  | { kind: "list-models" }
+  | { kind: "compact" }
   /** Saves the level; then answers `confirm`, or (with text after the directive) hands `rest` on to the queue. */
   | { kind: "set-level"; setting: LevelSetting; confirm: string; rest: string };
 
@@ -54,6 +65,14 @@ export function planCommand(command: ChatCommand): CommandPlan {
       return { kind: "status" };
     case "stop":
       return { kind: "stop", bare: command.bare };
+    case "model":
+      if (command.name === undefined) return { kind: "list-models" };
+      return {
+        kind: "set-model",
+        model: command.name.toLowerCase() === "default" ? undefined : command.name,
+      };
+    case "compact":
+      return { kind: "compact" };
     case "show-directive":
       return { kind: "show-directive", directive: command.directive };
     case "invalid-directive":
@@ -98,6 +117,38 @@ export function withLevel(
   return { ...base, [setting.field]: setting.level, updatedAt: now };
 }
 
+/** The entry with the session's model set (`undefined`: removed), as `withLevel` does for a level. Pure but for the new id. */
+export function withModel(
+  entry: SessionEntry | undefined,
+  unusable: Readonly<Record<string, unknown>> | undefined,
+  model: string | undefined,
+  now: number,
+): SessionEntry {
+  const next: SessionEntry = { ...(entry ?? freshEntry(unusable, newSessionId(), now)), updatedAt: now };
+  if (model === undefined) delete next[MODEL_OVERRIDE_FIELD];
+  else next[MODEL_OVERRIDE_FIELD] = model;
+  return next;
+}
+
+/** The answer to `/model <name>` or `/model default`. Pure. */
+export function modelSetAnswer(model: string | undefined, configured: string | undefined): string {
+  if (model !== undefined)
+    return `Model set to ${model} for this session. /model default goes back to the configured one.`;
+  return `Model set back to the configured one${configured ? ` (${configured})` : ""}.`;
+}
+
+/** The answer to `/model` alone: the endpoint's models, the one in use marked. Pure. */
+export function modelListAnswer(
+  listed: { ok: true; models: string[] } | { ok: false; error: string },
+  inUse: string | undefined,
+): string {
+  const using = inUse ? `This session uses ${inUse}.` : "No model is set.";
+  if (!listed.ok) return `${using} The endpoint's models could not be listed: ${listed.error}`;
+  if (listed.models.length === 0) return `${using} The endpoint lists no models.`;
+  const names = listed.models.map((m) => (m === inUse ? `${m} (in use)` : m));
+  return `${using} The endpoint offers: ${names.join(", ")}. Change it with /model <name>.`;
+}
+
 /**
  * Carries out `command` for `item`. Returns true when it was answered; false when the item goes on to the queue
  * (not a command, a bare `stop` with nothing running, a directive followed by text: then `item.text` is that
@@ -130,6 +181,18 @@ export async function handleCommand(
       return true;
     case "answer":
       await ports.answer(item, plan.text);
+      return true;
+    case "set-model":
+      await ports.updateEntry(key, (entry, unusable) => withModel(entry, unusable, plan.model, ports.now()));
+      await ports.answer(item, modelSetAnswer(plan.model, ports.configuredModel()));
+      return true;
+    case "list-models": {
+      const inUse = sessionModel(await ports.entry(key), ports.configuredModel());
+      await ports.answer(item, modelListAnswer(await ports.listModels(), inUse));
+      return true;
+    }
+    case "compact":
+      ports.compact(item);
       return true;
     case "set-level": {
       await ports.updateEntry(key, (entry, unusable) =>

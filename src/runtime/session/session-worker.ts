@@ -5,14 +5,16 @@ import { runTurn, type TurnInput, type TurnResult } from "../../agent/run-turn.j
 import { noModelReply } from "../../core/no-model-hint.js";
 import type { TurnOutcome } from "../../plugin-api/types.js";
 import { matchResetTrigger } from "../../sessions/lifecycle.js";
+import { sessionModel } from "../../sessions/session-model.js";
 import { makeHeader } from "../../sessions/transcript.js";
 import type { SessionEntry } from "../../sessions/types.js";
-import { chooseSession, restoredProgress } from "../choose-session.js";
+import { chooseSession, dailyResetOf, restoredProgress } from "../choose-session.js";
 import type { DrainMode } from "../drain-resume.js";
 import type { WarmSession } from "../session-registry.js";
 import { stageAttachments } from "../stage-attachments.js";
 import type { WorkItem } from "../work-item.js";
 import { applyEffects, applySettlement, notify, outcomeFor } from "./apply-settlement.js";
+import { compactNow } from "./compact-now.js";
 import { openParked } from "./parked-batch.js";
 import type { SessionPorts } from "./ports.js";
 import { nextStep, prepareMessage } from "./prepare-message.js";
@@ -123,6 +125,28 @@ export class SessionWorker {
     return saveWarm(session);
   }
 
+  /**
+   * `/compact` of session `key`, run in its lane like a turn (compact-now.ts); answers `item` with how much it
+   * saved, or fails it as an unexpected error would.
+   */
+  async compactNow(key: string, item: WorkItem): Promise<void> {
+    const sessions = this.ports.storage.sessions;
+    if (this.ports.queue.isStopping()) return this.answer(item, "Not compacted: the gateway is stopping.");
+    sessions?.enter(key, "processing");
+    sessions?.enter(key, "compacting");
+    try {
+      const text = await compactNow(this.ports, key);
+      sessions?.enter(key, "processing");
+      await this.answer(item, text);
+    } catch (error) {
+      if (sessions?.phaseOf(key) === "compacting") sessions.enter(key, "processing");
+      await this.fail(item, error);
+    } finally {
+      sessions?.enter(key, "ready");
+      sessions?.touch(key);
+    }
+  }
+
   /** See TurnBookkeeping.recorded. */
   recorded(key?: string): Promise<void> {
     return this.bookkeeping.recorded(key);
@@ -217,7 +241,12 @@ export class SessionWorker {
     const { sessionId, notice, entry, started } = progress
       ? { sessionId: progress.sessionId, notice: undefined, entry: undefined, started: undefined }
       : await chooseSession(
-          { store, logger: ports.runtime.logger, idleMinutes: config.inbound.reply.session.idleMinutes },
+          {
+            store,
+            logger: ports.runtime.logger,
+            idleMinutes: config.inbound.reply.session.idleMinutes,
+            ...dailyResetOf(config),
+          },
           key,
           reset.matched,
           now,
@@ -271,7 +300,8 @@ export class SessionWorker {
     if (next.kind === "nothing-parked")
       return { settlement: { kind: "answer", text: NOTHING_PARKED, extra: ids }, at };
     const llm = ports.model.llm();
-    const model = ports.model.name();
+    // The session's own model (`/model <name>`) before the configured one.
+    const model = sessionModel(entry ?? (await store.getWithUpdates(key)), ports.model.name());
     if (!llm || !model)
       return {
         settlement: { kind: "no-model", text: noModelReply(ports.runtime.configPath()) },
