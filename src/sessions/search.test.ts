@@ -1,4 +1,4 @@
-import { mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -27,8 +27,8 @@ const message = (n: number, role: string, content: string) =>
     message: { role, content },
   });
 
-async function transcript(id: string, lines: string[], mtime: number): Promise<void> {
-  const path = join(dir, `${id}.jsonl`);
+async function transcript(id: string, lines: string[], mtime: number, folder = dir): Promise<void> {
+  const path = join(folder, `${id}.jsonl`);
   await writeFile(path, `${lines.join("\n")}\n`);
   await utimes(path, mtime / 1000, mtime / 1000);
 }
@@ -106,6 +106,30 @@ describe("searching the transcripts", () => {
       ["h", "group:long", false],
     ]);
     expect(ids(await search({ q: "note", key: "group:long" }))).toEqual(["h/e1"]);
+  });
+
+  it("finds the transcripts of pruned sessions in the archive too, in the same newest-first order", async () => {
+    const archive = join(dir, "archive");
+    await mkdir(archive);
+    await transcript("kept", [header("kept", "main"), message(1, "user", "plum")], T0 + 5000);
+    await transcript(
+      "gone",
+      [header("gone", "group:old"), message(2, "user", "plum pie")],
+      T0 + 1000,
+      archive,
+    );
+    await transcript(
+      "newer",
+      [header("newer", "group:x"), message(3, "user", "plum jam")],
+      T0 + 9000,
+      archive,
+    );
+    const report = await search({ q: "plum" }, { main: { sessionId: "kept", updatedAt: T0 } });
+    expect(report.hits.map((h) => [h.sessionId, h.sessionKey, h.current])).toEqual([
+      ["newer", "group:x", false],
+      ["kept", "main", true],
+      ["gone", "group:old", false],
+    ]);
   });
 
   it("skips files last modified before --since without reading them", async () => {

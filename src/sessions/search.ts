@@ -5,7 +5,7 @@ import { type FileScan, searchFile } from "./search-file.js";
 import type { SearchMatcher, SearchRole } from "./search-match.js";
 import { type Snippet, snippetOf } from "./search-snippet.js";
 import { isValidSessionId } from "./session-id.js";
-import { TRANSCRIPT_EXTENSION } from "./session-paths.js";
+import { archiveDirOf, TRANSCRIPT_EXTENSION } from "./session-paths.js";
 import { parseTranscriptHeader } from "./transcript-parse.js";
 import type { SessionMap } from "./types.js";
 
@@ -61,17 +61,19 @@ interface Transcript {
   mtimeMs: number;
 }
 
-/** The transcripts in `storeDir`, newest modification first. */
+/** The transcripts in `storeDir` and in its archive (pruned sessions), newest modification first. */
 export async function listTranscripts(storeDir: string): Promise<Transcript[]> {
-  const names = await readdir(storeDir).catch(() => [] as string[]);
   const found: Transcript[] = [];
-  for (const name of names) {
-    if (!name.endsWith(TRANSCRIPT_EXTENSION)) continue;
-    const sessionId = name.slice(0, -TRANSCRIPT_EXTENSION.length);
-    if (!isValidSessionId(sessionId)) continue;
-    const path = join(storeDir, name);
-    const info = await stat(path).catch(() => undefined);
-    if (info?.isFile()) found.push({ path, sessionId, mtimeMs: info.mtimeMs });
+  for (const dir of [storeDir, archiveDirOf(storeDir)]) {
+    const names = await readdir(dir).catch(() => [] as string[]);
+    for (const name of names) {
+      if (!name.endsWith(TRANSCRIPT_EXTENSION)) continue;
+      const sessionId = name.slice(0, -TRANSCRIPT_EXTENSION.length);
+      if (!isValidSessionId(sessionId)) continue;
+      const path = join(dir, name);
+      const info = await stat(path).catch(() => undefined);
+      if (info?.isFile()) found.push({ path, sessionId, mtimeMs: info.mtimeMs });
+    }
   }
   return found.sort((a, b) => b.mtimeMs - a.mtimeMs || (a.sessionId < b.sessionId ? -1 : 1));
 }

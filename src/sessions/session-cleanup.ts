@@ -9,6 +9,7 @@ import {
   planCleanup,
   type SizedEntry,
 } from "./plan-cleanup.js";
+import { archiveDirOf } from "./session-paths.js";
 import type { SessionStore } from "./store.js";
 import type { SessionMap } from "./types.js";
 
@@ -46,11 +47,6 @@ export interface CleanupDeps {
   /** True while the session of `key` is loaded or has work in the running gateway: it is left alone. */
   inUse: (key: string) => boolean;
   logger: Logger;
-}
-
-/** The folder pruned sessions are moved to: `<storeDir>/archive/`. */
-export function archiveDirOf(storeDir: string): string {
-  return join(storeDir, "archive");
 }
 
 /** The bytes taken by `path` (a file, or a folder and everything in it; 0 when missing). Links are not followed. */

@@ -59,6 +59,11 @@ export function sessionPaths(roots: SessionRoots, key: string, sessionId: string
   };
 }
 
+/** The folder pruned sessions are moved to (transcript and session folder alike): `<storeDir>/archive/`. */
+export function archiveDirOf(storeDir: string): string {
+  return join(storeDir, "archive");
+}
+
 /** The `workspace/` in the folder of session id `sessionId`: where every session but the primary one works. */
 export function folderWorkspaceFor(storeDir: string, sessionId: string): string {
   return join(storeDir, sessionId, "workspace");
