@@ -13,6 +13,7 @@ import { effectiveTimeZone } from "./core/time-zone.js";
 import { type PluginContextDeps, pluginContext } from "./host/plugin-context.js";
 import { PluginHost } from "./host/plugin-host.js";
 import { HttpServer } from "./http/http-server.js";
+import { GatewayJobs } from "./jobs/gateway-jobs.js";
 import type {
   ApprovalDecision,
   GatewayEvent,
@@ -169,6 +170,8 @@ export class Gateway {
   private logSecrets: { config: ClawdisConfig; values: readonly string[] } | undefined;
   /** Approvals in chat: the gate of every turn, the prompts, the answers (docs/tools.md). */
   readonly approvals: Approvals;
+  /** Background jobs: `bash` with `background: true`, the job tools, their results (docs/tools.md). */
+  readonly jobs: GatewayJobs;
 
   constructor(readonly options: GatewayOptions) {
     this.replayQueued = new Promise((resolve) => {
@@ -215,6 +218,26 @@ export class Gateway {
         return (await this.store.get(key))?.origin !== undefined;
       },
       submit: (input) => this.submitInternal(input),
+    });
+    this.jobs = new GatewayJobs({
+      clock: this.clock,
+      logger: logger.child("jobs"),
+      folderOf: async (key) => {
+        const entry = await this.store.get(key);
+        return entry ? join(this.store.dir, entry.sessionId) : undefined;
+      },
+      toolNamesFor: (key, message) =>
+        this.toolsWith(
+          key,
+          message,
+          remindTool(async () => "not run"),
+        ).map((tool) => tool.name),
+      submit: (input) => this.submitInternal(input),
+    });
+    // `/new` ends the jobs of the conversation it leaves.
+    this.events.on((event) => {
+      if (event.type === "session" && event.reason === "reset")
+        void this.jobs.killSession(event.sessionKey, "new");
     });
     this.current = options.config;
     this.configState = new ConfigState(options.configPath ?? "", this.startedAt);
@@ -282,8 +305,11 @@ export class Gateway {
       get passivateAfterMinutes() {
         return gateway.config.inbound.reply.session.passivateAfterMinutes;
       },
-      busy: (key) => this.queue.isBusy(key) || this.queue.waiting(key) > 0,
-      save: (session) => this.runner.saveWarm(session),
+      busy: (key) => this.queue.isBusy(key) || this.queue.waiting(key) > 0 || this.jobs.hasLive(key),
+      save: async (session) => {
+        await this.jobs.killSession(session.key, "passivated");
+        await this.runner.saveWarm(session);
+      },
       logger: logger.child("session"),
     });
     this.runner = new SessionRunner({
@@ -608,6 +634,7 @@ export class Gateway {
     this.sessions.stop();
     // No reminder fires any more; one being journaled finishes in the "reminders" stage.
     this.reminders.halt();
+    this.jobs.halt();
     for (const timer of this.retries) this.clock.clearTimeout(timer);
     this.retries.clear();
     const logger = this.options.logger;
@@ -625,6 +652,8 @@ export class Gateway {
       },
       // A reminder being journaled as the stop came finishes (its turn is then answered after the next start).
       { name: "reminders", run: () => this.reminders.stop() },
+      // Background jobs are killed (their process groups) and recorded reaped.
+      { name: "jobs", run: () => this.jobs.stop() },
       { name: "recordings", run: () => this.runner.recordingsSettled() },
       { name: "sessions", run: () => this.sessions.settled() },
       // The prompts of turns that parked are journaled and handed to the outbox.
@@ -806,6 +835,7 @@ export class Gateway {
       config: this.configState.snapshot(this.clock.now()),
       undelivered: this.outbox.undeliverable(),
       approvals: this.approvals.pending(key).map((a) => ({ what: a.what, ageMs: this.clock.now() - a.at })),
+      jobs: this.jobs.running(key),
     });
   }
 
@@ -827,7 +857,7 @@ export class Gateway {
       sessionKey: key,
       primaryKey: this.mainKey,
       message,
-      all: [...this.options.builtinTools, remind, ...this.host.tools()],
+      all: [...this.jobs.withJobTools(key, message, this.options.builtinTools), remind, ...this.host.tools()],
       tools: this.config.inbound.reply.agent.tools,
       secrets: this.secrets,
     });
