@@ -56,16 +56,16 @@ describe("GatewayJobs", () => {
   function tools(made: GatewayJobs): Map<string, ToolDefinition> {
     return new Map(made.withJobTools("main", message, [bashTool()]).map((t) => [t.name, t]));
   }
-  const context: ToolContext = {
+  const context = (): ToolContext => ({
     signal: new AbortController().signal,
     cwd: dir,
     sessionKey: "main",
     timeoutMs: 10_000,
-  };
+  });
   async function call(t: Map<string, ToolDefinition>, name: string, args: Record<string, unknown>) {
     const tool = t.get(name);
     if (!tool) throw new Error(`no tool ${name}`);
-    return tool.execute(args, context);
+    return tool.execute(args, context());
   }
   const results = (count: number) =>
     waitWithDeadline<void>(
@@ -92,7 +92,10 @@ describe("GatewayJobs", () => {
   it("starts a job at once; its exit code and output tail come back as automated job-result input", async () => {
     const made = make();
     const t = tools(made);
-    const started = await call(t, "bash", { command: "echo first; echo second >&2; exit 3", background: true });
+    const started = await call(t, "bash", {
+      command: "echo first; echo second >&2; exit 3",
+      background: true,
+    });
     expect(started).toMatchObject({ ok: true, output: expect.stringMatching(/^started background job j1 /) });
     await results(1);
     expect(submitted[0]).toMatchObject({
@@ -176,7 +179,9 @@ describe("GatewayJobs", () => {
       expect.stringMatching(/^j1 {2}reaped \(/),
       expect.stringMatching(/^j2 {2}reaped \(/),
     ]);
-    expect((await call(t, "job_output", { id: "j1" })).output).toBe("[j1.log: 8 bytes; bytes 0 to 8]\nstarted\n");
+    expect((await call(t, "job_output", { id: "j1" })).output).toBe(
+      "[j1.log: 8 bytes; bytes 0 to 8]\nstarted\n",
+    );
     expect(submitted).toEqual([]);
   });
 
@@ -191,7 +196,10 @@ describe("GatewayJobs", () => {
   });
 
   it("bash alone refuses background: true", async () => {
-    const result = await bashTool().execute({ command: "true", background: true }, context);
-    expect(result).toMatchObject({ ok: false, output: expect.stringMatching(/background jobs are not available/) });
+    const result = await bashTool().execute({ command: "true", background: true }, context());
+    expect(result).toMatchObject({
+      ok: false,
+      output: expect.stringMatching(/background jobs are not available/),
+    });
   });
 });

@@ -218,6 +218,8 @@ export class GatewayJobs {
     this.live.delete(id);
     if (event.kind !== "exit") job.process.kill();
     job.record = nextJob(job.record, event);
+    // What it wrote before the kill is in its log once this resolves.
+    await job.log.settled();
     const record = job.record;
     await this.update(job.folder, (records) => ({
       records: records.map((r) => (r.id === record.id ? record : r)),

@@ -9,7 +9,14 @@ import {
   withReaped,
 } from "./job.js";
 
-const running: JobRecord = { id: "j1", command: "sleep 9", cwd: "/w", startedAt: 1000, state: "running", pid: 42 };
+const running: JobRecord = {
+  id: "j1",
+  command: "sleep 9",
+  cwd: "/w",
+  startedAt: 1000,
+  state: "running",
+  pid: 42,
+};
 
 describe("nextJob: the job lifecycle", () => {
   const cases: [string, JobRecord, JobEvent, Partial<JobRecord> | "unchanged"][] = [
@@ -37,7 +44,12 @@ describe("nextJob: the job lifecycle", () => {
       { kind: "kill", at: 6000, by: "new" },
       { state: "killed", endedBy: "new" },
     ],
-    ["running, the gateway stops: reaped", running, { kind: "reap", at: 7000 }, { state: "reaped", endedAt: 7000 }],
+    [
+      "running, the gateway stops: reaped",
+      running,
+      { kind: "reap", at: 7000 },
+      { state: "reaped", endedAt: 7000 },
+    ],
     [
       "killed, then the exit its kill caused: stays killed",
       { ...running, state: "killed", endedBy: "job_kill", endedAt: 6000 },
@@ -50,7 +62,12 @@ describe("nextJob: the job lifecycle", () => {
       { kind: "kill", at: 6000, by: "job_kill" },
       "unchanged",
     ],
-    ["reaped, then an exit: stays reaped", { ...running, state: "reaped" }, { kind: "reap", at: 1 }, "unchanged"],
+    [
+      "reaped, then an exit: stays reaped",
+      { ...running, state: "reaped" },
+      { kind: "reap", at: 1 },
+      "unchanged",
+    ],
   ];
   it.each(cases)("%s", (_name, job, event, expected) => {
     const next = nextJob(job, event);
