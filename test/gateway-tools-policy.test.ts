@@ -22,7 +22,17 @@ describe("gateway: tools are for people's own messages", () => {
   it("a person's message in the primary session gets tools.main", async () => {
     t = await startTestGateway({ tools: builtinTools() });
     await done(await t.chat.inject({ text: "hi" }));
-    expect(offered(0)).toEqual(["bash", "edit_file", "read_file", "remind", "send_file", "write_file"]);
+    expect(offered(0)).toEqual([
+      "bash",
+      "edit_file",
+      "job_kill",
+      "job_output",
+      "job_status",
+      "read_file",
+      "remind",
+      "send_file",
+      "write_file",
+    ]);
   });
 
   it("another allowed person's message in the primary session gets none", async () => {
@@ -94,7 +104,17 @@ describe("gateway: tools are for people's own messages", () => {
       config: { inbound: { reply: { session: { scope: "global" } } } },
     });
     await done(await t.chat.inject({ text: "hi" }));
-    expect(offered(0)).toEqual(["bash", "edit_file", "read_file", "remind", "send_file", "write_file"]);
+    expect(offered(0)).toEqual([
+      "bash",
+      "edit_file",
+      "job_kill",
+      "job_output",
+      "job_status",
+      "read_file",
+      "remind",
+      "send_file",
+      "write_file",
+    ]);
   });
 
   it("under scope global, the global session's tools run in the workspace itself, as the primary one's do", async () => {
