@@ -66,7 +66,13 @@ describe("gateway: a tool gate that asks parks the turn; an answer resumes it", 
   it("parks: no reply, the record stays open, the session is ready, the tool did not run", async () => {
     const bash = countingBash();
     const { gw, outcome } = await parkedTurn(bash);
-    expect(fake.requests[0]?.body.tools?.map((t) => t.function.name)).toEqual(["bash", "remind"]);
+    expect(fake.requests[0]?.body.tools?.map((t) => t.function.name)).toEqual([
+      "bash",
+      "job_status",
+      "job_output",
+      "job_kill",
+      "remind",
+    ]);
     expect(outcome.stopReason).toBe("waiting");
     await gw.idle();
     expect(gw.gateway.journal.openCount()).toBe(1);

@@ -56,6 +56,9 @@ describe("gateway: turns with tools", () => {
     expect(t.fake.requests[0]!.body.tools?.map((tool) => tool.function.name).sort()).toEqual([
       "bash",
       "edit_file",
+      "job_kill",
+      "job_output",
+      "job_status",
       "read_file",
       "remind",
       "send_file",

@@ -74,7 +74,7 @@ export class GatewayJobs {
 
   /**
    * `tools` for a turn on `message` in session `key`, its `bash` taking `background: true` (the other calls go to
-   * the `bash` given), and the three job tools after them.
+   * the `bash` given), and the three job tools after them (none without a `bash`).
    */
   withJobTools(key: string, message: JobMessage, tools: readonly ToolDefinition[]): ToolDefinition[] {
     const wrapped = tools.map((tool) =>
@@ -95,7 +95,7 @@ export class GatewayJobs {
       kill: (id: string) => this.killOne(key, id),
       now: () => this.deps.clock.now(),
     };
-    return [...wrapped, ...jobTools(port)];
+    return tools.some((tool) => tool.name === "bash") ? [...wrapped, ...jobTools(port)] : wrapped;
   }
 
   /** Whether session `key` has a job running (it is then not unloaded). */

@@ -13,7 +13,17 @@ import { ALICE, BOB, GROUP, privateChat, STRANGER, telegramE2e } from "./telegra
 describe("e2e: Telegram tools are the owner's", () => {
   afterEach(cleanupAll);
 
-  const ALL = ["bash", "edit_file", "read_file", "remind", "send_file", "write_file"];
+  const ALL = [
+    "bash",
+    "edit_file",
+    "job_kill",
+    "job_output",
+    "job_status",
+    "read_file",
+    "remind",
+    "send_file",
+    "write_file",
+  ];
   const offered = (body: ChatRequestBody): string[] => (body.tools ?? []).map((t) => t.function.name).sort();
 
   /** After a tool batch the fake model answers with what the tools returned: a leak would reach the chat. */
