@@ -70,6 +70,40 @@ describe("gateway: background jobs belong to their session", () => {
     expect(t.gateway.sessions.peek("main")).toBeUndefined();
   });
 
+  it("a job that ends while a person's turn runs waits for its own turn and never joins it", async () => {
+    t = await startTestGateway({ tools: [bashTool()] });
+    const workspace = join(t.stateDir, "workspace");
+    await startJob("while [ ! -f go ]; do sleep 0.05; done; echo done");
+    t.fake.enqueue({ hang: "before-headers", text: "answer to the person" });
+    const person = await t.chat.inject({ text: "a long question" });
+    await t.fake.waitForRequest(3);
+    await writeFile(join(workspace, "go"), "");
+    // The result is accepted (journaled) while the person's turn still runs.
+    await waitWithDeadline<void>("the job result accepted in the journal", undefined, (resolve) => {
+      const timer = setInterval(
+        () =>
+          void readFile(join(t.stateDir, "journal", "inbound.jsonl"), "utf8").then(
+            (text) => text.includes('"kind":"job-result"') && resolve(),
+            () => {},
+          ),
+        20,
+      );
+      return () => clearInterval(timer);
+    });
+    t.fake.enqueue({ text: "result read" });
+    t.fake.release();
+    await done(person);
+    await t.chat.waitForSent(3);
+    await t.idle();
+    expect(t.chat.sent.map((m) => m.text)).toEqual(["started", "answer to the person", "result read"]);
+    const users = (n: number) =>
+      t.fake.requests[n]?.body.messages.filter((m) => m.role === "user").map((m) => String(m.content)) ?? [];
+    expect(users(2).at(-1)).toBe("a long question");
+    expect(users(3).at(-1)).toMatch(/^\[job-result\] Background job j1 {2}exited with code 0/);
+    expect(users(3).at(-2)).toBe("a long question");
+    expect(t.fake.requests).toHaveLength(4);
+  });
+
   it("/new kills the running jobs of the conversation it leaves; their record says so", async () => {
     t = await startTestGateway({ tools: [bashTool()] });
     await startJob("exec sleep 60");
