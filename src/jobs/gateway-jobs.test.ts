@@ -8,6 +8,7 @@ import { systemClock } from "../core/clock.js";
 import type { ToolContext, ToolDefinition } from "../plugin-api/types.js";
 import type { InternalInput } from "../runtime/internal-input.js";
 import { GatewayJobs, type JobMessage } from "./gateway-jobs.js";
+import { droppedLine } from "./job-log.js";
 import { readJobs, writeJobs } from "./jobs-file.js";
 
 /**
@@ -193,6 +194,35 @@ describe("GatewayJobs", () => {
     await groupGone(pid);
     expect((await readJobs(folder()))[0]).toMatchObject({ state: "killed", endedBy: "new" });
     expect(made.hasLive("main")).toBe(false);
+  });
+
+  it("a job that prints far past its log's bound leaves the newest output and the count of what was dropped", async () => {
+    const made = new GatewayJobs({
+      clock: systemClock,
+      logger: { info: () => {}, warn: () => {} },
+      folderOf: async () => folder(),
+      toolNamesFor: () => [],
+      submit: async (input) => {
+        submitted.push(input);
+        return { status: "accepted" } as never;
+      },
+      logLimitBytes: 1000,
+    });
+    jobs.push(made);
+    const total = 20_000_000;
+    await call(tools(made), "bash", {
+      command: `head -c ${total} /dev/zero | tr '\\0' x; echo END`,
+      background: true,
+    });
+    await results(1);
+    const text = await readFile(join(folder(), "jobs", "j1.log"), "utf8");
+    const [first, body] = [text.slice(0, text.indexOf("\n") + 1), text.slice(text.indexOf("\n") + 1)];
+    const dropped = Number(/the first (\d+) bytes/.exec(first)?.[1]);
+    expect(first).toBe(droppedLine(dropped, 1000));
+    expect(dropped + body.length).toBe(total + "END\n".length);
+    expect(body.length).toBeLessThanOrEqual(1000);
+    expect(body.endsWith("xxxEND\n")).toBe(true);
+    expect(submitted[0]?.text).toMatch(/xEND\n$/);
   });
 
   it("bash alone refuses background: true", async () => {

@@ -27,11 +27,13 @@ export const JOB_LOG_LIMIT_BYTES = 1024 * 1024;
 
 /**
  * Appends output to the log in the order given (each write waits for the one before); `settled()` resolves once
- * all are written. Write errors are kept out of the job's way: the first one is remembered in `error`.
+ * all are written; `backlog()` says how much waits (the job process pauses its pipes past a bound). Write errors are kept out of the job's way: the first one is remembered in `error`.
  */
 export class JobLog {
   private kept = 0;
   private dropped = 0;
+  /** Bytes handed to `write` and not written yet. */
+  private pending = 0;
   private chain: Promise<void>;
   error: unknown;
 
@@ -48,11 +50,20 @@ export class JobLog {
 
   write(chunk: Buffer | string): void {
     const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+    this.pending += bytes.length;
     this.chain = this.chain
       .then(() => this.append(bytes))
       .catch((error: unknown) => {
         this.error ??= error;
+      })
+      .finally(() => {
+        this.pending -= bytes.length;
       });
+  }
+
+  /** Bytes given to `write` that are not on disk yet: the job's output is paused while this is high. */
+  backlog(): number {
+    return this.pending;
   }
 
   settled(): Promise<void> {
