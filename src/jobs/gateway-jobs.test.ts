@@ -225,6 +225,36 @@ describe("GatewayJobs", () => {
     expect(submitted[0]?.text).toMatch(/xEND\n$/);
   });
 
+  it("after an idle expiry (a new folder for the key) the earlier conversation's running job is still listed and read", async () => {
+    let current = folder();
+    const made = new GatewayJobs({
+      clock: systemClock,
+      logger: { info: () => {}, warn: () => {} },
+      folderOf: async () => current,
+      toolNamesFor: () => [],
+      submit: async (input) => {
+        submitted.push(input);
+        return { status: "accepted" } as never;
+      },
+    });
+    jobs.push(made);
+    const t = tools(made);
+    await call(t, "bash", { command: "echo old; exec sleep 60", background: true });
+    current = join(dir, "session-2");
+    expect((await call(t, "job_status", {})).output).toMatch(
+      /^j1 {2}running, ran \d+s {2}echo old; exec sleep 60$/,
+    );
+    await waitWithDeadline<void>("the earlier job's output through job_output", undefined, (resolve) => {
+      const timer = setInterval(
+        () => void call(t, "job_output", { id: "j1" }).then((r) => r.output.endsWith("\nold\n") && resolve()),
+        20,
+      );
+      return () => clearInterval(timer);
+    });
+    expect((await call(t, "job_kill", { id: "j1" })).output).toMatch(/^j1 {2}killed \(job_kill\)/);
+    expect((await readJobs(folder()))[0]).toMatchObject({ state: "killed" });
+  });
+
   it("bash alone refuses background: true", async () => {
     const result = await bashTool().execute({ command: "true", background: true }, context());
     expect(result).toMatchObject({

@@ -112,13 +112,18 @@ export class GatewayJobs {
       .map((job) => ({ id: job.record.id, command: job.record.command, ageMs: now - job.record.startedAt }));
   }
 
-  /** Session `key`'s jobs in its folder now (a `running` one not live here is `reaped`). */
+  /**
+   * Session `key`'s jobs in its folder now (a `running` one not live here is `reaped`), then those still running
+   * from an earlier conversation of the key (an idle expiry started a new one; `/new` kills them).
+   */
   async list(key: string): Promise<JobRecord[]> {
     const folder = await this.deps.folderOf(key);
     if (!folder) return [];
     await this.writes.get(folder);
-    const live = new Set([...this.live.values()].filter((j) => j.folder === folder).map((j) => j.record.id));
-    return withReaped(await readJobs(folder), live, this.deps.clock.now());
+    const mine = [...this.live.values()].filter((j) => j.key === key);
+    const live = new Set(mine.filter((j) => j.folder === folder).map((j) => j.record.id));
+    const earlier = mine.filter((j) => j.folder !== folder).map((j) => j.record);
+    return [...withReaped(await readJobs(folder), live, this.deps.clock.now()), ...earlier];
   }
 
   /** Kills what session `key` runs (`/new`, an unload); no result is handed in for them. */
@@ -240,8 +245,12 @@ export class GatewayJobs {
     offset: number | undefined,
     length: number,
   ): Promise<{ text: string; size: number } | undefined> {
-    const folder = await this.deps.folderOf(key);
-    if (!folder || !(await readJobs(folder)).some((r) => r.id === id)) return undefined;
+    const current = await this.deps.folderOf(key);
+    const earlier = [...this.live.values()].find(
+      (j) => j.key === key && j.record.id === id && j.folder !== current,
+    );
+    const folder = current && (await readJobs(current)).some((r) => r.id === id) ? current : earlier?.folder;
+    if (!folder) return undefined;
     const path = jobLogPath(folder, id);
     await this.live.get(liveKey(folder, id))?.log.settled();
     const size = await stat(path).then(
