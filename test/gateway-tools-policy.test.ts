@@ -41,7 +41,7 @@ describe("gateway: tools are for people's own messages", () => {
     expect(t.fake.requests[0]!.body.tools).toBeUndefined();
   });
 
-  it("tools.people gives a listed person exactly theirs; '*' for them leaves out bash", async () => {
+  it("tools.people gives a listed person exactly theirs; '*' for them leaves out bash and the job tools", async () => {
     t = await startTestGateway({
       tools: builtinTools(),
       config: { inbound: { reply: { agent: { tools: { people: { "chat:bob": ["*"] } } } } } },
