@@ -13,6 +13,7 @@ import { effectiveTimeZone } from "./core/time-zone.js";
 import { type PluginContextDeps, pluginContext } from "./host/plugin-context.js";
 import { PluginHost } from "./host/plugin-host.js";
 import { HttpServer } from "./http/http-server.js";
+import { GatewayJobs } from "./jobs/gateway-jobs.js";
 import type {
   ApprovalDecision,
   GatewayEvent,
@@ -185,6 +186,8 @@ export class Gateway {
   private logSecrets: { config: ClawdisConfig; values: readonly string[] } | undefined;
   /** Approvals in chat: the gate of every turn, the prompts, the answers (docs/tools.md). */
   readonly approvals: Approvals;
+  /** Background jobs: `bash` with `background: true`, the job tools, their results (docs/tools.md). */
+  readonly jobs: GatewayJobs;
 
   constructor(readonly options: GatewayOptions) {
     this.replayQueued = new Promise((resolve) => {
@@ -258,6 +261,28 @@ export class Gateway {
       },
       submit: (input) => this.submitInternal(input),
     });
+    this.jobs = new GatewayJobs({
+      clock: this.clock,
+      logger: logger.child("jobs"),
+      folderOf: async (key) => {
+        const entry = await this.store.get(key);
+        if (!entry) return undefined;
+        return sessionPaths(sessionRootsOf(this.config, this.store.dir, options.workspaceDir), key, entry.sessionId)
+          .folder;
+      },
+      toolNamesFor: (key, message) =>
+        this.toolsWith(
+          key,
+          message,
+          remindTool(async () => "not run"),
+        ).map((tool) => tool.name),
+      submit: (input) => this.submitInternal(input),
+    });
+    // `/new` ends the jobs of the conversation it leaves.
+    this.events.on((event) => {
+      if (event.type === "session" && event.reason === "reset")
+        void this.jobs.killSession(event.sessionKey, "new");
+    });
     this.current = options.config;
     this.configState = new ConfigState(options.configPath ?? "", this.startedAt);
     this.probe = this.newProbe(options.config);
@@ -324,8 +349,12 @@ export class Gateway {
       get passivateAfterMinutes() {
         return gateway.config.inbound.reply.session.passivateAfterMinutes;
       },
-      busy: (key) => this.queue.isBusy(key) || this.queue.waiting(key) > 0 || this.subagents.holds(key),
-      save: (session) => this.runner.saveWarm(session),
+      busy: (key) =>
+        this.queue.isBusy(key) || this.queue.waiting(key) > 0 || this.subagents.holds(key) || this.jobs.hasLive(key),
+      save: async (session) => {
+        await this.jobs.killSession(session.key, "passivated");
+        await this.runner.saveWarm(session);
+      },
       logger: logger.child("session"),
     });
     this.runner = new SessionRunner({
@@ -688,6 +717,8 @@ export class Gateway {
     this.reminders.halt();
     // Sub-agent runs end at their next safe point (owner_restarted); their notices go out after the next start.
     this.subagents.halt(DRAIN_DEADLINE_MS);
+    // Background jobs are killed in the "jobs" stage; none starts any more.
+    this.jobs.halt();
     for (const timer of this.retries) this.clock.clearTimeout(timer);
     this.retries.clear();
     const logger = this.options.logger;
@@ -709,6 +740,8 @@ export class Gateway {
       { name: "upkeep", run: () => this.upkeep.stop() },
       { name: "titles", run: () => this.titler.stop() },
       { name: "subagents", run: () => this.subagents.stop() },
+      // Background jobs are killed (their process groups) and recorded reaped.
+      { name: "jobs", run: () => this.jobs.stop() },
       { name: "recordings", run: () => this.runner.recordingsSettled() },
       { name: "sessions", run: () => this.sessions.settled() },
       // The prompts of turns that parked are journaled and handed to the outbox.
@@ -890,6 +923,7 @@ export class Gateway {
       config: this.configState.snapshot(this.clock.now()),
       undelivered: this.outbox.undeliverable(),
       approvals: this.approvals.pending(key).map((a) => ({ what: a.what, ageMs: this.clock.now() - a.at })),
+      jobs: this.jobs.running(key),
     });
   }
 
@@ -914,7 +948,12 @@ export class Gateway {
       sessionKey: key,
       primaryKey: this.mainKey,
       message,
-      all: [...this.options.builtinTools, remind, ...this.host.tools(), ...subagents()],
+      all: [
+        ...this.jobs.withJobTools(key, message, this.options.builtinTools),
+        remind,
+        ...this.host.tools(),
+        ...subagents(),
+      ],
       tools: this.config.inbound.reply.agent.tools,
       secrets: this.secrets,
     });

@@ -68,7 +68,17 @@ describe("gateway: reminders", () => {
     const request = t.fake.requests[2]!.body.messages.at(-1);
     expect(request).toMatchObject({ role: "user", content: "[reminder] stretch your legs" });
     // The owner's tools, by name (bash too: it was the owner's), confined as any automated turn.
-    expect(offered(2)).toEqual(["bash", "edit_file", "read_file", "remind", "send_file", "write_file"]);
+    expect(offered(2)).toEqual([
+      "bash",
+      "edit_file",
+      "job_kill",
+      "job_output",
+      "job_status",
+      "read_file",
+      "remind",
+      "send_file",
+      "write_file",
+    ]);
     const internal = (await accepted(t.stateDir)).filter((m) => m.internal !== undefined);
     expect(internal).toEqual([
       expect.objectContaining({

@@ -68,6 +68,9 @@ describe("gateway: a tool gate that asks parks the turn; an answer resumes it", 
     const { gw, outcome } = await parkedTurn(bash);
     expect(fake.requests[0]?.body.tools?.map((t) => t.function.name)).toEqual([
       "bash",
+      "job_status",
+      "job_output",
+      "job_kill",
       "remind",
       "spawn_agent",
       "check_agent_run",

@@ -26,6 +26,9 @@ describe("gateway: tools are for people's own messages", () => {
       "bash",
       "check_agent_run",
       "edit_file",
+      "job_kill",
+      "job_output",
+      "job_status",
       "read_file",
       "remind",
       "send_file",
@@ -40,7 +43,7 @@ describe("gateway: tools are for people's own messages", () => {
     expect(t.fake.requests[0]!.body.tools).toBeUndefined();
   });
 
-  it("tools.people gives a listed person exactly theirs; '*' for them leaves out bash", async () => {
+  it("tools.people gives a listed person exactly theirs; '*' for them leaves out bash and the job tools", async () => {
     t = await startTestGateway({
       tools: builtinTools(),
       config: { inbound: { reply: { agent: { tools: { people: { "chat:bob": ["*"] } } } } } },
@@ -115,6 +118,9 @@ describe("gateway: tools are for people's own messages", () => {
       "bash",
       "check_agent_run",
       "edit_file",
+      "job_kill",
+      "job_output",
+      "job_status",
       "read_file",
       "remind",
       "send_file",

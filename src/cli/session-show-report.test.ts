@@ -124,4 +124,34 @@ describe("renderShowReport", () => {
       ].join("\n"),
     );
   });
+
+  it("lists the background jobs last, each as job_status words it", () => {
+    const report = buildShowReport({
+      key: "main",
+      entry: { sessionId: "s1", updatedAt: 5 },
+      paths: {
+        transcript: "/s/s1.jsonl",
+        folder: "/s/s1",
+        workspace: "/w",
+        inbox: "/w/inbox",
+        attachmentStaging: "/s/s1/attachment-staging",
+        artifacts: "/s/s1/artifacts",
+        log: "/s/s1/logs/session.log",
+      },
+      entries: [],
+      log: "",
+      turns: 5,
+      lines: 5,
+      jobs: [
+        { id: "j1", command: "make", cwd: "/w", startedAt: 0, state: "reaped", endedAt: 65_000 },
+        { id: "j2", command: "sleep 9", cwd: "/w", startedAt: 60_000, state: "running" },
+      ],
+      now: 70_000,
+    });
+    expect(renderShowReport(report).split("\n").slice(-3)).toEqual([
+      "background jobs:",
+      "  j1  reaped (the gateway that ran it stopped; its log is kept), ran 1m5s  make",
+      "  j2  running, ran 10s  sleep 9",
+    ]);
+  });
 });

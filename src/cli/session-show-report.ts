@@ -1,9 +1,12 @@
+import type { JobRecord } from "../jobs/job.js";
+import { jobLine } from "../jobs/job-tools.js";
 import type { SessionPaths } from "../sessions/session-paths.js";
 import type { MessageEntry, SessionEntry, TranscriptEntry } from "../sessions/types.js";
 
 /**
  * What `clawdis sessions show <key>` prints (docs/cli.md): the session's id, folder, transcript, workspace and log
- * paths, its last turns (from the transcript) and the tail of its log. Pure: the caller reads the files.
+ * paths, its last turns (from the transcript), the tail of its log and its background jobs (`jobs/jobs.json`). Pure:
+ * the caller reads the files.
  */
 export interface SessionShowReport {
   key: string;
@@ -19,6 +22,8 @@ export interface SessionShowReport {
   turns: ShownTurn[];
   /** The last lines of `logs/session.log`, oldest first (empty when there is no log yet). */
   logTail: string[];
+  /** The conversation's background jobs, oldest first; each line as `job_status` words it. */
+  jobs: { record: JobRecord; line: string }[];
 }
 
 /** A person's message and what answered it. */
@@ -73,6 +78,9 @@ export function buildShowReport(input: {
   turns: number;
   lines: number;
   phase?: string;
+  /** The folder's job records (a `running` one already shown `reaped` when no gateway runs). */
+  jobs?: readonly JobRecord[];
+  now?: number;
 }): SessionShowReport {
   const { paths } = input;
   return {
@@ -86,6 +94,10 @@ export function buildShowReport(input: {
     updatedAt: input.entry.updatedAt,
     turns: lastTurns(input.entries, input.turns),
     logTail: tailLines(input.log, input.lines),
+    jobs: (input.jobs ?? []).map((record) => ({
+      record,
+      line: jobLine(record, input.now ?? input.entry.updatedAt),
+    })),
   };
 }
 
@@ -114,6 +126,8 @@ export function renderShowReport(report: SessionShowReport): string {
   }
   out.push("", report.logTail.length === 0 ? "no log lines yet" : "log tail:");
   for (const line of report.logTail) out.push(`  ${line}`);
+  if (report.jobs.length > 0) out.push("", "background jobs:");
+  for (const job of report.jobs) out.push(`  ${job.line}`);
   return out.join("\n");
 }
 

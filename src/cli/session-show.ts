@@ -2,6 +2,8 @@ import { readFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { ConfigSectionsSource } from "../core/config-sections.js";
 import { defaultWorkspaceDir } from "../core/paths.js";
+import { withReaped } from "../jobs/job.js";
+import { readJobs } from "../jobs/jobs-file.js";
 import { sessionKeyFor } from "../routing/session-key.js";
 import { quoteId } from "../sessions/session-id.js";
 import { sessionPaths } from "../sessions/session-paths.js";
@@ -57,6 +59,10 @@ export async function runSessionShow(
   const log = await readTail(paths.log, LOG_TAIL_BYTES);
   const live = await livePhases(io.env, where.storePath);
   const phase = live && "phases" in live ? live.phases.get(key) : undefined;
+  // Without a running gateway, nothing of the folder's jobs runs any more.
+  const recorded = await readJobs(paths.folder);
+  const now = Date.now();
+  const jobs = live ? recorded : withReaped(recorded, new Set(), now);
   const report = buildShowReport({
     key,
     entry,
@@ -66,6 +72,8 @@ export async function runSessionShow(
     turns,
     lines,
     ...(phase ? { phase } : {}),
+    jobs,
+    now,
   });
   io.stdout(opts.json ? `${JSON.stringify(report, null, 2)}\n` : `${renderShowReport(report)}\n`);
   return EXIT.ok;

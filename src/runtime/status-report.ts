@@ -39,6 +39,8 @@ export interface StatusInput {
   parked?: { channel: string; count: number; oldestMs: number; reported: boolean }[];
   /** Tool calls of this session that wait for the person's approval (docs/tools.md), oldest first. */
   approvals?: { what: string; ageMs: number }[];
+  /** This session's running background jobs (docs/tools.md, Background jobs), oldest first. */
+  jobs?: { id: string; command: string; ageMs: number }[];
   /** Deliveries a chat refused for good (`Outbox.undeliverable`), newest last. */
   undelivered?: readonly Undeliverable[];
   model: ModelSnapshot;

@@ -207,6 +207,21 @@ describe("statusText", () => {
   it("no transports", () => {
     expect(statusText(input({ transports: [] }))).toContain("Transports: none");
   });
+
+  it("each running background job is a line with its age, its command on one line", () => {
+    const lines = statusText(
+      input({
+        jobs: [
+          { id: "j1", command: "make\n  test", ageMs: 125_000 },
+          { id: "j2", command: "x".repeat(100), ageMs: 5_000 },
+        ],
+      }),
+    ).split("\n");
+    expect(lines.filter((l) => l.startsWith("Job "))).toEqual([
+      "Job j1 running for 2m: make test",
+      `Job j2 running for 5s: ${"x".repeat(77)}...`,
+    ]);
+  });
 });
 
 describe("sessionLine: the asker's session, with its phase", () => {

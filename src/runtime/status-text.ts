@@ -49,6 +49,9 @@ export function statusText(input: StatusInput): string {
       `Waiting for approval for ${formatAge(a.ageMs)}: ${a.what.replace(/\n/g, " ")} (/approve or /deny)`,
     );
   }
+  for (const j of input.jobs ?? []) {
+    lines.push(`Job ${j.id} running for ${formatAge(j.ageMs)}: ${oneLine(j.command)}`);
+  }
   return (group ? lines.map((line) => hidePaths(hideEndpoint(line, input.model.baseUrl))) : lines).join("\n");
 }
 
@@ -116,4 +119,10 @@ function hideEndpoint(text: string, baseUrl: string): string {
  */
 export function hidePaths(text: string): string {
   return text.replace(/(?<![\w:/.~-])(?:~(?:\/[\w.@+-]+)+|(?:\/[\w.@+-]+){2,})\/?/g, "…");
+}
+
+/** A command on one line, at most 80 characters. Pure. */
+function oneLine(text: string): string {
+  const line = text.replace(/\s*\n\s*/g, " ");
+  return line.length > 80 ? `${line.slice(0, 77)}...` : line;
 }

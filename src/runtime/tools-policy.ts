@@ -15,9 +15,12 @@ import { sessionKindOf } from "../routing/session-key.js";
  * - the owner's input that carries `allowedTools` (the OpenAI-compatible API: `gateway.openai.tools`): exactly those,
  *   whatever the session, as the owner (`"*"` takes in `bash`), confined to the workspace outside the primary session;
  * - any other session key: none.
- * `"*"` means every tool; given to anyone but the owner it leaves out `bash`, which no confinement holds: bash
- * reaches a non-owner only when listed by name.
+ * `"*"` means every tool; given to anyone but the owner it leaves out `bash`, which no confinement holds, and the
+ * job tools that go with it: they reach a non-owner only when listed by name.
  */
+
+/** What `"*"` gives only the owner: `bash`, and the tools of the background jobs it starts (src/jobs/). */
+const BASH_AND_ITS_JOBS = ["bash", "job_status", "job_output", "job_kill"];
 
 /** The tools config as the policy reads it (`inbound.reply.agent.tools`). */
 export interface ToolsConfig {
@@ -130,8 +133,11 @@ export function toolsForTurn(input: TurnToolsInput): ToolDefinition[] {
     ...(message.allowedTools ? { allowedTools: message.allowedTools } : {}),
     tools: input.tools,
   });
-  return withFileAccess(selectTools([...input.all], grant.names, grant.allowBashByStar ? [] : ["bash"]), {
-    confined: grant.confined,
-    secrets: input.secrets,
-  });
+  return withFileAccess(
+    selectTools([...input.all], grant.names, grant.allowBashByStar ? [] : BASH_AND_ITS_JOBS),
+    {
+      confined: grant.confined,
+      secrets: input.secrets,
+    },
+  );
 }

@@ -17,7 +17,9 @@ import { DEFAULT_OUTPUT_LIMIT_BYTES, HeadTailBuffer } from "./truncate-output.js
  * - the output always ends with a status line: `[exit code: N]`, `[killed by signal X]`, `[timed out after Ns …]`
  *   or `[aborted …]`; `ok` is true only for exit code 0;
  * - stdin is empty; a background job that outlives bash keeps running, and the call returns without waiting
- *   for it (after `pipeGraceMs`).
+ *   for it (after `pipeGraceMs`);
+ * - `background: true` is the gateway's (src/jobs/gateway-jobs.ts wraps this tool to start a background job); this
+ *   tool alone refuses it.
  */
 
 export interface BashToolOptions {
@@ -39,6 +41,12 @@ export function bashTool(options: BashToolOptions = {}): ToolDefinition {
       type: "object",
       properties: {
         command: { type: "string", description: "The command line, run as `bash -c <command>`." },
+        background: {
+          type: "boolean",
+          description:
+            "Run it as a background job: returns a job id at once; its exit code and last output arrive as a " +
+            "new message when it ends (job_status, job_output, job_kill read and end it).",
+        },
       },
       required: ["command"],
       additionalProperties: false,
@@ -50,6 +58,12 @@ export function bashTool(options: BashToolOptions = {}): ToolDefinition {
       } catch (error) {
         if (error instanceof ToolArgError) return { ok: false, output: `bash: ${error.message}` };
         throw error;
+      }
+      if (args.background === true) {
+        return {
+          ok: false,
+          output: "bash: background jobs are not available here; run the command without it",
+        };
       }
       if (context.signal.aborted) return { ok: false, output: "[aborted before the command started]" };
       try {
