@@ -267,8 +267,11 @@ export class Gateway {
       folderOf: async (key) => {
         const entry = await this.store.get(key);
         if (!entry) return undefined;
-        return sessionPaths(sessionRootsOf(this.config, this.store.dir, options.workspaceDir), key, entry.sessionId)
-          .folder;
+        return sessionPaths(
+          sessionRootsOf(this.config, this.store.dir, options.workspaceDir),
+          key,
+          entry.sessionId,
+        ).folder;
       },
       toolNamesFor: (key, message) =>
         this.toolsWith(
@@ -350,7 +353,10 @@ export class Gateway {
         return gateway.config.inbound.reply.session.passivateAfterMinutes;
       },
       busy: (key) =>
-        this.queue.isBusy(key) || this.queue.waiting(key) > 0 || this.subagents.holds(key) || this.jobs.hasLive(key),
+        this.queue.isBusy(key) ||
+        this.queue.waiting(key) > 0 ||
+        this.subagents.holds(key) ||
+        this.jobs.hasLive(key),
       save: async (session) => {
         await this.jobs.killSession(session.key, "passivated");
         await this.runner.saveWarm(session);
