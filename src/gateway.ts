@@ -308,6 +308,7 @@ export class Gateway {
         isStopping: () => this.stopping,
         retryLater: (item, delayMs) => this.retryLater(item, delayMs),
         waiting: (key) => this.queue.waiting(key),
+        findWaiting: (key, predicate) => this.queue.find(key, predicate),
       },
       runtime: {
         get config() {

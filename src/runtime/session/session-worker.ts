@@ -7,6 +7,7 @@ import type { TurnOutcome } from "../../plugin-api/types.js";
 import { matchResetTrigger } from "../../sessions/lifecycle.js";
 import { makeHeader } from "../../sessions/transcript.js";
 import type { SessionEntry } from "../../sessions/types.js";
+import { automatedSource } from "../authority/authority.js";
 import { chooseSession, restoredProgress } from "../choose-session.js";
 import type { DrainMode } from "../drain-resume.js";
 import type { WarmSession } from "../session-registry.js";
@@ -312,13 +313,16 @@ export class SessionWorker {
     const { item } = ctx;
     const controller = new AbortController();
     const events = new TurnEvents(this.ports, key, item, randomUUID());
+    // An automated turn ends after its batch when a person writes (runtime/authority): its own drain signal.
+    const interruption = item.message.automated ? new Interruption(this.drainController.signal) : undefined;
     const { input, entry } = await buildTurnInput(this.ports, ctx, {
       ...run,
       cwd: ctx.paths.workspace,
       signal: controller.signal,
-      drain: this.drainController.signal,
+      drain: interruption?.drain ?? this.drainController.signal,
       events,
       hold: (w) => outcomes.hold(w),
+      ...(interruption ? { interruptBy: (w: WorkItem) => interruption.by(w) } : {}),
     });
     const started: TurnRan = { events, result: undefined };
     ran.turn = started;
@@ -337,6 +341,9 @@ export class SessionWorker {
       drainMode: this.draining,
       trace: ctx.trace,
       othersWaiting: this.ports.queue.waiting?.(key) ?? 0,
+      ...(interruption?.who
+        ? { interrupted: { by: interruption.who, source: automatedSource(item.message) } }
+        : {}),
     });
     return { settlement, at: ctx };
   }
@@ -351,6 +358,26 @@ interface Way {
   at: SettleTarget;
   recordLater?: true;
   failure?: true;
+}
+
+/**
+ * The drain of an automated turn: the worker's (a stop or restart), or a person who wrote (`by`: the first one
+ * counts). `who` names that person once set.
+ */
+class Interruption {
+  private readonly controller = new AbortController();
+  readonly drain: AbortSignal;
+  who: string | undefined;
+
+  constructor(workerDrain: AbortSignal) {
+    this.drain = AbortSignal.any([workerDrain, this.controller.signal]);
+  }
+
+  by(item: WorkItem): void {
+    if (this.who !== undefined || this.drain.aborted) return;
+    this.who = `${item.message.channel}:${item.message.senderId}`;
+    this.controller.abort("interrupted");
+  }
 }
 
 /** A model turn that started: its events, and its result once it returned. */
