@@ -275,6 +275,7 @@ export class Gateway {
         item.resolve(this.runner.outcomeFor(item, "filtered", []));
       },
       enqueue: (item) => this.enqueue(item),
+      ownerChat: async (key) => (await this.store.getWithUpdates(key))?.ownerChat,
     });
     this.events.on((event) => this.approvals.onEvent(event));
     this.sessions = new SessionRegistry({
