@@ -3,6 +3,7 @@ import type { AuthorizeResult } from "../../plugin-api/types.js";
 import {
   type Authority,
   automatedSource,
+  childTools,
   classifyAuthority,
   interruptsTurn,
   isTrustedPerson,
@@ -83,5 +84,30 @@ describe("automatedSource", () => {
   it("names the core's kind, else the channel (a webhook)", () => {
     expect(automatedSource({ channel: "telegram", internal: { kind: "reminder" } })).toBe("reminder");
     expect(automatedSource({ channel: "webhook" })).toBe("webhook");
+  });
+});
+
+describe("childTools", () => {
+  const rows: [string, string[], string[] | undefined, string[]][] = [
+    [
+      "the parent's tools, minus those a child never gets",
+      ["bash", "send_file", "spawn_agent"],
+      undefined,
+      ["bash"],
+    ],
+    ["a parent's '*' stays '*' (the withheld ones are left out by `without`)", ["*"], undefined, ["*"]],
+    ["narrowed to what the parent asked for", ["bash", "read_file"], ["read_file"], ["read_file"]],
+    ["never more than the parent has", ["read_file"], ["bash", "read_file"], ["read_file"]],
+    [
+      "under a parent's '*', what was asked for, minus the withheld",
+      ["*"],
+      ["bash", "check_agent_run"],
+      ["bash"],
+    ],
+  ];
+  it.each(rows)("%s", (_, parent, requested, expected) => {
+    const tools = childTools(parent, requested);
+    expect(tools.names).toEqual(expected);
+    expect(tools.without).toEqual(["spawn_agent", "check_agent_run", "send_file"]);
   });
 });

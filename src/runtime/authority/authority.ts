@@ -67,3 +67,20 @@ export const NOT_RUN_INTERRUPTED =
   "Not run: a person wrote, and this automated turn stopped before this call ran.";
 export const CUT_SHORT_INTERRUPTED =
   "Cut short: a person wrote, and this automated turn stopped while this call ran; it may have done part of its work.";
+
+/** The tools a sub-agent's run never gets, whatever its parent has (docs/tools.md, Sub-agents). */
+export const CHILD_WITHHELD: readonly string[] = ["spawn_agent", "check_agent_run", "send_file"];
+
+/**
+ * The hook for a sub-agent's authority: its tools are its parent turn's (`parent`: names, or "*"), narrowed to
+ * `requested` when the parent asked for fewer, minus `CHILD_WITHHELD` (`without`, for a parent's "*"). Pure.
+ */
+export function childTools(
+  parent: readonly string[],
+  requested?: readonly string[],
+): { names: string[]; without: readonly string[] } {
+  const base = requested
+    ? requested.filter((name) => parent.includes("*") || parent.includes(name))
+    : [...parent];
+  return { names: base.filter((name) => !CHILD_WITHHELD.includes(name)), without: CHILD_WITHHELD };
+}
