@@ -7,7 +7,7 @@ import { cleanupAll, E2eState } from "./harness.js";
 
 /**
  * Who ends a turn (docs/tools.md, "Who starts a turn"), through the real binary: a person who writes while an
- * automated turn (a webhook's) runs a slow tool batch ends that turn after the batch — no further model call for
+ * automated turn (a webhook's, a reminder's) runs a slow tool batch ends that turn after the batch — no further model call for
  * it, the person's turn runs next and its first model request carries the note that the automated turn stopped
  * unfinished; the automated turn's record ends `interrupted` and is not resumed after a restart.
  */
@@ -21,7 +21,7 @@ function model(dir: string) {
   return (body: ChatRequestBody): FakeReply => {
     const last = body.messages.at(-1);
     const text = String(last?.content ?? "");
-    if (last?.role === "user" && text.includes("build failed"))
+    if (last?.role === "user" && text.includes("slow work"))
       return { toolCalls: [{ name: "bash", arguments: { command: slowTool(dir) } }] };
     // The automated turn's second step: never asked for when a person ended it after its first batch.
     if (last?.role === "tool" && text.includes("batch-one"))
@@ -45,7 +45,7 @@ describe("e2e: a person's message ends an automated turn after its tool batch", 
     let hookJid = "";
     try {
       const hook = await gw.call<{ journalId: string }>("POST", "/hooks/ci", {
-        text: "build failed: look at it",
+        text: "build failed: slow work",
       });
       expect(hook.status).toBe(202);
       hookJid = hook.body.journalId;
@@ -89,6 +89,50 @@ describe("e2e: a person's message ends an automated turn after its tool batch", 
     const second = await state.startGateway();
     expect(await settle(second, state), "open journal records after the restart").toBe(0);
     expect(state.fake.requests).toHaveLength(2);
+    expect((await readFile(join(state.dir, "runs"), "utf8")).trim().split("\n")).toEqual(["run"]);
+    await second.stop();
+  });
+
+  it("a reminder's firing in a slow batch: alice writes, it ends after the batch, counts as done and fires no more", async () => {
+    const state = await E2eState.create({ allowFrom: ["alice"] });
+    state.fake.setDefault(model(state.dir));
+    const gw = await state.startGateway();
+    // The session's chat (the reminder answers there), then a reminder set by hand (the owner's tools: bash).
+    const hello = await gw.echo({ chatId: "chat-r", senderId: "alice", text: "hello" }, { wait: true });
+    expect(hello.status).toBe(200);
+    const events = await gw.events("main");
+    try {
+      const add = await state.cli(["reminders", "add", "1s", "slow", "work"]);
+      expect(add.code, add.stderr).toBe(0);
+      await events.waitFor(
+        (e) => e.type === "tool-call" && String(e.data.arguments).includes("batch-one"),
+        "the reminder turn's slow tool call",
+      );
+    } finally {
+      events.close();
+    }
+    const acked = await gw.echo({ chatId: "chat-r", senderId: "alice", text: "are you there" });
+    expect(acked.status).toBeLessThan(300);
+    await writeFile(join(state.dir, "go"), "");
+    expect(await settle(gw, state), "open journal records once the gateway settled").toBe(0);
+    expect(gw.stderr.text()).toMatch(/automated turn ended .*source=reminder .*by=echo-transport:alice/);
+    // hello, the firing's first call, alice's turn with the note; nothing more of the firing.
+    const requests = state.fake.requests.map((r) => r.body.messages);
+    expect(requests).toHaveLength(3);
+    expect(
+      requests[2]?.some(
+        (m) => m.role === "user" && String(m.content).includes("(reminder) stopped unfinished"),
+      ),
+      "the note in alice's first model request",
+    ).toBe(true);
+    expect((await gw.outbox()).map((o) => o.chatId)).toEqual(["chat-r", "chat-r"]);
+    await gw.stop();
+
+    const second = await state.startGateway();
+    expect(await settle(second, state), "open journal records after the restart").toBe(0);
+    const list = await state.cli(["reminders", "list", "--json"]);
+    expect(JSON.parse(list.stdout).reminders).toEqual([]);
+    expect(state.fake.requests).toHaveLength(3);
     expect((await readFile(join(state.dir, "runs"), "utf8")).trim().split("\n")).toEqual(["run"]);
     await second.stop();
   });
