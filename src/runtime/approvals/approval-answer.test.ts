@@ -48,6 +48,10 @@ describe("routeMessage", () => {
     internal: "approval-answer",
   };
   const yes: ApprovalAnswer = { kind: "approve" };
+  const automatedAsk: Pick<ApprovalAsk, "requester"> = {
+    requester: { channel: "webhook", senderId: "hook:ci", authority: "automated" },
+  };
+  const stranger: AnswerSender = { channel: "telegram", senderId: "dave", authority: "untrusted" };
 
   it.each<
     [
@@ -71,6 +75,30 @@ describe("routeMessage", () => {
     ["the owner writes something else: waits", ask, owner, undefined, "hold"],
     ["another member writes: waits", ask, carol, undefined, "hold"],
     ["the core's answer resumes the batch", ask, resume, undefined, "pass"],
+    [
+      "an automated turn waits: the owner writes something else, it gives way",
+      automatedAsk,
+      owner,
+      undefined,
+      "wrote-instead",
+    ],
+    [
+      "an automated turn waits: an allowed person writes, it gives way",
+      automatedAsk,
+      carol,
+      undefined,
+      "wrote-instead",
+    ],
+    ["an automated turn waits: an untrusted member writes, waits", automatedAsk, stranger, undefined, "hold"],
+    ["an automated turn waits: another automated input waits", automatedAsk, reminder, undefined, "hold"],
+    [
+      "an automated turn waits: an allowed person's /approve is not theirs to give",
+      automatedAsk,
+      carol,
+      yes,
+      "ignore",
+    ],
+    ["an automated turn waits: the owner's /approve decides", automatedAsk, owner, yes, "decide"],
   ])("%s", (_what, a, sender, answer, expected) => {
     expect(routeMessage(a, sender, answer)).toBe(expected);
   });

@@ -1,5 +1,6 @@
 import type { Authority, OutboundButton } from "../../plugin-api/types.js";
 import type { ApprovalAsk } from "../../sessions/approval-record.js";
+import { interruptsTurn } from "../authority/authority.js";
 
 /**
  * What a message does to a session's waiting approval (docs/tools.md, Answering). Pure, table-tested; the
@@ -44,7 +45,8 @@ export interface AnswerSender {
  * - `decide`: an answer from the person whose turn it is, or from the owner;
  * - `ignore`: an answer from anyone else (a group member who is not that person): not answered, not queued;
  * - `wrote-instead`: anything else from that person: the waiting calls are refused ("you wrote instead") and the
- *   message joins the turn that goes on;
+ *   message joins the turn that goes on; on an automated turn, anything from the owner or an allowed person: the
+ *   calls are refused, the resumed turn ends (`interruptsTurn`) and the message runs next;
  * - `hold`: anything else (automated input, another person): it waits until the approval is decided.
  * Automated input never answers or closes a prompt. Pure.
  */
@@ -61,7 +63,12 @@ export function routeMessage(
   if (automated) return "hold";
   const requester = ask.requester.channel === sender.channel && ask.requester.senderId === sender.senderId;
   if (answer) return requester || sender.authority === "owner" ? "decide" : "ignore";
-  return requester ? "wrote-instead" : "hold";
+  if (requester) return "wrote-instead";
+  // An automated turn gives way to the owner or an allowed person (runtime/authority): its waiting calls are
+  // refused and the turn it resumes ends at once, before the person's message.
+  return interruptsTurn(ask.requester.authority, { authority: sender.authority, internal: false })
+    ? "wrote-instead"
+    : "hold";
 }
 
 /** The reason the waiting calls get when their person wrote something else instead of answering. */

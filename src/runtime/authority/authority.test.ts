@@ -84,6 +84,9 @@ describe("automatedSource", () => {
   it("names the core's kind, else the channel (a webhook)", () => {
     expect(automatedSource({ channel: "telegram", internal: { kind: "reminder" } })).toBe("reminder");
     expect(automatedSource({ channel: "webhook" })).toBe("webhook");
+    expect(automatedSource({ channel: "webhook", internal: { kind: "approval-answer" } })).toBe(
+      "resumed after an approval",
+    );
   });
 });
 

@@ -49,9 +49,14 @@ export function interruptsTurn(running: Authority, waiting: WaitingInput): boole
   return running === "automated" && !waiting.internal && isTrustedPerson(waiting.authority);
 }
 
-/** The name of an automated input's source, as the person and the model are told it (`reminder`, `webhook`, …). */
+/**
+ * The name of an automated input's source, as the model is told it (`reminder`, `webhook`, …); an approval's
+ * answer that resumed an automated turn is named as such (its own source is not kept with it).
+ */
 export function automatedSource(message: Pick<InboundMessage, "channel" | "internal">): string {
-  return message.internal?.kind ?? message.channel;
+  const kind = message.internal?.kind;
+  if (kind === "approval-answer") return "resumed after an approval";
+  return kind ?? message.channel;
 }
 
 /**
