@@ -8,6 +8,7 @@ import { matchResetTrigger } from "../../sessions/lifecycle.js";
 import { makeHeader } from "../../sessions/transcript.js";
 import type { SessionEntry } from "../../sessions/types.js";
 import { automatedSource } from "../authority/authority.js";
+import { Interruption } from "../authority/interruption.js";
 import { chooseSession, restoredProgress } from "../choose-session.js";
 import type { DrainMode } from "../drain-resume.js";
 import type { WarmSession } from "../session-registry.js";
@@ -358,26 +359,6 @@ interface Way {
   at: SettleTarget;
   recordLater?: true;
   failure?: true;
-}
-
-/**
- * The drain of an automated turn: the worker's (a stop or restart), or a person who wrote (`by`: the first one
- * counts). `who` names that person once set.
- */
-class Interruption {
-  private readonly controller = new AbortController();
-  readonly drain: AbortSignal;
-  who: string | undefined;
-
-  constructor(workerDrain: AbortSignal) {
-    this.drain = AbortSignal.any([workerDrain, this.controller.signal]);
-  }
-
-  by(item: WorkItem): void {
-    if (this.who !== undefined || this.drain.aborted) return;
-    this.who = `${item.message.channel}:${item.message.senderId}`;
-    this.controller.abort("interrupted");
-  }
 }
 
 /** A model turn that started: its events, and its result once it returned. */
