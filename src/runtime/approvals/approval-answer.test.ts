@@ -7,6 +7,7 @@ import {
   parseApprovalAnswer,
   promptText,
   routeMessage,
+  wroteInsteadNote,
 } from "./approval-answer.js";
 
 describe("parseApprovalAnswer", () => {
@@ -117,5 +118,15 @@ describe("promptText", () => {
     });
     expect(file).not.toContain("always");
     expect(file).toContain("1 more call(s)");
+  });
+});
+
+describe("wroteInsteadNote", () => {
+  it("tells the turn's person they wrote instead; on an automated turn, who wrote and that it stopped", () => {
+    expect(wroteInsteadNote("allowed", "Bob")).toBe("Not run: you wrote instead.");
+    expect(wroteInsteadNote("owner", "Alice")).toBe("Not run: you wrote instead.");
+    expect(wroteInsteadNote("automated", "Alice")).toBe(
+      "Not run: Alice wrote, so the automated turn stopped.",
+    );
   });
 });

@@ -74,6 +74,16 @@ export function routeMessage(
 /** The reason the waiting calls get when their person wrote something else instead of answering. */
 export const WROTE_INSTEAD = "you wrote instead";
 
+/**
+ * The note in the prompt's chat when a message came instead of an answer: to the turn's own person, that they
+ * wrote instead; on an automated turn (its prompt in the owner's chat), who wrote and that the turn stopped. Pure.
+ */
+export function wroteInsteadNote(requester: Authority, who: string): string {
+  return requester === "automated"
+    ? `Not run: ${who} wrote, so the automated turn stopped.`
+    : `Not run: ${WROTE_INSTEAD}.`;
+}
+
 /** The prompt for `ask`: what will run, and how to answer. Pure. */
 export function promptText(ask: Pick<ApprovalAsk, "what" | "tool" | "waiting">): string {
   const always =

@@ -25,6 +25,7 @@ import {
   promptText,
   routeMessage,
   WROTE_INSTEAD,
+  wroteInsteadNote,
 } from "./approval-answer.js";
 import { approvalGate } from "./approval-gate.js";
 import type { ApprovalsSetting } from "./approval-policy.js";
@@ -288,7 +289,8 @@ export class Approvals {
     this.held.delete(ask.sessionKey);
     // The note goes to the prompt's chat and takes its buttons away; an answer from another chat (a shared session)
     // is answered there too.
-    const note = joins ? `Not run: ${WROTE_INSTEAD}.` : decidedText(ask, answer, added);
+    const who = item.message.senderName ?? by;
+    const note = joins ? wroteInsteadNote(ask.requester.authority, who) : decidedText(ask, answer, added);
     const prompted = ask.promptTo ?? ask.chat;
     await this.deps.tell(prompted, ask.sessionKey, note, { closesButtons: true });
     const m = item.message;
