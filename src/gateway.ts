@@ -345,6 +345,7 @@ export class Gateway {
         item.resolve(this.runner.outcomeFor(item, "filtered", []));
       },
       enqueue: (item) => this.enqueue(item),
+      ownerChat: async (key) => (await this.store.getWithUpdates(key))?.ownerChat,
     });
     this.events.on((event) => this.approvals.onEvent(event));
     this.sessions = new SessionRegistry({
@@ -385,6 +386,7 @@ export class Gateway {
         isStopping: () => this.stopping,
         retryLater: (item, delayMs) => this.retryLater(item, delayMs),
         waiting: (key) => this.queue.waiting(key),
+        findWaiting: (key, predicate) => this.queue.find(key, predicate),
       },
       runtime: {
         get config() {

@@ -44,6 +44,35 @@ describe("buildContext", () => {
   });
 });
 
+describe("buildContext after an automated turn a person ended", () => {
+  it("puts the note where the turn-interrupted entry is, before the person's message", () => {
+    const entries: TranscriptEntry[] = [
+      { type: "message", id: "1", ts, message: { role: "user", content: "build failed" } },
+      {
+        type: "message",
+        id: "2",
+        ts,
+        message: {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "c1", type: "function", function: { name: "bash", arguments: "{}" } }],
+        },
+      },
+      { type: "message", id: "3", ts, message: { role: "tool", tool_call_id: "c1", content: "log" } },
+      { type: "turn-interrupted", id: "4", ts, journalId: "j1", note: "[stopped unfinished]" },
+      { type: "message", id: "5", ts, message: { role: "user", content: "hi" } },
+    ];
+    const messages = buildContext({ systemPrompt: "s", entries });
+    expect(messages.slice(3).map((m) => `${m.role}:${m.content}`)).toEqual([
+      "tool:log",
+      "user:[stopped unfinished]",
+      "user:hi",
+    ]);
+    // The same object in every context built from the same entry.
+    expect(buildContext({ systemPrompt: "s", entries })[4]).toBe(messages[4]);
+  });
+});
+
 describe("buildContext in a group", () => {
   const said: MessageEntry = {
     type: "message",

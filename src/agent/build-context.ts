@@ -23,6 +23,8 @@ export const DEFAULT_GROUP_HISTORY_LIMIT = 50;
  * - Input the core handed in (a reminder, a job's result, …) reads `[kind] text` (`internalLabel`), in any chat.
  * - A person's message whose turn failed (a `turn-failed` entry names it: no model, endpoint down, a timeout) is
  *   history, not a question: it is marked so, and the model is not asked to answer a pile of stale messages.
+ * - An automated turn a person's message ended (a `turn-interrupted` entry) is followed by its note, a user-role
+ *   message saying it stopped unfinished.
  * Invariant: every assistant tool call is followed by a result for it before the next non-tool message; a call
  * left without one (the gateway stopped mid-turn) gets a synthetic "interrupted" result, in the request only.
  */
@@ -59,6 +61,15 @@ export function buildContext(input: {
     context = [];
   };
   for (const entry of input.entries) {
+    if (entry.type === "turn-interrupted") {
+      // An automated turn a person ended: the model is told it stopped unfinished (runtime/authority).
+      const note = (entry as { note?: unknown }).note;
+      if (typeof note === "string") {
+        flushContext();
+        messages.push(interruptedNoteMessage(entry, note));
+      }
+      continue;
+    }
     if (entry.type === "group-context") {
       const c = entry as GroupContextEntry;
       if (typeof c.text === "string" && typeof c.senderId === "string") context.push(c);
@@ -75,6 +86,17 @@ export function buildContext(input: {
   // Without a tool call or result there is nothing to pair (most contexts of a chat): no second array.
   const tools = messages.some((m) => m.role === "tool" || m.tool_calls !== undefined);
   return tools ? pairToolCalls(messages) : messages;
+}
+
+/** The note of a `turn-interrupted` entry: one object per entry (as `notesOf`, for request-body.ts's reuse). */
+const interruptedNotes = new WeakMap<TranscriptEntry, StoredChatMessage>();
+function interruptedNoteMessage(entry: TranscriptEntry, note: string): StoredChatMessage {
+  let message = interruptedNotes.get(entry);
+  if (!message) {
+    message = { role: "user", content: note };
+    interruptedNotes.set(entry, message);
+  }
+  return message;
 }
 
 /**

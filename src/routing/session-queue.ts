@@ -46,6 +46,11 @@ export class SessionQueue<T> {
     return taken;
   }
 
+  /** The first waiting item of `key` that matches, left where it is. */
+  find(key: string, predicate: (item: T) => boolean): T | undefined {
+    return this.lanes.get(key)?.items.find(predicate);
+  }
+
   drain(): Promise<void> {
     if (this.lanes.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));

@@ -22,6 +22,11 @@ export interface ApprovalAsk {
   command?: string;
   /** The chat the turn came from: where the prompt went and the answer's reply goes. */
   chat: { channel: string; chatId: string; chatType: ChatType };
+  /**
+   * Where the prompt and the decision's note went when not `chat`: an automated turn asks in the owner's chat
+   * (runtime/authority/approval-chat.ts). The resumed turn still answers in `chat`.
+   */
+  promptTo?: { channel: string; chatId: string; chatType: ChatType };
   /** The person whose turn it is: they (or the owner) may answer. */
   requester: { channel: string; senderId: string; authority: Authority };
 }

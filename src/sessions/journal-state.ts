@@ -14,7 +14,7 @@ export const MAX_RECORD_BYTES = 2 * 1024 * 1024;
 /** Open (not yet answered) records may hold at most this much; beyond it new messages are refused for now. */
 export const MAX_OPEN_BYTES = 256 * 1024 * 1024;
 
-export type JournalOutcome = "replied" | "failed-told" | "filtered";
+export type JournalOutcome = "replied" | "failed-told" | "filtered" | "interrupted";
 
 export type JournalRecord =
   /** `msg`: a JournalMessageV2 (journal-record.ts), or a version 1 record (the InboundMessage itself). */

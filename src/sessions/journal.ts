@@ -40,7 +40,8 @@ export {
  *   `acceptWritten` resolves as soon as the record is written (a crash of the process keeps it; a power cut may
  *   not), with `durable` for the fsync: the caller may start work meanwhile, but tells the transport, answers or
  *   acts only once `durable` resolved (see gateway.ts receive).
- * - Every accepted record ends as exactly one of `replied`, `failed-told`, `filtered` (with a reason).
+ * - Every accepted record ends as exactly one of `replied`, `failed-told`, `filtered`, `interrupted` (an automated
+ *   turn a person ended: never resumed), with a reason.
  * - How far a record got is read from the transcript (its entries carry the record's id in `meta.journalId`) and
  *   from `delivered` records (reply part N of a split reply reached the chat): a restart resumes from there and
  *   never stores the message, calls the model or sends a part twice.

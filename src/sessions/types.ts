@@ -36,6 +36,8 @@ export interface SessionEntry {
   model?: string;
   compactionCount?: number;
   origin?: SessionOrigin;
+  /** The chat the owner last wrote from in this session: an automated turn's approval prompt goes there. */
+  ownerChat?: SessionOrigin;
   [field: string]: unknown;
 }
 

@@ -18,6 +18,8 @@ export class TestTransport {
   readonly allowed = new Set<string>(["alice", "bob"]);
   /** The allowed senders who are the owner (the others are `allowed`): the primary session's tools are theirs. */
   readonly owners = new Set<string>(["alice"]);
+  /** Senders let in as `untrusted` (as a member of an allowed group is): not on the allowlist. */
+  readonly untrusted = new Set<string>();
   /** Read on every send, so a test may change it after start. */
   maxTextLength = 4000;
   /** While set, every send fails with this message (the chat app is unreachable). */
@@ -62,7 +64,9 @@ export class TestTransport {
                     allowed: true as const,
                     authority: self.owners.has(message.senderId) ? ("owner" as const) : ("allowed" as const),
                   }
-                : { allowed: false as const, reason: "not in the test allowlist" },
+                : self.untrusted.has(message.senderId)
+                  ? { allowed: true as const, authority: "untrusted" as const }
+                  : { allowed: false as const, reason: "not in the test allowlist" },
             send: async (message: OutboundMessage) => {
               if (self.failSends) throw new Error(self.failSends);
               if (self.failAfter !== undefined && self.sent.length >= self.failAfter)

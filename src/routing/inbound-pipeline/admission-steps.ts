@@ -1,4 +1,5 @@
 import type { Authority, AuthorizeResult, InboundMessage } from "../../plugin-api/types.js";
+import { classifyAuthority } from "../../runtime/authority/authority.js";
 import { whyInvalidSessionKey } from "../../sessions/session-key-rules.js";
 import type { AdmissionDeps, Step } from "./types.js";
 
@@ -20,18 +21,14 @@ export function dedupeStep(deps: Pick<AdmissionDeps, "isDuplicate">): Step {
 }
 
 /**
- * The authority a message is accepted with (SPEC section 7): automated input is `automated` whoever hands it in;
- * the gateway's own API (token holders: web chat, terminal, `clawdis agent`) is the owner; anything else is what
- * its transport's `authorize` said (absent: `allowed`). Also what a journal record from before authorities gets.
+ * The authority a message is accepted with (`classifyAuthority`, runtime/authority/authority.ts).
  */
 export function authorityOf(
   message: Pick<InboundMessage, "automated">,
   local: boolean,
   verdict?: AuthorizeResult,
 ): Authority {
-  if (message.automated) return "automated";
-  if (local) return "owner";
-  return (verdict?.allowed && verdict.authority) || "allowed";
+  return classifyAuthority({ message, local, ...(verdict ? { verdict } : {}) });
 }
 
 /**

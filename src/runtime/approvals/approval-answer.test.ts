@@ -7,6 +7,7 @@ import {
   parseApprovalAnswer,
   promptText,
   routeMessage,
+  wroteInsteadNote,
 } from "./approval-answer.js";
 
 describe("parseApprovalAnswer", () => {
@@ -48,6 +49,10 @@ describe("routeMessage", () => {
     internal: "approval-answer",
   };
   const yes: ApprovalAnswer = { kind: "approve" };
+  const automatedAsk: Pick<ApprovalAsk, "requester"> = {
+    requester: { channel: "webhook", senderId: "hook:ci", authority: "automated" },
+  };
+  const stranger: AnswerSender = { channel: "telegram", senderId: "dave", authority: "untrusted" };
 
   it.each<
     [
@@ -71,6 +76,30 @@ describe("routeMessage", () => {
     ["the owner writes something else: waits", ask, owner, undefined, "hold"],
     ["another member writes: waits", ask, carol, undefined, "hold"],
     ["the core's answer resumes the batch", ask, resume, undefined, "pass"],
+    [
+      "an automated turn waits: the owner writes something else, it gives way",
+      automatedAsk,
+      owner,
+      undefined,
+      "wrote-instead",
+    ],
+    [
+      "an automated turn waits: an allowed person writes, it gives way",
+      automatedAsk,
+      carol,
+      undefined,
+      "wrote-instead",
+    ],
+    ["an automated turn waits: an untrusted member writes, waits", automatedAsk, stranger, undefined, "hold"],
+    ["an automated turn waits: another automated input waits", automatedAsk, reminder, undefined, "hold"],
+    [
+      "an automated turn waits: an allowed person's /approve is not theirs to give",
+      automatedAsk,
+      carol,
+      yes,
+      "ignore",
+    ],
+    ["an automated turn waits: the owner's /approve decides", automatedAsk, owner, yes, "decide"],
   ])("%s", (_what, a, sender, answer, expected) => {
     expect(routeMessage(a, sender, answer)).toBe(expected);
   });
@@ -89,5 +118,15 @@ describe("promptText", () => {
     });
     expect(file).not.toContain("always");
     expect(file).toContain("1 more call(s)");
+  });
+});
+
+describe("wroteInsteadNote", () => {
+  it("tells the turn's person they wrote instead; on an automated turn, who wrote and that it stopped", () => {
+    expect(wroteInsteadNote("allowed", "Bob")).toBe("Not run: you wrote instead.");
+    expect(wroteInsteadNote("owner", "Alice")).toBe("Not run: you wrote instead.");
+    expect(wroteInsteadNote("automated", "Alice")).toBe(
+      "Not run: Alice wrote, so the automated turn stopped.",
+    );
   });
 });

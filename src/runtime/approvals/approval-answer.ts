@@ -1,5 +1,6 @@
 import type { Authority, OutboundButton } from "../../plugin-api/types.js";
 import type { ApprovalAsk } from "../../sessions/approval-record.js";
+import { interruptsTurn } from "../authority/authority.js";
 
 /**
  * What a message does to a session's waiting approval (docs/tools.md, Answering). Pure, table-tested; the
@@ -44,7 +45,8 @@ export interface AnswerSender {
  * - `decide`: an answer from the person whose turn it is, or from the owner;
  * - `ignore`: an answer from anyone else (a group member who is not that person): not answered, not queued;
  * - `wrote-instead`: anything else from that person: the waiting calls are refused ("you wrote instead") and the
- *   message joins the turn that goes on;
+ *   message joins the turn that goes on; on an automated turn, anything from the owner or an allowed person: the
+ *   calls are refused, the resumed turn ends (`interruptsTurn`) and the message runs next;
  * - `hold`: anything else (automated input, another person): it waits until the approval is decided.
  * Automated input never answers or closes a prompt. Pure.
  */
@@ -61,11 +63,26 @@ export function routeMessage(
   if (automated) return "hold";
   const requester = ask.requester.channel === sender.channel && ask.requester.senderId === sender.senderId;
   if (answer) return requester || sender.authority === "owner" ? "decide" : "ignore";
-  return requester ? "wrote-instead" : "hold";
+  if (requester) return "wrote-instead";
+  // An automated turn gives way to the owner or an allowed person (runtime/authority): its waiting calls are
+  // refused and the turn it resumes ends at once, before the person's message.
+  return interruptsTurn(ask.requester.authority, { authority: sender.authority, internal: false })
+    ? "wrote-instead"
+    : "hold";
 }
 
 /** The reason the waiting calls get when their person wrote something else instead of answering. */
 export const WROTE_INSTEAD = "you wrote instead";
+
+/**
+ * The note in the prompt's chat when a message came instead of an answer: to the turn's own person, that they
+ * wrote instead; on an automated turn (its prompt in the owner's chat), who wrote and that the turn stopped. Pure.
+ */
+export function wroteInsteadNote(requester: Authority, who: string): string {
+  return requester === "automated"
+    ? `Not run: ${who} wrote, so the automated turn stopped.`
+    : `Not run: ${WROTE_INSTEAD}.`;
+}
 
 /** The prompt for `ask`: what will run, and how to answer. Pure. */
 export function promptText(ask: Pick<ApprovalAsk, "what" | "tool" | "waiting">): string {

@@ -13,6 +13,7 @@ import { authorityOf } from "../../routing/inbound-pipeline/admission-steps.js";
 import type { Step } from "../../routing/inbound-pipeline/types.js";
 import type { ApprovalAsk, ApprovalDecisionKind } from "../../sessions/approval-record.js";
 import type { Journal } from "../../sessions/journal.js";
+import { type PromptChat, promptChat } from "../authority/approval-chat.js";
 import type { InternalInput } from "../internal-input.js";
 import type { ParkedBatch } from "../session/parked-batch.js";
 import type { WorkItem } from "../work-item.js";
@@ -24,6 +25,7 @@ import {
   promptText,
   routeMessage,
   WROTE_INSTEAD,
+  wroteInsteadNote,
 } from "./approval-answer.js";
 import { approvalGate } from "./approval-gate.js";
 import type { ApprovalsSetting } from "./approval-policy.js";
@@ -62,6 +64,8 @@ export interface ApprovalsDeps {
   ignore(item: WorkItem, why: string): Promise<void>;
   /** Queues an item that was held. */
   enqueue(item: WorkItem): void;
+  /** The chat the owner last wrote from in session `key` (an automated turn's prompt goes there). */
+  ownerChat?(key: string): Promise<PromptChat | undefined>;
 }
 
 /**
@@ -132,6 +136,9 @@ export class Approvals {
       return;
     }
     const m = record.message;
+    const authority = m.authority ?? authorityOf(m, record.local === true);
+    const chat = { channel: m.channel, chatId: m.chatId, chatType: m.chatType };
+    const to = promptChat(chat, authority, await this.deps.ownerChat?.(key));
     const ask: ApprovalAsk = {
       id: randomUUID(),
       at: this.deps.clock.now(),
@@ -142,16 +149,13 @@ export class Approvals {
       tool: call.function.name,
       what: parked.reason,
       ...(call.function.name === "bash" ? commandOf(call.function.arguments) : {}),
-      chat: { channel: m.channel, chatId: m.chatId, chatType: m.chatType },
-      requester: {
-        channel: m.channel,
-        senderId: m.senderId,
-        authority: m.authority ?? authorityOf(m, record.local === true),
-      },
+      chat,
+      ...(to !== chat ? { promptTo: to } : {}),
+      requester: { channel: m.channel, senderId: m.senderId, authority },
     };
     await this.deps.journal.approvalAsked(ask);
     this.deps.logger.info("approval asked", { session: key, tool: ask.tool, approval: ask.id });
-    await this.deps.tell(ask.chat, key, promptText(ask), { buttons: promptButtons(ask) });
+    await this.deps.tell(ask.promptTo ?? ask.chat, key, promptText(ask), { buttons: promptButtons(ask) });
   }
 
   /**
@@ -285,14 +289,20 @@ export class Approvals {
     this.held.delete(ask.sessionKey);
     // The note goes to the prompt's chat and takes its buttons away; an answer from another chat (a shared session)
     // is answered there too.
-    const note = joins ? `Not run: ${WROTE_INSTEAD}.` : decidedText(ask, answer, added);
-    await this.deps.tell(ask.chat, ask.sessionKey, note, { closesButtons: true });
+    const who = item.message.senderName ?? by;
+    const note = joins ? wroteInsteadNote(ask.requester.authority, who) : decidedText(ask, answer, added);
+    const prompted = ask.promptTo ?? ask.chat;
+    await this.deps.tell(prompted, ask.sessionKey, note, { closesButtons: true });
     const m = item.message;
-    const sameChat = m.channel === ask.chat.channel && m.chatId === ask.chat.chatId;
+    const sameChat = m.channel === prompted.channel && m.chatId === prompted.chatId;
     // A local client (the terminal chat, `clawdis agent`) has no chat the reply could reach later: its answer waits
     // for the resumed turn and carries its reply after the note.
     const deferred = !joins && sameChat && item.local;
     if (!joins && !deferred) await (sameChat ? this.deps.answered(item, note) : this.deps.answer(item, note));
+    const tools =
+      ask.requester.authority === "automated"
+        ? this.deps.journal.get(ask.jid)?.message.allowedTools
+        : undefined;
     let resumed: ReceiveResult;
     try {
       resumed = await this.deps.resume(
@@ -304,6 +314,8 @@ export class Approvals {
           route: ask.chat,
           decisions,
           senderId: ask.requester.senderId,
+          // An automated turn resumes with the tools it started with (its source's grant), as every turn keeps them.
+          ...(tools ? { allowedTools: tools } : {}),
         },
         [...(joins ? [item] : []), ...held],
       );

@@ -74,6 +74,8 @@ export interface QueuePort {
   retryLater(item: WorkItem, delayMs: number): void;
   /** How many messages wait for `key` behind its running turn (a drained turn's resume decision). */
   waiting?(key: string): number;
+  /** The first message waiting for `key` that matches, left in its place (an automated turn looks for a person). */
+  findWaiting?(key: string, predicate: (item: WorkItem) => boolean): WorkItem | undefined;
 }
 
 /** The gateway's settings, clock and log, and the folders sessions work in. */

@@ -35,7 +35,9 @@ export type SettledEntries =
   /** A drained turn's calls without a result get one. */
   | { kind: "missing-results"; results: { callId: string; name: string; content: string }[] }
   /** A `turn-failed` entry per item. */
-  | { kind: "unanswered"; items: WorkItem[]; reason: string };
+  | { kind: "unanswered"; items: WorkItem[]; reason: string }
+  /** A `turn-interrupted` entry: the note later turns' model calls carry (an automated turn a person ended). */
+  | { kind: "interrupted-note"; jid: string; note: string };
 
 /**
  * One session's transcript as a message's turn writes it: through the file its warm session holds open (opened at
@@ -164,6 +166,7 @@ export class SessionTranscript {
  *   chosen), shown to the model with the next answered message;
  * - `missing-results`: the tool results a drained turn's calls without one get, written before anything else of
  *   its settlement;
+ * - `interrupted-note`: a `turn-interrupted` entry, shown to the model as its note (build-context.ts);
  * - `unanswered`: a `turn-failed` entry per message whose turn failed, so that later turns show it to the model
  *   as history that went unanswered, not as a pending question.
  */
@@ -191,6 +194,8 @@ function settledEntries(settled: SettledEntries, now: number): TranscriptEntry[]
         message: { role: "tool", tool_call_id: r.callId, content: r.content },
         meta: { tool: r.name, ok: false, refused: true },
       }));
+    case "interrupted-note":
+      return [{ type: "turn-interrupted", id: newEntryId(), ts, journalId: settled.jid, note: settled.note }];
     case "unanswered":
       return settled.items.map((w) => ({
         type: "turn-failed",

@@ -8,6 +8,8 @@ import { matchResetTrigger } from "../../sessions/lifecycle.js";
 import { sessionModel } from "../../sessions/session-model.js";
 import { makeHeader } from "../../sessions/transcript.js";
 import type { SessionEntry } from "../../sessions/types.js";
+import { automatedSource } from "../authority/authority.js";
+import { Interruption } from "../authority/interruption.js";
 import { chooseSession, dailyResetOf, restoredProgress } from "../choose-session.js";
 import type { DrainMode } from "../drain-resume.js";
 import type { WarmSession } from "../session-registry.js";
@@ -342,13 +344,16 @@ export class SessionWorker {
     const { item } = ctx;
     const controller = new AbortController();
     const events = new TurnEvents(this.ports, key, item, randomUUID());
+    // An automated turn ends after its batch when a person writes (runtime/authority): its own drain signal.
+    const interruption = item.message.automated ? new Interruption(this.drainController.signal) : undefined;
     const { input, entry } = await buildTurnInput(this.ports, ctx, {
       ...run,
       cwd: ctx.paths.workspace,
       signal: controller.signal,
-      drain: this.drainController.signal,
+      drain: interruption?.drain ?? this.drainController.signal,
       events,
       hold: (w) => outcomes.hold(w),
+      ...(interruption ? { interruptBy: (w: WorkItem) => interruption.by(w) } : {}),
     });
     const started: TurnRan = { events, result: undefined };
     ran.turn = started;
@@ -367,6 +372,9 @@ export class SessionWorker {
       drainMode: this.draining,
       trace: ctx.trace,
       othersWaiting: this.ports.queue.waiting?.(key) ?? 0,
+      ...(interruption?.who
+        ? { interrupted: { by: interruption.who, source: automatedSource(item.message) } }
+        : {}),
     });
     return { settlement, at: ctx };
   }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { TurnResult } from "../../agent/run-turn.js";
 import type { OutboundAttachment } from "../../plugin-api/types.js";
+import { interruptedNote, NOT_RUN_INTERRUPTED } from "../authority/authority.js";
 import type { DrainDecision } from "../drain-resume.js";
 import type { WorkItem } from "../work-item.js";
 import type { Settlement } from "./settlement.js";
@@ -160,6 +161,48 @@ describe("settlementEffects", () => {
         { kind: "end", jid: "b", status: "replied", reason: "joined a, which resumes" },
         resolve(a, "aborted", ["Stopping."], "the gateway is stopping", ids),
         resolve(b, "aborted", ["Stopping."], "the gateway is stopping", ids),
+      ],
+    ],
+    [
+      "interrupted: logged, the missing results, the note, every record ends interrupted, outcomes aborted; nobody told",
+      {
+        kind: "interrupted",
+        by: "telegram:42",
+        source: "reminder",
+        results: [{ callId: "c1", name: "bash", content: NOT_RUN_INTERRUPTED }],
+      },
+      turn,
+      [
+        {
+          kind: "log",
+          level: "info",
+          message: "automated turn ended after its tool batch: a person wrote",
+          fields: {
+            session: "main",
+            journalId: "a",
+            source: "reminder",
+            by: "telegram:42",
+            callsWithoutResult: 1,
+          },
+        },
+        {
+          kind: "append",
+          entries: {
+            kind: "missing-results",
+            results: [{ callId: "c1", name: "bash", content: NOT_RUN_INTERRUPTED }],
+          },
+          transcript: "turn",
+        },
+        {
+          kind: "append",
+          entries: { kind: "interrupted-note", jid: "a", note: interruptedNote("reminder") },
+          transcript: "turn",
+        },
+        { kind: "end", jid: "a", status: "interrupted", reason: "interrupted: telegram:42 wrote" },
+        { kind: "end", jid: "b", status: "interrupted", reason: "interrupted: telegram:42 wrote" },
+        { kind: "end", jid: "p", status: "interrupted", reason: "interrupted: telegram:42 wrote" },
+        resolve(a, "aborted", [], "interrupted: telegram:42 wrote", ids),
+        resolve(b, "aborted", [], "interrupted: telegram:42 wrote", ids),
       ],
     ],
     [
@@ -336,6 +379,7 @@ describe("settlementEffects", () => {
         "drained-tell",
         "error",
         "failed",
+        "interrupted",
         "no-model",
         "not-run",
         "parked",

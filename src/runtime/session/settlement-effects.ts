@@ -1,4 +1,6 @@
 import type { OutboundAttachment, TurnOutcome } from "../../plugin-api/types.js";
+import type { JournalOutcome } from "../../sessions/journal-state.js";
+import { interruptedNote } from "../authority/authority.js";
 import type { WorkItem } from "../work-item.js";
 import type { SessionIds } from "./ports.js";
 import type { SettledEntries } from "./session-transcript.js";
@@ -38,7 +40,7 @@ export type Effect =
   | {
       kind: "end";
       jid: string;
-      status: "replied" | "failed-told" | "filtered";
+      status: JournalOutcome;
       reason?: string;
       bestEffort?: true;
     }
@@ -114,6 +116,8 @@ export function settlementEffects(s: Settlement, at: SettleTarget, othersWaiting
     case "drained-resume":
     case "drained-tell":
       return drained(s, f);
+    case "interrupted":
+      return interrupted(s, f);
     case "stopped":
     case "failed":
       return failed(s, f);
@@ -222,6 +226,41 @@ function drained(s: Extract<Settlement, { kind: "drained-resume" | "drained-tell
 }
 
 /**
+ * An automated turn a person's message ended after its batch: logged; its calls without a result get one; the
+ * note the next turn's model sees (a `turn-interrupted` entry); every record ends `interrupted` (none is
+ * resumed); the outcomes resolve `aborted` (a caller waiting on a webhook learns why). Nobody is told in chat.
+ */
+function interrupted(s: Extract<Settlement, { kind: "interrupted" }>, f: Facts): Effect[] {
+  const why = `interrupted: ${s.by} wrote`;
+  return [
+    log("info", "automated turn ended after its tool batch: a person wrote", {
+      session: f.key,
+      journalId: f.item.jid,
+      source: s.source,
+      by: s.by,
+      ...(s.results.length > 0 ? { callsWithoutResult: s.results.length } : {}),
+    }),
+    ...(s.results.length > 0
+      ? [
+          {
+            kind: "append",
+            entries: { kind: "missing-results", results: s.results },
+            transcript: "turn",
+          } as const,
+        ]
+      : []),
+    {
+      kind: "append",
+      entries: { kind: "interrupted-note", jid: f.item.jid, note: interruptedNote(s.source) },
+      transcript: "turn",
+    },
+    ...f.all.map((w) => end(w.jid, "interrupted", why)),
+    ...f.alsoEnd.map((jid) => end(jid, "interrupted", why)),
+    ...f.all.map((w) => resolve(w, "aborted", [], why, f.ids)),
+  ];
+}
+
+/**
  * A turn that failed (told, its messages marked unanswered) or was stopped (nobody told: the command answers):
  * every record ends `failed-told`, a resumed parked turn's last.
  */
@@ -274,11 +313,7 @@ function notice(text: string, bestEffort?: true): Extract<Effect, { kind: "deliv
   };
 }
 
-function end(
-  jid: string,
-  status: "replied" | "failed-told" | "filtered",
-  reason: string,
-): Extract<Effect, { kind: "end" }> {
+function end(jid: string, status: JournalOutcome, reason: string): Extract<Effect, { kind: "end" }> {
   return { kind: "end", jid, status, reason };
 }
 

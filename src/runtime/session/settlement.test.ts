@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { TurnResult } from "../../agent/run-turn.js";
 import type { StoredChatMessage, TranscriptEntry } from "../../sessions/types.js";
+import { NOT_RUN_INTERRUPTED } from "../authority/authority.js";
 import { CUT_SHORT_STOPPED } from "../drain-resume.js";
 import { formatTurnNotice } from "../turn-notice.js";
 import { decideSettlement, type Settlement, settlementForError, type TurnFacts } from "./settlement.js";
@@ -50,6 +51,8 @@ function summary(s: Settlement): Record<string, unknown> {
       };
     case "failed":
       return { kind: s.kind, text: s.text };
+    case "interrupted":
+      return { kind: s.kind, by: s.by, source: s.source, results: s.results.map((r) => r.content) };
     case "parked":
       return { kind: s.kind, open: s.open };
     case "retry":
@@ -133,6 +136,46 @@ describe("decideSettlement", () => {
         text: "The gateway is stopping; your message will be answered after it restarts.",
         results: 1,
       },
+    ],
+    [
+      "an automated turn a person interrupted after its batch: interrupted, never resumed",
+      result({ stopReason: "aborted", drained: true }),
+      facts({
+        interrupted: { by: "telegram:42", source: "webhook" },
+        trace: {
+          entries: [askedBash, entry({ role: "tool", tool_call_id: "c1", content: "ok" })],
+          textStreamed: false,
+          callsStarted: ["c1"],
+        },
+      }),
+      { kind: "interrupted", by: "telegram:42", source: "webhook", results: [] },
+    ],
+    [
+      "interrupted while the gateway also drains: interrupted wins (the person's message runs next, not a resume)",
+      result({ stopReason: "aborted", drained: true }),
+      facts({
+        drainMode: "stopping",
+        interrupted: { by: "telegram:42", source: "reminder" },
+        trace: { entries: [askedBash], textStreamed: false, callsStarted: [] },
+      }),
+      {
+        kind: "interrupted",
+        by: "telegram:42",
+        source: "reminder",
+        results: [NOT_RUN_INTERRUPTED],
+      },
+    ],
+    [
+      "interrupted, but the turn answered before it reached its next call: the reply stands",
+      result({ text: "done" }),
+      facts({ interrupted: { by: "telegram:42", source: "webhook" } }),
+      { kind: "reply", text: "done" },
+    ],
+    [
+      "interrupted and /stop: stopped",
+      result({ stopReason: "aborted", drained: true }),
+      facts({ aborted: true, abortReason: "stop", interrupted: { by: "telegram:42", source: "webhook" } }),
+      { kind: "stopped" },
     ],
     [
       "drained but also aborted by /stop: stopped",

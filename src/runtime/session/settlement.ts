@@ -1,7 +1,14 @@
 import type { TurnResult } from "../../agent/run-turn.js";
 import { describeError } from "../../core/errors.js";
 import type { TurnOutcome } from "../../plugin-api/types.js";
-import { type DrainDecision, type DrainMode, decideDrainedTurn, drainNotice } from "../drain-resume.js";
+import { CUT_SHORT_INTERRUPTED, NOT_RUN_INTERRUPTED } from "../authority/authority.js";
+import {
+  CUT_SHORT_STOPPED,
+  type DrainDecision,
+  type DrainMode,
+  decideDrainedTurn,
+  drainNotice,
+} from "../drain-resume.js";
 import { isTransientError, retryDelayMs } from "../transient-error.js";
 import { formatTurnNotice } from "../turn-notice.js";
 import type { TurnTrace } from "./session-transcript.js";
@@ -34,6 +41,12 @@ export type Settlement =
    * the person is told `text`. `drained-tell`: answer text was shown already (the resumed turn finishes it).
    */
   | { kind: "drained-resume" | "drained-tell"; text: string; mode: DrainMode; decision: DrainDecision }
+  /**
+   * An automated turn a person's message ended after its tool batch (runtime/authority): its calls without a
+   * result get one, the next turn is left a note (`source`: what started it), its records end `interrupted`
+   * (never resumed: a reminder's firing counts as done), nobody is told (the person's own turn answers next).
+   */
+  | { kind: "interrupted"; source: string; by: string; results: MissingCallResult[] }
   /** Aborted by `/stop`: the records end `failed-told` without a notice (the command answers). */
   | { kind: "stopped"; result: TurnResult }
   /** The turn ended with an error for the person: told `text`, the messages marked unanswered, records end. */
@@ -62,6 +75,15 @@ export interface TurnFacts {
   trace: Pick<TurnTrace, "entries" | "textStreamed" | "callsStarted">;
   /** Messages waiting for the session behind the turn. */
   othersWaiting: number;
+  /** An automated turn a person's message ended (see `interruptsTurn`): who wrote, and what started the turn. */
+  interrupted?: { by: string; source: string };
+}
+
+/** A result written for a call that has none when its turn ended early. */
+export interface MissingCallResult {
+  callId: string;
+  name: string;
+  content: string;
 }
 
 /** How a finished turn settles. Pure. */
@@ -69,6 +91,17 @@ export function decideSettlement(result: TurnResult, facts: TurnFacts): Settleme
   if (result.parked && !facts.aborted) return { kind: "parked", open: true };
   if (result.stopReason === "end") return { kind: "reply", text: result.text, result };
   if (result.quiet && result.text) return { kind: "quiet-reply", text: result.text, result };
+  if (result.drained && !facts.aborted && facts.interrupted) {
+    const { results } = decideDrainedTurn({ ...facts.trace, othersWaiting: facts.othersWaiting });
+    return {
+      kind: "interrupted",
+      ...facts.interrupted,
+      results: results.map((r) => ({
+        ...r,
+        content: r.content === CUT_SHORT_STOPPED ? CUT_SHORT_INTERRUPTED : NOT_RUN_INTERRUPTED,
+      })),
+    };
+  }
   // Drained at a safe point, or aborted when the drain deadline passed: either way the turn resumes.
   if (
     (result.drained && !facts.aborted) ||

@@ -119,12 +119,16 @@ export class TurnBookkeeping {
    * exchanges (`lastInteractionAt`); usage and the context in use come from the turn.
    */
   private async recordTurn(key: string, record: TurnRecord, deferMs: number | undefined): Promise<void> {
-    const { at, origin, result } = record;
+    const { at, origin, ownerChat, result } = record;
     await this.ports.storage.store.update(
       key,
       (entry) => {
         if (!entry) return entry;
-        const next: SessionEntry = { ...touchInteraction(entry, at), ...(origin ? { origin } : {}) };
+        const next: SessionEntry = {
+          ...touchInteraction(entry, at),
+          ...(origin ? { origin } : {}),
+          ...(ownerChat ? { ownerChat } : {}),
+        };
         if (!result) return next;
         next.model = result.model;
         next.contextTokens = result.contextTokens;
@@ -151,6 +155,8 @@ interface TurnRecord {
   at: number;
   /** The chat and person the session was last used from; absent for internal input (no person wrote it). */
   origin?: NonNullable<SessionEntry["origin"]>;
+  /** The same, when the owner wrote it (`SessionEntry.ownerChat`). */
+  ownerChat?: NonNullable<SessionEntry["origin"]>;
   result?: Pick<TurnResult, "model" | "contextTokens" | "contextEstimated" | "compactions" | "usage">;
 }
 
@@ -165,11 +171,13 @@ function turnRecord(item: WorkItem, result: TurnResult | undefined, at: number):
         senderId: m.senderId,
         ...(m.senderName ? { senderName: m.senderName } : {}),
       };
-  if (!result) return { at, ...(origin ? { origin } : {}) };
+  const ownerChat = origin && m.authority === "owner" ? { ownerChat: origin } : {};
+  if (!result) return { at, ...(origin ? { origin } : {}), ...ownerChat };
   const { model, contextTokens, contextEstimated, compactions, usage } = result;
   return {
     at,
     ...(origin ? { origin } : {}),
+    ...ownerChat,
     result: { model, contextTokens, contextEstimated, compactions, ...(usage ? { usage } : {}) },
   };
 }

@@ -3,10 +3,12 @@ import type { LlmClient } from "../../agent/llm-client.js";
 import type { TurnInput } from "../../agent/run-turn.js";
 import type { ClawdisConfig } from "../../core/config-schema.js";
 import { parseChatCommand } from "../../routing/chat-command.js";
+import { authorityOf } from "../../routing/inbound-pipeline/admission-steps.js";
 import type { ReplyEnd } from "../../sessions/journal.js";
 import { matchResetTrigger } from "../../sessions/lifecycle.js";
 import { resumeBudgetBytes } from "../../sessions/transcript-resume.js";
 import type { MessageEntry, SessionEntry, StoredChatMessage, TranscriptEntry } from "../../sessions/types.js";
+import { interruptsTurn } from "../authority/authority.js";
 import { gatedLlm } from "../gated-llm.js";
 import { keepArtifact } from "../keep-artifact.js";
 import { restoreGuard } from "../restore-guard.js";
@@ -39,10 +41,14 @@ export interface TurnSetup {
   drain: AbortSignal;
   events: TurnEvents;
   /** Holds a joined message's outcome until the turn is over (as the item's is). */
-  hold(
-    item: WorkItem,
-  ): void /** The parked batch this turn resumes (an approval's answer, which stores no message of its own). */;
+  hold(item: WorkItem): void;
+  /** The parked batch this turn resumes (an approval's answer, which stores no message of its own). */
   resume?: TurnInput["resume"];
+  /**
+   * An automated turn only: called at a tool-batch boundary with the first waiting message that ends it
+   * (`interruptsTurn`); the turn then ends before its next model call (its `drain` aborts).
+   */
+  interruptBy?(item: WorkItem): void;
 }
 
 /**
@@ -152,6 +158,12 @@ export async function buildTurnInput(
       events.observe(event);
     },
     takeJoined: async () => {
+      if (setup.interruptBy) {
+        // An automated turn takes no one in; a person who may end it ends it here, after its batch.
+        const by = ports.queue.findWaiting?.(key, (other) => interrupts(other));
+        if (by) setup.interruptBy(by);
+        return [];
+      }
       const resetTriggers = config.inbound.reply.session.resetTriggers;
       const others = ports.queue.takeJoinable(key, (other) => joinable(other, sender, resetTriggers));
       const added: StoredChatMessage[] = [];
@@ -205,6 +217,18 @@ export async function buildTurnInput(
     ...(thinking && thinking !== "off" ? { reasoningEffort: thinking } : {}),
   };
   return { input, entry };
+}
+
+/** Whether a waiting message ends a running automated turn (runtime/authority: a trusted person's, not the core's). */
+function interrupts(other: WorkItem): boolean {
+  const m = other.message;
+  return (
+    other.contextOnly !== true &&
+    interruptsTurn("automated", {
+      authority: m.authority ?? authorityOf(m, other.local),
+      internal: m.internal !== undefined,
+    })
+  );
 }
 
 /** A waiting message joins the running turn when it is from the same person, not automated, and not a command. */
