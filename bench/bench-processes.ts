@@ -157,7 +157,7 @@ export function gatewayConfig(modelUrl: string, session: Record<string, unknown>
     gateway: { port: 0 },
     inbound: {
       groupChat: { requireMention: false },
-      reply: { agent: { baseUrl: modelUrl, model: "fake-model" }, session },
+      reply: { agent: { baseUrl: modelUrl, model: "fake-model" }, session: { titles: false, ...session } },
     },
   };
 }

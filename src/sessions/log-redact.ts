@@ -32,10 +32,21 @@ const NAMED_SECRET =
 const LONG_RUN = /[A-Za-z0-9_-]{32,}/g;
 
 /** `text` with every secret value and anything that looks like a token masked. */
+/** `secrets` longest first, sorted once per list (the callers pass the same list until the config changes). */
+const sortedLists = new WeakMap<readonly string[], readonly string[]>();
+function longestFirst(secrets: readonly string[]): readonly string[] {
+  let sorted = sortedLists.get(secrets);
+  if (!sorted) {
+    sorted = [...secrets].sort((a, b) => b.length - a.length);
+    sortedLists.set(secrets, sorted);
+  }
+  return sorted;
+}
+
 export function maskSecrets(text: string, secrets: readonly string[]): string {
   let out = text;
   // Longest first: a secret that holds another is masked whole.
-  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
+  for (const secret of longestFirst(secrets)) {
     if (secret.length >= MIN_SECRET_LENGTH && out.includes(secret)) out = out.split(secret).join(SECRET_MASK);
   }
   for (const pattern of TOKEN_PATTERNS) out = out.replace(pattern, TOKEN_MASK);
