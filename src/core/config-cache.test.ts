@@ -145,6 +145,18 @@ describe("the config cache of read-only commands", () => {
     expect(await entries()).toEqual([]);
   });
 
+  it("a state directory that does not exist is not created", async () => {
+    await writeFile(configFile(), GOOD);
+    const missing = join(home, "no-state");
+    const loaded = await loadConfigCached(
+      { ...env, CLAWDIS_STATE_DIR: missing, CLAWDIS_CONFIG_PATH: configFile() },
+      sections,
+      FINGERPRINT,
+    );
+    expect(loaded.config.inbound.reply.agent.model).toBe("gpt-4o-mini");
+    await expect(stat(missing)).rejects.toThrow(/ENOENT/);
+  });
+
   it("paths are resolved after the cache: the same text in another folder names another store", async () => {
     const text = `{ inbound: { reply: { session: { store: "s/sessions.json" } } } }`;
     const a = join(home, "a", "clawdis.json");

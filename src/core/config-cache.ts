@@ -1,5 +1,13 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import type { ConfigFile, LoadedConfig, ValidatedConfig } from "./config-file.js";
@@ -23,7 +31,8 @@ import { type Env, stateDir } from "./paths.js";
  *   whose `enabled` may read a token variable), nor when the config does not survive a JSON round trip.
  * - Without a fingerprint (the compiled modules, not the bundle) there is no cache: every load validates.
  * - The cache is best effort: an entry that cannot be read or written is a miss; the newest entry replaces the
- *   others (one per state directory).
+ *   others (one per state directory). Without a state directory nothing is written (a read-only command does not
+ *   create it).
  */
 
 /** Bumped when the entry's shape changes. */
@@ -99,7 +108,8 @@ export function writeCachedConfig(env: Env, key: string, validated: ValidatedCon
   const path = entryPath(env, key);
   const temp = `${path}.${process.pid}.tmp`;
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // Not recursive: a read-only command does not create the state directory itself.
+    if (!existsSync(dir)) mkdirSync(dir, { mode: 0o700 });
     writeFileSync(temp, `${JSON.stringify(entry)}\n`, { mode: 0o600 });
     renameSync(temp, path);
     for (const name of readdirSync(dir)) {
