@@ -126,7 +126,9 @@ export function writeCachedConfig(env: Env, key: string, validated: ValidatedCon
 
 /**
  * `loadConfig(env, sections)` (config.ts) for read-only commands, through the cache when `fingerprint` is known.
- * `sections` is only asked on a miss (it loads the sections' schemas, and zod).
+ * `sections` is only asked on a miss (it loads the sections' schemas, and zod); for one fingerprint it must always
+ * give the same sections (the build's built-in ones, from the composition root): the key knows only whether
+ * there are sections, not which.
  * @throws as `loadConfig`: CONFIG_SYNTAX / CONFIG_INVALID (exit 2), IO.
  */
 export async function loadConfigCached(
