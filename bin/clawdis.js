@@ -31,11 +31,15 @@ function modifiedAt(path) {
   }
 }
 
-/** The code cache made from exactly this bundle text (its id comes first), else undefined. */
-function cacheFor(source) {
+/** The id a bundle's text ends with (scripts/bundle-id.ts), else undefined. */
+function idOf(source) {
   const at = source.lastIndexOf(ID_PREFIX);
-  if (at < 0) return undefined;
-  const id = source.slice(at + ID_PREFIX.length).trim();
+  return at < 0 ? undefined : source.slice(at + ID_PREFIX.length).trim() || undefined;
+}
+
+/** The code cache made from exactly this bundle text (its id comes first), else undefined. */
+function cacheFor(id) {
+  if (id === undefined) return undefined;
   let cache;
   try {
     cache = readFileSync(`${bundle}.cache`);
@@ -48,7 +52,8 @@ function cacheFor(source) {
 
 function loadBundle() {
   const source = readFileSync(bundle, "utf8");
-  const script = new vm.Script(source, { filename: bundle, cachedData: cacheFor(source) });
+  const id = idOf(source);
+  const script = new vm.Script(source, { filename: bundle, cachedData: cacheFor(id) });
   const module = { exports: {} };
   script.runInThisContext()(
     module.exports,
@@ -61,15 +66,17 @@ function loadBundle() {
     // import() in code compiled from a code cache fails).
     (specifier) => import(specifier),
   );
-  return module.exports;
+  return { entry: module.exports, id };
 }
 
 async function run() {
   const bundleTime = modifiedAt(bundle);
   const modulesTime = modifiedAt(modules);
   let entry;
+  // The bundle's id is also the fingerprint of its config schema (src/core/config-cache.ts).
+  let id;
   if (bundleTime !== undefined && !process.sourceMapsEnabled && !(modulesTime > bundleTime)) {
-    entry = loadBundle();
+    ({ entry, id } = loadBundle());
   } else if (modulesTime !== undefined) {
     entry = await import(pathToFileURL(modules).href);
   } else {
@@ -78,7 +85,7 @@ async function run() {
     );
     process.exit(1);
   }
-  process.exitCode = await entry.main(process.argv.slice(2));
+  process.exitCode = await entry.main(process.argv.slice(2), id);
 }
 
 void run();

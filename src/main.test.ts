@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import { copyFile, mkdir, mkdtemp, readFile, rm, symlink, utimes, writeFile } from "node:fs/promises";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -86,12 +87,12 @@ export async function resolve(specifier, context, next) {
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function modulesLoadedBy(script: string): Promise<string[]> {
+  async function modulesLoadedBy(script: string, stateDir = state): Promise<string[]> {
     const log = join(dir, `modules-${Math.random().toString(36).slice(2)}.txt`);
     const register = `data:text/javascript,import{register}from"node:module";register(${JSON.stringify(pathToFileURL(join(dir, "hook.mjs")).href)});`;
     const env: NodeJS.ProcessEnv = {
       ...process.env,
-      CLAWDIS_STATE_DIR: state,
+      CLAWDIS_STATE_DIR: stateDir,
       HOME: dir,
       CLAWDIS_TEST_MODULE_LOG: log,
     };
@@ -127,6 +128,34 @@ export async function resolve(specifier, context, next) {
     const table = await modulesLoadedBy(runMain(["sessions"]));
     expect(table).toContain("src/cli/sessions.ts");
     expect(offending(table, heavy)).toEqual([]);
+  });
+
+  it("`sessions --json` and `status` with a config file in the config cache: no config schema, zod or JSON5", async () => {
+    const configured = join(dir, "configured");
+    await mkdir(join(configured, "sessions"), { recursive: true });
+    await writeFile(
+      join(configured, "sessions", "sessions.json"),
+      JSON.stringify({ main: { sessionId: "a", updatedAt: 1 } }),
+    );
+    // A port nothing listens on, so that `status` finds no gateway.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    await writeFile(
+      join(configured, "clawdis.json"),
+      `{ gateway: { port: ${port} }, inbound: { reply: { agent: { model: "m" } } }, telegram: { allowFrom: [1] } }`,
+    );
+    const withBundleId = (argv: string[]) =>
+      `const { main } = await import(${JSON.stringify(mainUrl)}); process.exitCode = await main(${JSON.stringify(argv)}, "test-bundle");`;
+    // The first run validates (and loads the schema), and fills the cache.
+    const first = await modulesLoadedBy(withBundleId(["sessions", "--json"]), configured);
+    expect(offending(first, heavy)).toContain("src/core/config-schema.ts");
+    for (const argv of [["sessions", "--json"], ["status"]]) {
+      const modules = await modulesLoadedBy(withBundleId(argv), configured);
+      expect(modules).toContain("src/core/config-cache.ts");
+      expect(offending(modules, heavy)).toEqual([]);
+    }
   });
 
   it("`--version` loads no command at all", async () => {

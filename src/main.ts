@@ -75,11 +75,16 @@ export async function builtinCliPlugins(): Promise<CliPlugin[]> {
   ];
 }
 
-export async function main(argv: string[]): Promise<number> {
+/**
+ * `bundleId`: the id of the start-up bundle running this (bin/clawdis.js hands it in), the fingerprint of every
+ * schema for the config cache; undefined when the compiled modules run (no cache).
+ */
+export async function main(argv: string[], bundleId?: string): Promise<number> {
   return runCli(argv, processIO(), {
     version: packageVersion(),
     builtinPlugins,
     configSections: builtinConfigSections,
+    ...(bundleId === undefined ? {} : { configFingerprint: `bundle:${bundleId}` }),
     terminalChat: async () => (await import("../plugins/terminal/index.js")).runTerminalChat,
     cliPlugins: builtinCliPlugins,
   });

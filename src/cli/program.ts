@@ -15,6 +15,11 @@ export interface CliDeps {
   version: string;
   builtinPlugins(): Promise<PluginDefinition[]>;
   configSections: ConfigSectionsSource;
+  /**
+   * The schema's fingerprint for the config cache of read-only commands (core/config-cache.ts): the start-up
+   * bundle's id; undefined (no cache) when the compiled modules run.
+   */
+  configFingerprint?: string;
   terminalChat(): Promise<TerminalChat>;
   /**
    * The built-in plugins that add commands (`clawdis login`), as the CLI knows them without their runtime; loaded
@@ -127,7 +132,13 @@ export function buildProgram(
     .option("--store <path>", "session store to read instead of the configured one")
     .action((opts: { json?: boolean; active?: string; store?: string }) =>
       run(async () =>
-        (await import("./sessions.js")).runSessions(opts, io, undefined, deps.configSections),
+        (await import("./sessions.js")).runSessions(
+          opts,
+          io,
+          undefined,
+          deps.configSections,
+          deps.configFingerprint,
+        ),
       )(),
     );
   sessions
@@ -195,7 +206,15 @@ export function buildProgram(
     .description("store path, session count, recent sessions, transport state")
     .option("--json", "print JSON only")
     .action((opts: { json?: boolean }) =>
-      run(async () => (await import("./status.js")).runStatus(opts, io, undefined, deps.configSections))(),
+      run(async () =>
+        (await import("./status.js")).runStatus(
+          opts,
+          io,
+          undefined,
+          deps.configSections,
+          deps.configFingerprint,
+        ),
+      )(),
     );
 
   const reminders = program

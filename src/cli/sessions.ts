@@ -36,6 +36,7 @@ export async function runSessions(
   io: CliIO,
   clock: Clock = systemClock,
   sections?: ConfigSectionsSource,
+  fingerprint?: string,
 ): Promise<number> {
   const active = parseActiveMinutes(opts.active);
   if (active instanceof Error) {
@@ -51,15 +52,15 @@ export async function runSessions(
     if (!opts.json) {
       contextWindow = defaults
         ? defaults.contextWindow
-        : await configuredWindow(io, sections).catch(() => undefined);
+        : await configuredWindow(io, sections, fingerprint).catch(() => undefined);
     }
   } else if (defaults) {
     storePath = defaults.storePath;
     contextWindow = defaults.contextWindow;
   } else {
     // A config that does not load ends the command with exit 2 (ClawdisError CONFIG_*, printed by the CLI).
-    const { loadConfig } = await import("../core/config.js");
-    const loaded = loadConfig(io.env, sections ? await sections(io.env) : undefined);
+    const { loadConfigCached } = await import("../core/config-cache.js");
+    const loaded = await loadConfigCached(io.env, sections, fingerprint);
     storePath = loaded.storePath;
     contextWindow = loaded.config.inbound.reply.agent.contextTokens;
   }
@@ -104,10 +105,13 @@ async function resolveStoreArgument(value: string, io: CliIO): Promise<string> {
   return info?.isDirectory() ? join(path, "sessions.json") : path;
 }
 
-async function configuredWindow(io: CliIO, sections: ConfigSectionsSource | undefined): Promise<number> {
-  const { loadConfig } = await import("../core/config.js");
-  return loadConfig(io.env, sections ? await sections(io.env) : undefined).config.inbound.reply.agent
-    .contextTokens;
+async function configuredWindow(
+  io: CliIO,
+  sections: ConfigSectionsSource | undefined,
+  fingerprint: string | undefined,
+): Promise<number> {
+  const { loadConfigCached } = await import("../core/config-cache.js");
+  return (await loadConfigCached(io.env, sections, fingerprint)).config.inbound.reply.agent.contextTokens;
 }
 
 /** The usable entries of the store; unusable ones are named on stderr (stdout stays clean for --json). */

@@ -1,5 +1,6 @@
 import { type Clock, systemClock } from "../core/clock.js";
-import { defaultConfig, type LoadedConfig, loadConfig } from "../core/config.js";
+import { loadConfigCached } from "../core/config-cache.js";
+import type { LoadedConfig } from "../core/config-file.js";
 import type { ConfigSectionsSource } from "../core/config-sections.js";
 import { type ClawdisError, describeError, isClawdisError } from "../core/errors.js";
 import { formatAge } from "../core/format.js";
@@ -39,24 +40,29 @@ export interface StatusReport {
  * not parse (everything else is still shown). A config that does not load is exit 2: thrown for the CLI to print
  * when no gateway runs; with one running (on its last good config), its status is shown too, the store being the
  * one it uses, and the error goes to stderr. `sections`: the built-in plugins' config sections (validated with
- * the core's keys; plugins of `plugins.load` are not loaded, their sections are left unchecked).
+ * the core's keys; plugins of `plugins.load` are not loaded, their sections are left unchecked), through the config
+ * cache of `fingerprint` (core/config-cache.ts): with an unchanged config it loads neither zod nor JSON5.
  */
 export async function runStatus(
   opts: { json?: boolean },
   io: CliIO,
   clock: Clock = systemClock,
   sections?: ConfigSectionsSource,
+  fingerprint?: string,
 ): Promise<number> {
   let loaded: LoadedConfig | undefined;
   let configError: ClawdisError | undefined;
   try {
-    loaded = loadConfig(io.env, sections ? await sections(io.env) : undefined);
+    loaded = await loadConfigCached(io.env, sections, fingerprint);
   } catch (error) {
     if (!isClawdisError(error) || error.exitCode !== EXIT.usage) throw error;
     configError = error;
   }
   // With a config that does not load, the gateway is found through the state directory (its lock, gateway.json).
-  const gateway = await probeGateway(loaded?.config ?? defaultConfig(), io.env);
+  const gateway = await probeGateway(
+    loaded?.config ?? (await import("../core/config.js")).defaultConfig(),
+    io.env,
+  );
   const running = gateway.running && gateway.error === undefined;
   if (configError && !running) throw configError;
   const gatewayStore = running ? gateway.storePath : undefined;

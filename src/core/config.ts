@@ -1,13 +1,21 @@
-import { readFileSync } from "node:fs";
-import { dirname, isAbsolute, resolve } from "node:path";
+import { dirname } from "node:path";
 import JSON5 from "json5";
 import type { z } from "zod";
 import { closestMatch, formatConfigIssues, formatJson5SyntaxError } from "./config-errors.js";
+import {
+  assembleLoaded,
+  type ConfigFile,
+  type LoadedConfig,
+  readConfigFile,
+  readConfigFileAt,
+  type UncheckedKey,
+  type ValidatedConfig,
+} from "./config-file.js";
 import type { ClawdisConfig } from "./config-schema.js";
 import { CORE_CONFIG_KEYS, type ConfigSectionEntry, composeConfigSchema } from "./config-sections.js";
-import { ClawdisError, describeError } from "./errors.js";
+import { ClawdisError } from "./errors.js";
 import { isBlankJson5, locateJson5 } from "./json5-locate.js";
-import { defaultStorePath, defaultWorkspaceDir, type Env, expandHome, resolveConfigPath } from "./paths.js";
+import type { Env } from "./paths.js";
 
 /**
  * The configuration loader: `clawdis.json` (JSON5) -> a validated, fully defaulted config.
@@ -26,6 +34,8 @@ import { defaultStorePath, defaultWorkspaceDir, type Env, expandHome, resolveCon
  *   known section claims without checking it, when `plugins.load` names plugins (`LoadedConfig.unchecked`).
  */
 
+export type { LoadedConfig, UncheckedKey, ValidatedConfig } from "./config-file.js";
+export { resolveConfigRelativePath } from "./config-file.js";
 export type { AgentConfig, ClawdisConfig, SessionConfig } from "./config-schema.js";
 export { configSchema, defaultConfig } from "./config-schema.js";
 export type { ConfigSectionEntry } from "./config-sections.js";
@@ -43,41 +53,6 @@ export interface ConfigOptions {
   /** The sections to validate, besides the core's keys. */
   sections: readonly ConfigSectionEntry[];
   unclaimed: UnclaimedKeys;
-}
-
-export interface ValidatedConfig {
-  /** The core's keys, and each section under its key (as its schema parsed it). */
-  config: ClawdisConfig;
-  /** One line per section that asks for a plugin this build does not have ("telegram.botToken is set but …"). */
-  warnings: string[];
-  /** Top-level keys accepted without a check (see UnclaimedKeys), in file order. */
-  unchecked: UncheckedKey[];
-}
-
-export interface UncheckedKey {
-  key: string;
-  /** A known top-level key it is one typo away from, if any (`gatway` -> `gateway`). */
-  closest?: string;
-}
-
-export interface LoadedConfig extends ValidatedConfig {
-  /** Absolute path of the config file (whether or not it exists). */
-  path: string;
-  exists: boolean;
-  /** `inbound.reply.session.store` resolved, else `<state>/sessions/sessions.json`. */
-  storePath: string;
-  /** `inbound.reply.agent.workspace` resolved, else `<state>/workspace`. */
-  workspaceDir: string;
-}
-
-/**
- * A path written in the config: `~` and `~/x` are the home directory, absolute paths stay, anything else is
- * relative to the folder of the config file (not to the working directory the gateway was started from).
- */
-export function resolveConfigRelativePath(value: string, configFile: string, env: Env = process.env): string {
-  if (value === "~" || value.startsWith("~/")) return expandHome(value, env);
-  if (isAbsolute(value)) return resolve(value);
-  return resolve(dirname(configFile), value);
 }
 
 const STRICT: ConfigOptions = { sections: [], unclaimed: "error" };
@@ -187,69 +162,15 @@ export function parseConfigText(
   return validateConfigText(text, fileLabel, options).config;
 }
 
-interface ConfigFile {
-  path: string;
-  /** Undefined: there is no file. */
-  text: string | undefined;
-  /** Said once at start (both clawdis.json and clawdis.json5 exist). */
-  notes: string[];
-}
-
-/**
- * The config file (see `resolveConfigPath`: `CLAWDIS_CONFIG_PATH`, else `<state>/clawdis.json`, else
- * `<state>/clawdis.json5`). A path set in `CLAWDIS_CONFIG_PATH` that does not exist is a config error (exit 2):
- * the user named a file, running on defaults instead would be silent.
- * @throws ClawdisError CONFIG_INVALID for a missing explicit path, IO when the file exists but cannot be read.
- */
-function readConfigFile(env: Env): ConfigFile {
-  const { path, explicit, both } = resolveConfigPath(env);
-  // `both` only when `path` is `<state>/clawdis.json`: its neighbour `clawdis.json5` is the one left unread.
-  const notes = both
-    ? [
-        `both clawdis.json and clawdis.json5 are in ${dirname(path)}: ${path} is read, ${path}5 is ignored (move what it holds into clawdis.json, then delete it)`,
-      ]
-    : [];
-  return readConfigFileAt(path, explicit, notes);
-}
-
-/** `readConfigFile` for a path already chosen. */
-function readConfigFileAt(path: string, explicit: boolean, notes: string[]): ConfigFile {
-  try {
-    return { path, text: readFileSync(path, "utf8"), notes };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") {
-      if (explicit) {
-        throw new ClawdisError(
-          "CONFIG_INVALID",
-          `CLAWDIS_CONFIG_PATH names ${path}, which does not exist: create it (clawdis init writes a starter one) or unset CLAWDIS_CONFIG_PATH`,
-          { cause: error },
-        );
-      }
-      return { path, text: undefined, notes };
-    }
-    throw new ClawdisError("IO", `cannot read config ${path}: ${describeError(error)}`, { cause: error });
-  }
+/** A file's validation; no file is `{}` through the same schema (every section's defaults and warnings). */
+function validateFile(file: ConfigFile, options: ConfigOptions): ValidatedConfig {
+  return file.text === undefined
+    ? validateValue({}, "", file.path, options)
+    : validateConfigText(file.text, file.path, options);
 }
 
 function loaded(file: ConfigFile, options: ConfigOptions, env: Env): LoadedConfig {
-  // No file: `{}` through the same schema, so every section gets its defaults and its warnings (an env token).
-  const validated =
-    file.text === undefined
-      ? validateValue({}, "", file.path, options)
-      : validateConfigText(file.text, file.path, options);
-  const { store } = validated.config.inbound.reply.session;
-  const { workspace } = validated.config.inbound.reply.agent;
-  return {
-    ...validated,
-    warnings: [...file.notes, ...validated.warnings],
-    path: file.path,
-    exists: file.text !== undefined,
-    storePath: store !== undefined ? resolveConfigRelativePath(store, file.path, env) : defaultStorePath(env),
-    workspaceDir:
-      workspace !== undefined
-        ? resolveConfigRelativePath(workspace, file.path, env)
-        : defaultWorkspaceDir(env),
-  };
+  return assembleLoaded(file, validateFile(file, options), env);
 }
 
 /**
@@ -262,11 +183,24 @@ function loaded(file: ConfigFile, options: ConfigOptions, env: Env): LoadedConfi
  * @throws ClawdisError CONFIG_SYNTAX / CONFIG_INVALID (exit 2), or IO when the file exists but cannot be read.
  */
 export function loadConfig(env: Env = process.env, sections?: readonly ConfigSectionEntry[]): LoadedConfig {
+  const file = readConfigFile(env);
+  return assembleLoaded(file, validateConfigFile(file, sections), env);
+}
+
+/**
+ * The validation `loadConfig` makes of a file already read (config-cache.ts caches it): with `sections`, those
+ * and the core strictly, unclaimed keys unchecked only when `plugins.load` names plugins; without, the core's view.
+ * @throws as `loadConfig`.
+ */
+export function validateConfigFile(
+  file: ConfigFile,
+  sections?: readonly ConfigSectionEntry[],
+): ValidatedConfig {
   const options: ConfigOptions =
     sections === undefined
       ? { sections: [], unclaimed: "unchecked" }
       : { sections, unclaimed: "unchecked-when-plugins-load" };
-  return loaded(readConfigFile(env), options, env);
+  return validateFile(file, options);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
@@ -137,5 +137,37 @@ describe("e2e: config sections owned by plugins", () => {
         );
       }
     }
+  });
+});
+
+describe("e2e: the config cache of read-only commands", () => {
+  afterEach(cleanupAll);
+
+  it("`sessions --json` fills it (0600); an edit the schema refuses is refused with it warm, exit 2 and the key", async () => {
+    const state = await E2eState.create();
+    const good = await readFile(state.configPath, "utf8");
+    const first = await state.cli(["sessions", "--json"]);
+    expect(first.code, first.stderr).toBe(0);
+    const cache = join(state.dir, "cache");
+    const names = await readdir(cache);
+    expect(names).toEqual([expect.stringMatching(/^config\.[0-9a-f]{64}\.json$/)]);
+    expect((await stat(join(cache, names[0] ?? ""))).mode & 0o777).toBe(0o600);
+
+    const bad = JSON.stringify({
+      ...(JSON.parse(good) as Json),
+      inbound: { reply: { session: { idleMinutes: "soon" } } },
+    });
+    await state.writeConfig(bad);
+    for (const args of [["sessions", "--json"], ["status"]]) {
+      const run = await state.cli(args);
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toContain("inbound.reply.session.idleMinutes");
+    }
+    // The refused file left no entry; the good one, written back, is the cached one again.
+    expect(await readdir(cache)).toEqual(names);
+    await state.writeConfig(good);
+    const again = await state.cli(["sessions", "--json"]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toBe(first.stdout);
   });
 });
