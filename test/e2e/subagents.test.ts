@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ChatRequestBody, echoReply, type FakeReply } from "../fakes/openai-server.js";
 import { cleanupAll, E2eState, type GatewayProcess } from "./harness.js";
+import { ALICE, privateChat, telegramE2e } from "./telegram-harness.js";
 
 /**
  * Sub-agents through the real binary (docs/tools.md, Sub-agents): a child spawned by the owner's turn runs beside
@@ -282,6 +283,29 @@ describe("e2e: sub-agents", () => {
         expect.soft(await gw.stop(), gw.stderr.tail()).toEqual({ code: 0, signal: null });
       },
     );
+
+    it("on Telegram: the child's prompt reaches the parent's chat naming the child; /approve there runs it once", async () => {
+      const { state, tg, config } = await telegramE2e();
+      await state.writeConfig(config(risky));
+      state.fake.setDefault(model({ hang: false, quote: true }));
+      const gw = await state.startGateway();
+      await tg.waitFor(() => tg.polling, "the first long poll");
+      tg.pushMessage({ chat: privateChat(ALICE), from: ALICE, text: "spawn please" });
+      await tg.waitFor(() => tg.textsTo(ALICE.id).length === 2, "the spawn's answer and the child's prompt");
+      const [spawned, asked] = tg.textsTo(ALICE.id);
+      const id = /Started sub-agent (run-[0-9a-f]{8})/.exec(spawned ?? "")?.[1] ?? "none";
+      expect(asked).toMatch(new RegExp(`^${prompt(id)}\n`));
+      expect(await childRuns(state)).toBe(0);
+
+      tg.pushMessage({ chat: privateChat(ALICE), from: ALICE, text: "/approve" });
+      await tg.waitFor(() => tg.textsTo(ALICE.id).length === 4, "the approval's note and the child's notice");
+      expect(tg.textsTo(ALICE.id)[2]).toBe("Approved: bash runs now.");
+      expect(tg.textsTo(ALICE.id)[3]).toMatch(
+        new RegExp(`^echo: \\[subagent-notice\\] \\[sub-agent ${id} done\\] .*\\nchild saw: `),
+      );
+      expect(await childRuns(state)).toBe(1);
+      expect.soft(await gw.stop(), gw.stderr.tail()).toEqual({ code: 0, signal: null });
+    });
 
     it("a child's prompt survives a restart: still listed, and the answer resumes the child once", async () => {
       const state = await E2eState.create({ allowFrom: ["alice"], config: risky });
