@@ -67,10 +67,14 @@ interface LiveRun {
   ended: Promise<void>;
 }
 
-/** Why a run that cannot go on after a restart ends `owner_restarted`. */
-const CANNOT_RESUME =
-  "The gateway stopped or restarted while this run was under way and it could not go on afterwards";
-
+/** The result of a run that cannot go on (`why`) after a restart or after its approval's answer: `owner_restarted`. */
+function cannotGoOn(why: string, after: "restart" | "answer"): string {
+  const when =
+    after === "restart"
+      ? "The gateway stopped or restarted while this run was under way and it could not go on afterwards"
+      : "This run could not go on after its approval was answered";
+  return `${when} (${why}): it ended unfinished, and none of its tool calls runs again. Its log is in logs/.`;
+}
 /**
  * The gateway's sub-agents (docs/tools.md, Sub-agents): `spawn_agent` starts a child turn (child-turn.ts) beside its
  * parent session's turns, with the parent's tools minus the child's limits (child-tools.ts), the same loop guard,
@@ -167,22 +171,25 @@ export class GatewaySubagents {
 
   /**
    * The answer to run `id`'s parked batch (`Approvals.decide`): the run is marked `running` in `run.json`, then
-   * resumes from its transcript in the background, the batch's calls as `decisions` say. Throws when the run does
-   * not wait for an answer (or cannot go on now): nothing changed.
+   * resumes from its transcript in the background, the batch's calls as `decisions` say. One that cannot go on now
+   * (no model, its session gone) ends `owner_restarted` and is reported. Throws when the run does not wait for
+   * an answer: nothing changed.
    */
   async answer(id: string, decisions: Record<string, ApprovalDecision>): Promise<void> {
     const run = this.tracked.get(id);
     if (this.halted) throw new Error("the gateway is stopping");
     if (run?.record.state.status !== "waiting-approval")
       throw new Error(`sub-agent run ${id} waits for no approval`);
-    const entries = await readEntries(run.folder);
+    const { folder, record } = run;
+    const entries = await readEntries(folder);
     const parked = openParked(entries);
-    if (!parked || parked.waiting.length === 0) throw new Error(`sub-agent run ${id} has no parked batch`);
-    const why = await this.launch(run.folder, run.record, messagesOf(entries), {
-      calls: parked.waiting,
-      decisions,
-    });
-    if (why !== undefined) throw new Error(why);
+    const why =
+      parked && parked.waiting.length > 0
+        ? await this.launch(folder, record, messagesOf(entries), { calls: parked.waiting, decisions })
+        : "its transcript holds no call that waits";
+    if (why === undefined) return;
+    await this.end(folder, record, "owner_restarted", cannotGoOn(why, "answer"));
+    await this.report(folder, record);
   }
 
   private async spawn(
@@ -259,12 +266,7 @@ export class GatewaySubagents {
       this.deps.logger.info(`sub-agent run ${record.id} resumed after the restart`);
       return;
     }
-    await this.end(
-      folder,
-      record,
-      "owner_restarted",
-      `${CANNOT_RESUME} (${why}): it ended unfinished, and none of its tool calls runs again. Its log is in logs/.`,
-    );
+    await this.end(folder, record, "owner_restarted", cannotGoOn(why, "restart"));
   }
 
   /**
@@ -280,7 +282,7 @@ export class GatewaySubagents {
     const settings = this.deps.settings();
     if (typeof settings === "string") return settings;
     const session = await this.deps.sessionOf(record.sessionKey);
-    if (!session || session.sessionId !== record.sessionId) return "its session's conversation was reset";
+    if (!session) return "its session is gone";
     const tools = withWorkspace(
       this.deps
         .parentTools(record.sessionKey, requesterMessage(record))
