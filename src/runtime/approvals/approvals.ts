@@ -18,7 +18,9 @@ import type { InternalInput } from "../internal-input.js";
 import type { ParkedBatch } from "../session/parked-batch.js";
 import type { WorkItem } from "../work-item.js";
 import {
+  type AnswerSender,
   type ApprovalAnswer,
+  askFor,
   decidedText,
   parseApprovalAnswer,
   promptButtons,
@@ -268,21 +270,16 @@ export class Approvals {
   private async route(item: WorkItem, local: boolean): Promise<boolean> {
     const m = item.message;
     const answer = m.internal ? undefined : parseApprovalAnswer(item.text);
-    // An answer answers the oldest approval that waits, a sub-agent's too; anything else is routed by the session's
-    // own (a sub-agent's approval never holds or closes its parent's input: the parent goes on meanwhile).
-    const ask = answer ? this.pending(item.sessionKey)[0] : this.ownPending(item.sessionKey);
-    let route = routeMessage(
-      ask,
-      {
-        channel: m.channel,
-        senderId: m.senderId,
-        authority: m.authority ?? authorityOf(m, local),
-        ...(m.internal
-          ? { internal: m.internal.kind === "approval-answer" ? "approval-answer" : "other" }
-          : {}),
-      },
-      answer,
-    );
+    const sender: AnswerSender = {
+      channel: m.channel,
+      senderId: m.senderId,
+      authority: m.authority ?? authorityOf(m, local),
+      ...(m.internal
+        ? { internal: m.internal.kind === "approval-answer" ? "approval-answer" : "other" }
+        : {}),
+    };
+    const ask = askFor(this.pending(item.sessionKey), sender, answer);
+    let route = routeMessage(ask, sender, answer);
     if (item.contextOnly) {
       if (route === "pass" || route === "nothing-waits") return false;
       if (route === "wrote-instead") route = "hold";
