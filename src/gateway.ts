@@ -260,6 +260,9 @@ export class Gateway {
         };
       },
       submit: (input) => this.submitInternal(input),
+      ask: (child) => this.approvals.askChild(child),
+      asked: (id) => this.approvals.childWaits(id),
+      dropAsks: (id, why) => this.approvals.dropChild(id, why),
     });
     this.jobs = new GatewayJobs({
       clock: this.clock,
@@ -346,6 +349,7 @@ export class Gateway {
       },
       enqueue: (item) => this.enqueue(item),
       ownerChat: async (key) => (await this.store.getWithUpdates(key))?.ownerChat,
+      resumeChild: (runId, decisions) => this.subagents.answer(runId, decisions),
     });
     this.events.on((event) => this.approvals.onEvent(event));
     this.sessions = new SessionRegistry({

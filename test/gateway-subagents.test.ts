@@ -10,8 +10,9 @@ import { waitWithDeadline } from "./helpers/wait-deadline.js";
 /**
  * Sub-agents in the gateway (docs/tools.md, Sub-agents): `check_agent_run` reads and cancels a run; a live child
  * keeps its session loaded; the limit per session answers a tool error; a reply cut at the output limit is kept in
- * `artifacts/truncated-output.md`; a call the approvals policy would ask about is refused in the child, and no
- * prompt reaches the chat. The test transport's owner is alice.
+ * `artifacts/truncated-output.md`; a call the approvals policy would ask about parks the child and asks in the
+ * parent's chat, naming it (only its requester or the owner answers; a cancel drops the prompt). The test
+ * transport's owner is alice; bob is allowed.
  */
 describe("gateway: sub-agents", () => {
   let t: TestGateway | undefined;
@@ -164,22 +165,46 @@ describe("gateway: sub-agents", () => {
     );
   });
 
-  it("a call the approvals policy would ask about is refused in the child; no prompt reaches the chat", async () => {
-    await start({ config: { inbound: { reply: { agent: { approvals: "risky" } } } } });
+  it("a child's risky call parks it and asks in the parent's chat naming it; it holds the session; another person's answer is ignored; a cancel drops the prompt", async () => {
+    await start({
+      config: {
+        inbound: { reply: { agent: { approvals: "risky" }, session: { passivateAfterMinutes: 1 } } },
+      },
+    });
     child = (body) =>
       body.messages.some((m) => m.role === "tool")
-        ? { text: "could not run it" }
+        ? { text: "ran it" }
         : { toolCalls: [{ name: "bash", arguments: { command: "echo child >> ran.txt" } }] };
     const spawned = await say("spawn 1");
-    const sent = await t!.chat.waitForSent(2);
-    expect(sent.map((m) => m.text)).toEqual([
-      expect.stringMatching(/^Started sub-agent run-/),
-      `echo: [subagent-notice] [sub-agent ${idOf(spawned)} done] Its result is in ${join(folderOf(spawned), "result.md")}:\ncould not run it`,
-    ]);
-    const toolResult = childRequests()[1]?.body.messages.find((m) => m.role === "tool");
-    expect(String(toolResult?.content)).toMatch(
-      /^Not run: this call needs the owner's approval \(bash wants to run\necho child >> ran\.txt\n/,
-    );
+    const id = idOf(spawned);
+    // The child runs beside the parent's turn: its prompt may come before or after the spawn's answer.
+    const sent = (await t!.chat.waitForSent(2)).map((m) => m.text);
+    const prompt = `Approval needed: sub-agent ${id}'s bash wants to run\necho child >> ran.txt\n`;
+    expect(
+      sent.filter((text) => text.startsWith(prompt)),
+      JSON.stringify(sent),
+    ).toHaveLength(1);
+    await t!.idle();
+    expect((await runJson(folderOf(spawned))).state).toEqual({ status: "waiting-approval", reported: false });
+    expect(t!.gateway.approvals.pending("main").map((a) => a.subagent)).toEqual([id]);
+    // A waiting child keeps its session loaded.
+    t!.clock.advance(65_000);
+    await t!.gateway.sessions.settled();
+    expect(t!.gateway.sessions.peek("main")).toBeDefined();
+    expect(t!.gateway.subagents.holds("main")).toBe(true);
+    // bob is neither the person whose turn spawned it nor the owner: his answer is not taken.
+    const bob = await done(await t!.chat.inject({ text: "/approve", senderId: "bob" }));
+    expect(bob).toMatchObject({ sessionKey: "main", stopReason: "filtered", payloads: [] });
+    expect(t!.gateway.approvals.pending("main")).toHaveLength(1);
+    expect(childRequests()).toHaveLength(1);
+
+    expect(await say(`check ${id}`)).toMatch(new RegExp(`^Sub-agent ${id}: waiting-approval`));
+    expect(await say(`cancel ${id}`)).toBe(`Sub-agent ${id}: cancelled.`);
+    await t!.idle();
+    expect(t!.gateway.approvals.pending("main")).toEqual([]);
+    expect(await say("/approve")).toBe("Nothing in this session is waiting for an approval.");
+    expect((await runJson(folderOf(spawned))).state).toEqual({ status: "cancelled", reported: true });
+    expect(childRequests()).toHaveLength(1);
     await expect(readFile(join(t!.stateDir, "workspace", "ran.txt"), "utf8")).rejects.toThrow(/ENOENT/);
   });
 });

@@ -29,6 +29,11 @@ export interface ApprovalAsk {
   promptTo?: { channel: string; chatId: string; chatType: ChatType };
   /** The person whose turn it is: they (or the owner) may answer. */
   requester: { channel: string; senderId: string; authority: Authority };
+  /**
+   * A sub-agent's call (docs/tools.md, Sub-agents): the run's id. `jid` is then `subagent:<id>` (no journal record
+   * of the session's parked), the requester is whoever's turn spawned it, and the answer resumes the child.
+   */
+  subagent?: string;
 }
 
 /** How an approval was decided. */

@@ -21,15 +21,9 @@ describe("childHooks", () => {
     expect(hook?.beforeTool?.(call)).toEqual(expected);
   });
 
-  it("refuses, as a denial naming the call, what the approvals gate would ask", () => {
+  it("passes an ask on: the child's batch parks and asks in the parent's chat", () => {
     const [hook] = childHooks([{ beforeTool: () => ({ action: "ask", reason: "run `rm -rf x`" }) }]);
-    expect(hook?.beforeTool?.(call)).toEqual({
-      action: "refuse",
-      output: expect.stringMatching(
-        /^Not run: this call needs the owner's approval \(run `rm -rf x`\), and a sub-agent cannot ask/,
-      ),
-      denied: true,
-    });
+    expect(hook?.beforeTool?.(call)).toEqual({ action: "ask", reason: "run `rm -rf x`" });
   });
 
   it("calls each hook's methods on the hook itself", () => {

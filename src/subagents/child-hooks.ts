@@ -1,14 +1,9 @@
-import type { ToolGate, TurnHooks } from "../agent/turn-hooks.js";
-
-/** What a child's call gets when the approvals policy would ask: it is refused, as a denial. */
-export function notAskable(reason: string): string {
-  return `Not run: this call needs the owner's approval (${reason}), and a sub-agent cannot ask for it. Say in your result what you would have run.`;
-}
+import type { TurnHooks } from "../agent/turn-hooks.js";
 
 /**
- * The parent's turn hooks for a child's turn (docs/tools.md, Sub-agents): the same, except that a call the
- * approvals gate would ask about is refused as a denial (the loop guard counts it), since a child never talks to
- * the person and never parks. Each hook's methods are called on the hook itself.
+ * The parent's turn hooks for a child's turn (docs/tools.md, Sub-agents): the same ones, the approvals gate among
+ * them (a call it asks about parks the child's batch; the prompt goes to the parent's chat). Each hook's methods
+ * are called on the hook itself.
  */
 export function childHooks(hooks: readonly TurnHooks[]): TurnHooks[] {
   return hooks.map((hook) => {
@@ -16,14 +11,7 @@ export function childHooks(hooks: readonly TurnHooks[]): TurnHooks[] {
     if (hook.prepareCall)
       child.prepareCall = (step) => hook.prepareCall?.(step) ?? Promise.resolve(undefined);
     if (hook.onToolRequest) child.onToolRequest = () => hook.onToolRequest?.();
-    if (hook.beforeTool) {
-      child.beforeTool = (call): ToolGate => {
-        const gate = hook.beforeTool?.(call) ?? { action: "run" };
-        return gate.action === "ask"
-          ? { action: "refuse", output: notAskable(gate.reason), denied: true }
-          : gate;
-      };
-    }
+    if (hook.beforeTool) child.beforeTool = (call) => hook.beforeTool?.(call) ?? { action: "run" };
     if (hook.afterTool) child.afterTool = (item) => hook.afterTool?.(item);
     if (hook.afterBatch) child.afterBatch = (batch) => hook.afterBatch?.(batch);
     return child;

@@ -1,5 +1,5 @@
 import type { TurnResult } from "../agent/turn-types.js";
-import type { RunEvent, RunStatus } from "./run-state.js";
+import type { EndEvent, RunStatus } from "./run-state.js";
 
 /** Why the run's signals were aborted, if they were: `check_agent_run` cancelled it, or the gateway stops. */
 export type AbortCause = "cancel" | "restart";
@@ -14,7 +14,7 @@ export const TRUNCATED_OUTPUT = "artifacts/truncated-output.md";
 export function runEnding(
   result: Pick<TurnResult, "stopReason" | "text" | "quiet" | "error" | "drained">,
   cause: AbortCause | undefined,
-): { event: Exclude<RunEvent, "report">; result: string } {
+): { event: EndEvent; result: string } {
   if (cause === "cancel")
     return { event: "cancel", result: "Cancelled (check_agent_run) before it finished." };
   if (cause === "restart" || result.drained === true) {

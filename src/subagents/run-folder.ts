@@ -2,6 +2,7 @@ import { appendFile, mkdir, readdir, readFile, rename, writeFile } from "node:fs
 import { join } from "node:path";
 import type { Authority } from "../plugin-api/types.js";
 import type { InternalRoute } from "../runtime/internal-input.js";
+import type { TranscriptEntry } from "../sessions/types.js";
 import type { RunState } from "./run-state.js";
 
 /**
@@ -117,4 +118,23 @@ async function names(dir: string): Promise<string[]> {
   } catch {
     return [];
   }
+}
+
+/** The entries of the run's `transcript.jsonl` (none when it has none yet). */
+export async function readEntries(folder: string): Promise<TranscriptEntry[]> {
+  return parseEntries(await readFile(join(folder, "transcript.jsonl"), "utf8").catch(() => ""));
+}
+
+/** The entries of a child's `transcript.jsonl` text; a line that does not parse (a write a kill cut) is left out. */
+export function parseEntries(text: string): TranscriptEntry[] {
+  const entries: TranscriptEntry[] = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    try {
+      entries.push(JSON.parse(line) as TranscriptEntry);
+    } catch {
+      // A torn last line: what it held did not happen as far as the run knows.
+    }
+  }
+  return entries;
 }

@@ -12,12 +12,26 @@ describe("the run state machine", () => {
     [ended("done"), "report", ended("done", true)],
     [ended("owner_restarted"), "report", ended("owner_restarted", true)],
     [ended("cancelled"), "report", ended("cancelled", true)],
+    [STARTED, "ask", ended("waiting-approval")],
+    [STARTED, "park", ended("parked")],
+    [ended("waiting-approval"), "resume", STARTED],
+    [ended("parked"), "resume", STARTED],
+    [ended("waiting-approval"), "cancel", ended("cancelled")],
+    [ended("parked"), "owner_restarted", ended("owner_restarted")],
+    [ended("waiting-approval"), "owner_restarted", ended("owner_restarted")],
   ] as [RunState, RunEvent, RunState][])("%o + %s -> %o", (state, event, next) => {
     expect(nextRunState(state, event)).toEqual(next);
   });
 
   it.each([
     [STARTED, "report", /cannot report a run that is running/],
+    [ended("waiting-approval"), "report", /cannot report a run that is waiting-approval/],
+    [ended("parked"), "report", /cannot report a run that is parked/],
+    [ended("waiting-approval"), "finish", /cannot finish a run that is waiting-approval/],
+    [ended("parked"), "ask", /cannot ask a run that is parked/],
+    [ended("waiting-approval"), "park", /cannot park a run that is waiting-approval/],
+    [STARTED, "resume", /cannot resume a run that is running/],
+    [ended("done"), "resume", /cannot resume a run that is done/],
     [ended("done", true), "report", /cannot report a run that is done and reported/],
     [ended("done"), "finish", /cannot finish a run that is done/],
     [ended("failed"), "cancel", /cannot cancel a run that is failed/],
@@ -29,6 +43,8 @@ describe("the run state machine", () => {
 
   it.each([
     [STARTED, true],
+    [ended("waiting-approval"), true],
+    [ended("parked"), true],
     [ended("done"), true],
     [ended("done", true), false],
     [ended("owner_restarted", true), false],

@@ -4,6 +4,7 @@ import {
   type AnswerRoute,
   type AnswerSender,
   type ApprovalAnswer,
+  askFor,
   parseApprovalAnswer,
   promptText,
   routeMessage,
@@ -128,5 +129,36 @@ describe("wroteInsteadNote", () => {
     expect(wroteInsteadNote("automated", "Alice")).toBe(
       "Not run: Alice wrote, so the automated turn stopped.",
     );
+  });
+});
+
+describe("askFor: the approval a message is routed by", () => {
+  const ask = (id: string, senderId: string, subagent?: string) => ({
+    id,
+    requester: { channel: "tg", senderId, authority: "allowed" as const },
+    ...(subagent ? { subagent } : {}),
+  });
+  const child = ask("child", "alice", "run-1");
+  const own = ask("own", "bob");
+  const alice = { channel: "tg", senderId: "alice", authority: "allowed" as const };
+  const bob = { channel: "tg", senderId: "bob", authority: "allowed" as const };
+  const owner = { channel: "tg", senderId: "olga", authority: "owner" as const };
+  const carol = { channel: "tg", senderId: "carol", authority: "allowed" as const };
+
+  it.each([
+    ["anything else, by the session's own approval, not a child's", [child, own], bob, undefined, "own"],
+    ["anything else, with only a child's waiting: none", [child], alice, undefined, undefined],
+    ["an answer: the oldest its sender may decide", [child, own], bob, { kind: "approve" }, "own"],
+    ["an answer from the child's requester: the child's", [child, own], alice, { kind: "approve" }, "child"],
+    ["an answer from the owner: the oldest", [child, own], owner, { kind: "deny" }, "child"],
+    [
+      "an answer from someone who may decide none: the oldest (ignored)",
+      [child, own],
+      carol,
+      { kind: "approve" },
+      "child",
+    ],
+  ] as const)("%s", (_, pending, sender, answer, expected) => {
+    expect(askFor(pending, sender, answer)?.id).toBe(expected);
   });
 });

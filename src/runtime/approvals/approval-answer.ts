@@ -71,6 +71,24 @@ export function routeMessage(
     : "hold";
 }
 
+/**
+ * The approval a message in a session is routed by (`pending` oldest first): an answer goes to the oldest one its
+ * sender may decide (its requester's, or any for the owner), else the oldest; anything else is routed by the oldest
+ * of the session's own turns, since a sub-agent's approval (`subagent`) never holds or closes its parent's input.
+ * Pure.
+ */
+export function askFor<A extends Pick<ApprovalAsk, "requester" | "subagent">>(
+  pending: readonly A[],
+  sender: Pick<AnswerSender, "channel" | "senderId" | "authority">,
+  answer: ApprovalAnswer | undefined,
+): A | undefined {
+  if (!answer) return pending.find((a) => a.subagent === undefined);
+  const mayDecide = (a: A) =>
+    sender.authority === "owner" ||
+    (a.requester.channel === sender.channel && a.requester.senderId === sender.senderId);
+  return pending.find(mayDecide) ?? pending[0];
+}
+
 /** The reason the waiting calls get when their person wrote something else instead of answering. */
 export const WROTE_INSTEAD = "you wrote instead";
 

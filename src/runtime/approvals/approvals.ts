@@ -18,7 +18,9 @@ import type { InternalInput } from "../internal-input.js";
 import type { ParkedBatch } from "../session/parked-batch.js";
 import type { WorkItem } from "../work-item.js";
 import {
+  type AnswerSender,
   type ApprovalAnswer,
+  askFor,
   decidedText,
   parseApprovalAnswer,
   promptButtons,
@@ -66,6 +68,21 @@ export interface ApprovalsDeps {
   enqueue(item: WorkItem): void;
   /** The chat the owner last wrote from in session `key` (an automated turn's prompt goes there). */
   ownerChat?(key: string): Promise<PromptChat | undefined>;
+  /**
+   * Hands sub-agent run `runId` the answer to its parked batch (it resumes in the background); throws when the run
+   * does not wait for one (the approval then still waits).
+   */
+  resumeChild?(runId: string, decisions: Record<string, ApprovalDecision>): Promise<void>;
+}
+
+/** What a sub-agent's parked batch asks about: the run, its parent session, whose spawn it was, the call. */
+export interface ChildAsk {
+  runId: string;
+  sessionKey: string;
+  requester: ApprovalAsk["requester"];
+  /** The chat the spawn came from. */
+  chat: ApprovalAsk["chat"];
+  parked: ParkedBatch;
 }
 
 /**
@@ -76,7 +93,10 @@ export interface ApprovalsDeps {
  * resumes the batch is accepted (the parked batch runs at most once: parked-batch.ts), then `approval-decided`
  * is written (a kill between the two leaves the prompt listed; answering it again is told nothing waits).
  * While an approval waits in a session, input that is neither its answer nor from its person is held, in order,
- * and queued right behind the answer: nothing else closes the parked batch.
+ * and queued right behind the answer: nothing else closes the parked batch. A sub-agent's parked batch asks in its
+ * parent's chat (`askChild`); its answer resumes the child (`resumeChild`), and it never holds the parent's input.
+ * Over 400 lines: the asks and answers of both kinds share one order per session and one journal; what is decided
+ * is pure in approval-answer.ts and approval-gate.ts.
  */
 export class Approvals {
   /** Approvals decided in this run whose `approval-decided` record may not be on disk yet. */
@@ -104,6 +124,78 @@ export class Approvals {
       .filter((a) => !this.decided.has(a.id) && (key === undefined || a.sessionKey === key));
   }
 
+  /**
+   * A sub-agent's batch parked (docs/tools.md, Sub-agents): the prompt, naming the child, is journaled, then sent
+   * to the parent's chat (an automated requester's to the owner's chat). Once per call. Never throws.
+   */
+  askChild(child: ChildAsk): Promise<void> {
+    const key = child.sessionKey;
+    const before = this.asking.get(key) ?? Promise.resolve();
+    const next = before
+      .then(() => this.askForChild(child))
+      .catch((error: unknown) =>
+        this.deps.logger.error("could not ask for a sub-agent's approval", {
+          session: key,
+          run: child.runId,
+          error: String(error),
+        }),
+      );
+    this.asking.set(key, next);
+    void next.finally(() => {
+      if (this.asking.get(key) === next) this.asking.delete(key);
+    });
+    return next;
+  }
+
+  /** Whether an approval of sub-agent run `runId` waits. */
+  childWaits(runId: string): boolean {
+    return this.pending().some((a) => a.subagent === runId);
+  }
+
+  /** Sub-agent run `runId` ended (or could not go on): its approvals that wait no longer do. */
+  async dropChild(runId: string, why: string): Promise<void> {
+    for (const ask of this.pending().filter((a) => a.subagent === runId)) {
+      this.decided.add(ask.id);
+      await this.deps.journal.approvalDecided(ask.id, "deny", "gateway", this.deps.clock.now(), why);
+      this.decided.delete(ask.id);
+    }
+  }
+
+  private async askForChild(child: ChildAsk): Promise<void> {
+    const call = child.parked.waiting[0];
+    if (!call || this.pending(child.sessionKey).some((a) => a.callId === call.id)) return;
+    const to = promptChat(
+      child.chat,
+      child.requester.authority,
+      await this.deps.ownerChat?.(child.sessionKey),
+    );
+    const ask: ApprovalAsk = {
+      id: randomUUID(),
+      at: this.deps.clock.now(),
+      sessionKey: child.sessionKey,
+      jid: `subagent:${child.runId}`,
+      callId: call.id,
+      waiting: child.parked.waiting.map((c) => c.id),
+      tool: call.function.name,
+      what: `sub-agent ${child.runId}'s ${child.parked.reason}`,
+      ...(call.function.name === "bash" ? commandOf(call.function.arguments) : {}),
+      chat: child.chat,
+      ...(to !== child.chat ? { promptTo: to } : {}),
+      requester: child.requester,
+      subagent: child.runId,
+    };
+    await this.deps.journal.approvalAsked(ask);
+    this.deps.logger.info("approval asked", {
+      session: child.sessionKey,
+      run: child.runId,
+      tool: ask.tool,
+      approval: ask.id,
+    });
+    await this.deps.tell(ask.promptTo ?? ask.chat, child.sessionKey, promptText(ask), {
+      buttons: promptButtons(ask),
+    });
+  }
+
   /** A turn parked: the prompt is journaled, then sent to the chat the turn came from. Never throws. */
   onEvent(event: GatewayEvent): void {
     if (event.type !== "turn-end" || event.parked !== true) return;
@@ -129,7 +221,7 @@ export class Approvals {
     const parked = await this.deps.parked(key);
     const call = parked?.waiting[0];
     if (!parked || !call || !parked.journalId) return;
-    if (this.pending(key).some((a) => a.callId === call.id)) return;
+    if (this.pending(key).some((a) => a.callId === call.id && a.subagent === undefined)) return;
     const record = this.deps.journal.get(parked.journalId);
     if (!record) {
       this.deps.logger.warn("a parked turn's record is no longer open: no prompt", { session: key });
@@ -177,20 +269,17 @@ export class Approvals {
    */
   private async route(item: WorkItem, local: boolean): Promise<boolean> {
     const m = item.message;
-    const ask = this.pending(item.sessionKey)[0];
     const answer = m.internal ? undefined : parseApprovalAnswer(item.text);
-    let route = routeMessage(
-      ask,
-      {
-        channel: m.channel,
-        senderId: m.senderId,
-        authority: m.authority ?? authorityOf(m, local),
-        ...(m.internal
-          ? { internal: m.internal.kind === "approval-answer" ? "approval-answer" : "other" }
-          : {}),
-      },
-      answer,
-    );
+    const sender: AnswerSender = {
+      channel: m.channel,
+      senderId: m.senderId,
+      authority: m.authority ?? authorityOf(m, local),
+      ...(m.internal
+        ? { internal: m.internal.kind === "approval-answer" ? "approval-answer" : "other" }
+        : {}),
+    };
+    const ask = askFor(this.pending(item.sessionKey), sender, answer);
+    let route = routeMessage(ask, sender, answer);
     if (item.contextOnly) {
       if (route === "pass" || route === "nothing-waits") return false;
       if (route === "wrote-instead") route = "hold";
@@ -248,10 +337,15 @@ export class Approvals {
    * behind the answer.
    */
   holdReplayed(item: WorkItem): boolean {
-    const ask = this.pending(item.sessionKey)[0];
+    const ask = this.ownPending(item.sessionKey);
     if (!ask || item.jid === ask.jid || item.message.internal?.kind === "approval-answer") return false;
     this.held.set(item.sessionKey, [...(this.held.get(item.sessionKey) ?? []), item]);
     return true;
+  }
+
+  /** The oldest approval of session `key`'s own turns that waits (not a sub-agent's). */
+  private ownPending(key: string): ApprovalAsk | undefined {
+    return this.pending(key).find((a) => a.subagent === undefined);
   }
 
   /**
@@ -285,8 +379,9 @@ export class Approvals {
       decision: kind,
       by,
     });
-    const held = this.held.get(ask.sessionKey) ?? [];
-    this.held.delete(ask.sessionKey);
+    // What waits behind the session's own approval stays held while a sub-agent's is decided.
+    const held = ask.subagent === undefined ? (this.held.get(ask.sessionKey) ?? []) : [];
+    if (ask.subagent === undefined) this.held.delete(ask.sessionKey);
     // The note goes to the prompt's chat and takes its buttons away; an answer from another chat (a shared session)
     // is answered there too.
     const who = item.message.senderName ?? by;
@@ -297,28 +392,33 @@ export class Approvals {
     const sameChat = m.channel === prompted.channel && m.chatId === prompted.chatId;
     // A local client (the terminal chat, `clawdis agent`) has no chat the reply could reach later: its answer waits
     // for the resumed turn and carries its reply after the note.
-    const deferred = !joins && sameChat && item.local;
+    const deferred = !joins && sameChat && item.local && ask.subagent === undefined;
     if (!joins && !deferred) await (sameChat ? this.deps.answered(item, note) : this.deps.answer(item, note));
     const tools =
       ask.requester.authority === "automated"
         ? this.deps.journal.get(ask.jid)?.message.allowedTools
         : undefined;
-    let resumed: ReceiveResult;
+    let resumed: ReceiveResult | undefined;
     try {
-      resumed = await this.deps.resume(
-        {
-          sessionKey: ask.sessionKey,
-          kind: "approval-answer",
-          text: answer.kind === "deny" ? `denied: ${answer.reason ?? ""}`.trim() : `approved by ${by}`,
-          authority: ask.requester.authority,
-          route: ask.chat,
-          decisions,
-          senderId: ask.requester.senderId,
-          // An automated turn resumes with the tools it started with (its source's grant), as every turn keeps them.
-          ...(tools ? { allowedTools: tools } : {}),
-        },
-        [...(joins ? [item] : []), ...held],
-      );
+      if (ask.subagent !== undefined) {
+        // The child resumes from its own transcript; the parent session is not touched.
+        if (!this.deps.resumeChild) throw new Error("no sub-agents to resume");
+        await this.deps.resumeChild(ask.subagent, decisions);
+      } else
+        resumed = await this.deps.resume(
+          {
+            sessionKey: ask.sessionKey,
+            kind: "approval-answer",
+            text: answer.kind === "deny" ? `denied: ${answer.reason ?? ""}`.trim() : `approved by ${by}`,
+            authority: ask.requester.authority,
+            route: ask.chat,
+            decisions,
+            senderId: ask.requester.senderId,
+            // An automated turn resumes with the tools it started with (its source's grant), as every turn keeps them.
+            ...(tools ? { allowedTools: tools } : {}),
+          },
+          [...(joins ? [item] : []), ...held],
+        );
     } catch (error) {
       // The answer was not taken: the approval still waits, and what was held is queued as it is.
       this.decided.delete(ask.id);
@@ -328,7 +428,7 @@ export class Approvals {
       return;
     }
     if (deferred)
-      await this.deps.answered(item, note, resumed.status === "accepted" ? resumed.done : undefined);
+      await this.deps.answered(item, note, resumed?.status === "accepted" ? resumed.done : undefined);
     await this.deps.journal.approvalDecided(
       ask.id,
       kind,
