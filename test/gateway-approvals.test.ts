@@ -226,6 +226,24 @@ describe("gateway: approvals in chat", () => {
     expect(last.find((m) => m.role === "tool")?.content).toMatch(/approvals policy .* does not allow bash/);
   });
 
+  it("an approval whose batch was resumed but whose decision was never recorded (a kill between the two) is closed by the session's next turn", async () => {
+    const bash = countingBash();
+    const gw = await parked(bash);
+    const [ask] = gw.gateway.approvals.pending("main");
+    expect(ask, "the waiting approval").toBeDefined();
+    // The answer's own journaled input, as its replay after such a kill runs it: no approval-decided is written.
+    const resumed = await gw.gateway.resumeParked("main", { [ask?.callId ?? ""]: { run: true } });
+    await done(resumed);
+    await gw.idle();
+    await gw.gateway.approvals.settled();
+    expect(bash.runs).toEqual(["ls -la"]);
+    expect(gw.gateway.approvals.pending("main")).toEqual([]);
+    expect(
+      gw.logs.some((l) => /approval closed: its batch was resumed before a restart/.test(l.message)),
+    ).toBe(true);
+    await gw.close();
+  });
+
   it("a session waiting on a prompt passivates; the answer loads it again and runs the call once", async () => {
     const bash = countingBash();
     const gw = await parked(bash, {

@@ -36,5 +36,8 @@ export interface ApprovalAsk {
   subagent?: string;
 }
 
-/** How an approval was decided. */
-export type ApprovalDecisionKind = "approve" | "approve-always" | "deny" | "wrote-instead";
+/**
+ * How an approval was decided. `already-resumed`: found still listed after its batch had been resumed (a kill cut
+ * the decision's record short), closed by the gateway.
+ */
+export type ApprovalDecisionKind = "approve" | "approve-always" | "deny" | "wrote-instead" | "already-resumed";

@@ -91,7 +91,8 @@ export interface ChildAsk {
  * (`pending`, for `/status`). The journal holds each request and each decision as records of their own, so what
  * waits survives a restart or a kill. A decision is taken once: marked at once in memory, then the answer that
  * resumes the batch is accepted (the parked batch runs at most once: parked-batch.ts), then `approval-decided`
- * is written (a kill between the two leaves the prompt listed; answering it again is told nothing waits).
+ * is written (a kill between the two: the answer's record replays the batch once, and the first turn of the session
+ * that ends without parking closes the approval still listed, `closeResumed`).
  * While an approval waits in a session, input that is neither its answer nor from its person is held, in order,
  * and queued right behind the answer: nothing else closes the parked batch. A sub-agent's parked batch asks in its
  * parent's chat (`askChild`); its answer resumes the child (`resumeChild`), and it never holds the parent's input.
@@ -103,6 +104,8 @@ export class Approvals {
   private readonly decided = new Set<string>();
   /** Held input per session, in order. */
   private readonly held = new Map<string, WorkItem[]>();
+  /** `closeResumed` checks under way. */
+  private readonly closing = new Set<Promise<void>>();
   /** Prompts being written, by session: one ask per parked call. */
   private readonly asking = new Map<string, Promise<void>>();
 
@@ -115,6 +118,40 @@ export class Approvals {
       allowlist: () => this.deps.file.bash(),
       cwd,
     });
+  }
+
+  /**
+   * After a turn of `key` that did not park: an approval of the session still listed whose call is no longer in an
+   * open parked batch was answered, and its batch resumed, before a kill cut its `approval-decided` record short
+   * (the answer's journal record replays the batch once). Its record is written now, so that it is listed no more.
+   * Never throws.
+   */
+  private async closeResumed(key: string): Promise<void> {
+    const listed = this.pending(key).filter((a) => a.subagent === undefined);
+    if (listed.length === 0) return;
+    try {
+      const open = await this.deps.parked(key);
+      for (const ask of listed) {
+        if (this.decided.has(ask.id) || open?.waiting.some((call) => call.id === ask.callId)) continue;
+        this.decided.add(ask.id);
+        this.deps.logger.info("approval closed: its batch was resumed before a restart", {
+          session: key,
+          approval: ask.id,
+        });
+        await this.deps.journal.approvalDecided(
+          ask.id,
+          "already-resumed",
+          "the gateway",
+          this.deps.clock.now(),
+        );
+        this.decided.delete(ask.id);
+      }
+    } catch (error) {
+      this.deps.logger.warn("could not check the approvals of a session", {
+        session: key,
+        error: String(error),
+      });
+    }
   }
 
   /** The approvals that wait, oldest first (all sessions, or `key`'s). */
@@ -198,6 +235,11 @@ export class Approvals {
 
   /** A turn parked: the prompt is journaled, then sent to the chat the turn came from. Never throws. */
   onEvent(event: GatewayEvent): void {
+    if (event.type === "turn-end" && event.parked !== true) {
+      const closing = this.closeResumed(event.sessionKey);
+      this.closing.add(closing);
+      void closing.finally(() => this.closing.delete(closing));
+    }
     if (event.type !== "turn-end" || event.parked !== true) return;
     const key = event.sessionKey;
     const before = this.asking.get(key) ?? Promise.resolve();
@@ -214,7 +256,7 @@ export class Approvals {
 
   /** Resolves once the prompts of the turns parked so far are written and sent. */
   async settled(): Promise<void> {
-    await Promise.all([...this.asking.values()]);
+    await Promise.all([...this.asking.values(), ...this.closing]);
   }
 
   private async ask(key: string): Promise<void> {
