@@ -1,6 +1,6 @@
 /**
- * A fragment of the page's script (client-script.ts inlines it inside its closure): the header (model, context
- * gauge) and the view of an empty conversation (session, model, and the setup hint when there is no model).
+ * A fragment of the page's script (client-script.ts inlines it inside its closure): the header (session title,
+ * model, context gauge) and the view of an empty conversation (session, model, and the setup hint when there is no model).
  * Uses the script's elements, its state `st`, `api` and CLIENT_RENDER. Written inside String.raw, so it must
  * contain no backtick and no dollar-brace.
  */
@@ -62,9 +62,26 @@ export const CLIENT_HEADER = String.raw`
     gaugeEl.dataset.estimated = String(estimated);
     gaugeEl.hidden = false;
   }
-  /** Re-reads the session's context in use (GET /api/sessions); calls during a read make one more read after it. */
-  async function refreshGauge() {
-    if (!st.contextWindow || !st.sessionKey) return;
+  /**
+   * The session's title (the entry's title, docs/sessions.md "Titles") beside its key in the header and in the
+   * tab's title: text only. A row of another session id than the one in view (read before a new session) counts
+   * as untitled.
+   */
+  function showTitle(row) {
+    const same = row && (!st.sessionId || row.sessionId === st.sessionId);
+    const title = same && typeof row.title === "string" ? row.title : "";
+    st.title = title;
+    sessionEl.textContent = "session " + st.sessionKey + (title ? " — " + title : "");
+    sessionEl.dataset.title = title;
+    document.title = title ? title + " · clawdis" : "clawdis";
+  }
+  /**
+   * Re-reads the session's row (GET /api/sessions): the context in use for the gauge and the title. Calls during a
+   * read make one more read after it. A title is written shortly after the first exchange's reply, so while there
+   * is none, st.titleChecks more reads follow, each after TITLE_RECHECK_MS.
+   */
+  async function refreshHeader() {
+    if (!st.sessionKey) return;
     if (st.gauge.busy) {
       st.gauge.again = true;
       return;
@@ -76,12 +93,23 @@ export const CLIENT_HEADER = String.raw`
         const res = await api("/api/sessions");
         const body = res.ok ? await res.json().catch(() => null) : null;
         const rows = body && Array.isArray(body.sessions) ? body.sessions : null;
-        if (rows) showGauge(rows.find((r) => r && r.key === st.sessionKey));
+        if (!rows) continue;
+        const row = rows.find((r) => r && r.key === st.sessionKey);
+        if (st.contextWindow) showGauge(row);
+        showTitle(row);
       } while (st.gauge.again);
     } catch (e) {
-      /* the gauge keeps its last value; the next event reads it again */
+      /* the header keeps its last values; the next event reads them again */
     } finally {
       st.gauge.busy = false;
+    }
+    if (st.title) st.titleChecks = 0;
+    if (st.titleChecks > 0 && !st.titleTimer) {
+      st.titleChecks -= 1;
+      st.titleTimer = setTimeout(() => {
+        st.titleTimer = 0;
+        refreshHeader();
+      }, TITLE_RECHECK_MS);
     }
   }
 `;

@@ -34,7 +34,7 @@ export const CLIENT_HISTORY = String.raw`
     st.sessionId = sessionId;
     clearView();
     updateWelcome();
-    refreshGauge();
+    refreshHeader();
   }
   /** Why a message went unanswered, from the reason its turn-failed entry gives. */
   function unansweredNote(reason) {
@@ -74,7 +74,7 @@ export const CLIENT_HISTORY = String.raw`
       handle(type, d);
     }
     updateWelcome();
-    refreshGauge();
+    refreshHeader();
     showHit();
     setComposer(true);
     setState("ready");

@@ -12,7 +12,7 @@ import { CLIENT_VIEW } from "./client-view.js";
  * Contract with the gateway (docs/http-api.md): `GET /api/status` gives `mainKey` and the model;
  * `GET /webchat/info` the context window and the config path; `GET /api/history` fills the view (client-history.ts);
  * `GET /api/events` (EventSource, token in the query) streams the session; `POST /api/agent` sends;
- * `GET /api/sessions` gives the context in use for the gauge; `GET /api/search` the search box (client-search.ts).
+ * `GET /api/sessions` gives the context in use for the gauge and the session's title; `GET /api/search` the search box (client-search.ts).
  * The page shows the primary session, or the one its address names (`/?session=<key>`: what a search hit opens),
  * and sends to that session.
  *
@@ -37,6 +37,9 @@ ${CLIENT_RENDER}
   const EVENT_TYPES = ["message", "turn-start", "turn-end", "delta", "tool-call", "tool-result", "notice", "session"];
   /** Stop reasons whose payload is the agent's own reply; any other payload is a gateway notice. */
   const REPLY_REASONS = ["end", "tool-loop"];
+  /** After a final reply in a session without a title: this many more reads of its row, this far apart. */
+  const TITLE_CHECKS = 6;
+  const TITLE_RECHECK_MS = 2000;
   const byId = (id) => document.getElementById(id);
   const messagesEl = byId("messages");
   const inputEl = byId("input");
@@ -87,6 +90,10 @@ ${CLIENT_RENDER}
     configPath: "",
     contextWindow: 0,
     gauge: { busy: false, again: false },
+    /** The session's title as last read ("" while it has none), and the reads still to make while it has none. */
+    title: "",
+    titleChecks: 0,
+    titleTimer: 0,
     source: null,
     loading: false,
     queue: [],
@@ -150,7 +157,8 @@ ${CLIENT_SEARCH}
     el.dataset.final = "true";
     st.last = { el, final: true, consumed: false };
     if (ours && st.pendingSends > 0) remember(st.recentShown, d.text);
-    refreshGauge();
+    if (!st.title) st.titleChecks = TITLE_CHECKS;
+    refreshHeader();
   }
   /**
    * The turn is over. Ended with the whole reply ("end"): its bubble stays the one bubble of the reply and the
@@ -166,10 +174,10 @@ ${CLIENT_SEARCH}
         closeOpen();
       }
     }
-    if (d.stopReason !== "end") refreshGauge();
+    if (d.stopReason !== "end") refreshHeader();
   }
   function onNotice(d) {
-    refreshGauge();
+    refreshHeader();
     // An approval decided: its buttons go, even when the note itself was shown already.
     if (d.closesButtons) document.querySelectorAll('[data-role="approval-buttons"]').forEach((b) => b.remove());
     if (takeText(st.expectEcho, d.text)) return;
@@ -352,7 +360,7 @@ ${CLIENT_SEARCH}
       st.pendingSends -= 1;
       if (st.pendingSends === 0) st.recentShown.length = 0;
       updateBusy();
-      refreshGauge();
+      refreshHeader();
     }
   }
   /** Fills in what the events did not show (a missed event, a command's answer). */

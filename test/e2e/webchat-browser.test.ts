@@ -296,6 +296,28 @@ describe("e2e: the web chat page in Chromium", () => {
     expect(problemsOf()).toEqual([]);
   });
 
+  it("shows the session's title in the header once the first exchange names it, as text", async () => {
+    const titled = await E2eState.create({ config: { inbound: { reply: { session: { titles: true } } } } });
+    titled.fake.titleText = "Trip to <b>Lisbon</b>";
+    const tgw = await titled.startGateway();
+    const { page } = await open(tgw.url);
+    await expect(page.locator("#session").textContent()).resolves.toBe("session main");
+    await send(page, "help me plan a trip to Lisbon");
+    await page.waitForSelector('[data-role="assistant"][data-final="true"]');
+    // The title is written after the reply went out; the page reads it again until it is there.
+    await page.locator('#session[data-title="Trip to <b>Lisbon</b>"]').waitFor({ timeout: 15_000 });
+    await expect(page.locator("#session").textContent()).resolves.toBe(
+      "session main — Trip to <b>Lisbon</b>",
+    );
+    await expect(page.locator("#session b").count()).resolves.toBe(0);
+    await expect(page.title()).resolves.toBe("Trip to <b>Lisbon</b> · clawdis");
+    expect(titled.fake.titleRequests).toHaveLength(1);
+    // A page opened later shows it from the start.
+    const later = await open(tgw.url);
+    await later.page.locator('#session[data-title="Trip to <b>Lisbon</b>"]').waitFor({ timeout: 15_000 });
+    expect(problemsOf()).toEqual([]);
+  });
+
   it("says on the empty page that no model is configured, which file to edit and how", async () => {
     const bare = await E2eState.create({ config: { inbound: { reply: { agent: { model: undefined } } } } });
     // An endpoint that lists one model would be used without a name; one that lists two leaves it unset.
