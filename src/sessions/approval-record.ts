@@ -40,4 +40,9 @@ export interface ApprovalAsk {
  * How an approval was decided. `already-resumed`: found still listed after its batch had been resumed (a kill cut
  * the decision's record short), closed by the gateway.
  */
-export type ApprovalDecisionKind = "approve" | "approve-always" | "deny" | "wrote-instead" | "already-resumed";
+export type ApprovalDecisionKind =
+  | "approve"
+  | "approve-always"
+  | "deny"
+  | "wrote-instead"
+  | "already-resumed";
