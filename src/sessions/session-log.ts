@@ -24,7 +24,7 @@ export interface SessionLogsOptions {
 }
 
 /** How long lines wait to be written: the lines of every session given meanwhile go out in one pass. */
-export const SESSION_LOG_FLUSH_MS = 100;
+export const SESSION_LOG_FLUSH_MS = 1_000;
 
 /**
  * The writer of every session's `logs/session.log` (docs/files.md, The session log). `line` formats at once and
