@@ -1,3 +1,5 @@
+// Just over 400 lines: the Telegram transport's one lifecycle (start, poll or webhook, send, stop); its deciding
+// parts (formatting, intake, retries, downloads) live in the files it imports.
 import { setTimeout as sleep } from "node:timers/promises";
 import { Api } from "grammy";
 import type { Update, UserFromGetMe } from "grammy/types";

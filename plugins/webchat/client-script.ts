@@ -1,3 +1,5 @@
+// Just over 400 lines: the page's one script, assembled from the client-*.ts parts it imports; what is left here is
+// the wiring of the page's events, kept in one place so their order reads top to bottom.
 import { CLIENT_HEADER } from "./client-header.js";
 import { CLIENT_HISTORY } from "./client-history.js";
 import { CLIENT_RENDER } from "./client-render.js";

@@ -1,3 +1,5 @@
+// Just over 400 lines: `clawdis doctor` runs its checks in one order and one report; each check's deciding lives in
+// the doctor-*.ts files it imports.
 import { access, readdir, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { type ClawdisConfig, defaultConfig, loadConfig } from "../core/config.js";

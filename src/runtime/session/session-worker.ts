@@ -1,3 +1,5 @@
+// Over 400 lines: the worker is the session's one actor — its way (prepare, turn) and the one place it settles —
+// and splitting the way across files is what the walk of one message measures against (docs/runtime.md).
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import type { LlmClient } from "../../agent/llm-client.js";
