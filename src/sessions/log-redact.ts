@@ -31,6 +31,15 @@ const NAMED_SECRET =
 /** A long run of letters and digits (with `_` `-`) that mixes letters and digits: a key, a hash, a token. */
 const LONG_RUN = /[A-Za-z0-9_-]{32,}/g;
 
+/**
+ * Whether `text` may hold anything TOKEN_PATTERNS, NAMED_SECRET or LONG_RUN match: their union, case-insensitive
+ * (a looser test than theirs: it only decides whether they run).
+ */
+const MAY_HOLD_TOKEN = new RegExp(
+  [...TOKEN_PATTERNS, NAMED_SECRET, LONG_RUN].map((pattern) => `(?:${pattern.source})`).join("|"),
+  "i",
+);
+
 /** `text` with every secret value and anything that looks like a token masked. */
 /** `secrets` longest first, sorted once per list (the callers pass the same list until the config changes). */
 const sortedLists = new WeakMap<readonly string[], readonly string[]>();
@@ -49,6 +58,8 @@ export function maskSecrets(text: string, secrets: readonly string[]): string {
   for (const secret of longestFirst(secrets)) {
     if (secret.length >= MIN_SECRET_LENGTH && out.includes(secret)) out = out.split(secret).join(SECRET_MASK);
   }
+  // Most values (a model's name, a channel, a stop reason) match no pattern: one test instead of eight replaces.
+  if (!MAY_HOLD_TOKEN.test(out)) return out;
   for (const pattern of TOKEN_PATTERNS) out = out.replace(pattern, TOKEN_MASK);
   out = out.replace(NAMED_SECRET, (_all, name: string) => `${name}${TOKEN_MASK}`);
   return out.replace(LONG_RUN, (run) => (/[0-9]/.test(run) && /[A-Za-z]/.test(run) ? TOKEN_MASK : run));
