@@ -6,6 +6,7 @@ import type { TerminalChat } from "./chat.js";
 import { type CliIO, EXIT } from "./io.js";
 import { type CliPlugin, pluginCommands, registerPluginCommands } from "./plugin-commands.js";
 import type { RemindersCommand } from "./reminders.js";
+import type { SessionsSearchOptions } from "./sessions-search.js";
 
 /**
  * What only the composition root (src/main.ts) knows: the built-in plugins, the config sections known without
@@ -28,15 +29,8 @@ export interface CliDeps {
   cliPlugins?(): Promise<readonly CliPlugin[]>;
 }
 
-/** The flags of `clawdis sessions search`, as commander gives them. */
-interface SearchFlags {
-  regex?: boolean;
-  key?: string;
-  since?: string;
-  role?: string;
-  limit?: string;
-  json?: boolean;
-}
+/** The flags of `clawdis sessions search`, as commander gives them (`--store` is the parent's). */
+type SearchFlags = Omit<SessionsSearchOptions, "store">;
 
 /** The commands of clawdis itself, `help` included; a plugin's command may take none of these names. */
 export const CORE_COMMANDS: readonly string[] = [

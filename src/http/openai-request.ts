@@ -145,15 +145,26 @@ function streamFlag(body: Record<string, unknown>): boolean | OpenAiProblem {
   return typeof body.stream === "boolean" ? body.stream : badRequest("stream must be a boolean", "stream");
 }
 
+/** What both APIs read alike: the session a request goes to (`model`, the header) and whether it streams. */
+function routeAndStream(
+  body: Record<string, unknown>,
+  sessionHeader: string | string[] | undefined,
+): { route: Exclude<ReturnType<typeof routeOf>, OpenAiProblem>; stream: boolean } | OpenAiProblem {
+  const route = routeOf(body.model, sessionHeader);
+  if (isProblem(route)) return route;
+  const stream = streamFlag(body);
+  if (isProblem(stream)) return stream;
+  return { route, stream };
+}
+
 /** `POST /v1/chat/completions`: the newest `user` message of `messages` is the input. */
 export function parseChatRequest(
   body: Record<string, unknown>,
   sessionHeader: string | string[] | undefined,
 ): OpenAiAsk | OpenAiProblem {
-  const route = routeOf(body.model, sessionHeader);
-  if (isProblem(route)) return route;
-  const stream = streamFlag(body);
-  if (isProblem(stream)) return stream;
+  const common = routeAndStream(body, sessionHeader);
+  if (isProblem(common)) return common;
+  const { route, stream } = common;
   if (!Array.isArray(body.messages)) return badRequest("messages must be an array of messages", "messages");
   const messages = body.messages as unknown[];
   let index = messages.length - 1;
@@ -180,10 +191,9 @@ export function parseResponsesRequest(
   body: Record<string, unknown>,
   sessionHeader: string | string[] | undefined,
 ): OpenAiAsk | OpenAiProblem {
-  const route = routeOf(body.model, sessionHeader);
-  if (isProblem(route)) return route;
-  const stream = streamFlag(body);
-  if (isProblem(stream)) return stream;
+  const common = routeAndStream(body, sessionHeader);
+  if (isProblem(common)) return common;
+  const { route, stream } = common;
   const input = body.input;
   let parts: Parts | undefined;
   let param = "input";
