@@ -348,7 +348,14 @@ export class Gateway {
         item.resolve(this.runner.outcomeFor(item, "filtered", []));
       },
       enqueue: (item) => this.enqueue(item),
-      ownerChat: async (key) => (await this.store.getWithUpdates(key))?.ownerChat,
+      // The chat the owner last wrote from in that session, else in the primary session (where the owner talks).
+      ownerChat: async (key) =>
+        (await this.store.getWithUpdates(key))?.ownerChat ??
+        (
+          await this.store.getWithUpdates(
+            sessionRootsOf(this.config, this.store.dir, options.workspaceDir).primaryKey,
+          )
+        )?.ownerChat,
       resumeChild: (runId, decisions) => this.subagents.answer(runId, decisions),
     });
     this.events.on((event) => this.approvals.onEvent(event));

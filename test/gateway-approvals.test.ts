@@ -139,6 +139,38 @@ describe("gateway: approvals in chat", () => {
     expect(bash.runs).toEqual(["ls -la"]);
   });
 
+  it("an automated turn in a session the owner never wrote in asks in the owner's chat; the owner's /approve there runs it once", async () => {
+    const bash = countingBash();
+    const gw = await startTestGateway({ stateDir, fake, tools: [bash.tool], config: risky });
+    // The owner talks in the primary session first: that chat is theirs.
+    await done(await gw.chat.inject({ text: "hello" }));
+    await gw.idle();
+    const hook = await gw.gateway.submitInternal({
+      sessionKey: "hooks:ci",
+      kind: "reminder",
+      text: "[[bash:make deploy]]",
+      authority: "automated",
+      allowedTools: ["bash"],
+      route: { channel: "chat", chatId: "c-hooks", chatType: "direct" },
+    });
+    expect(hook.status).toBe("accepted");
+    await gw.idle();
+    await gw.gateway.approvals.settled();
+    const [ask] = gw.gateway.approvals.pending("hooks:ci");
+    expect(ask?.promptTo, "the prompt goes to the owner's chat").toMatchObject({ chatId: "c-alice" });
+    expect(gw.chat.textsTo("c-alice").at(-1)).toContain("bash wants to run\nmake deploy");
+    expect(bash.runs).toEqual([]);
+    await done(await gw.chat.inject({ text: "/approve" }));
+    // The note in the owner's chat, then the resumed automated turn's reply in its own chat.
+    await gw.chat.waitForSent(4);
+    await gw.idle();
+    expect(gw.chat.textsTo("c-alice").at(-1)).toBe("Approved: bash runs now.");
+    expect(gw.chat.textsTo("c-hooks")).toHaveLength(1);
+    expect(bash.runs).toEqual(["make deploy"]);
+    expect(gw.gateway.approvals.pending()).toEqual([]);
+    await gw.close();
+  });
+
   it("in a group, only the person whose turn it is (or the owner) answers; another member is ignored", async () => {
     const bash = countingBash();
     const gw = await startTestGateway({

@@ -320,7 +320,15 @@ export class Approvals {
         ? { internal: m.internal.kind === "approval-answer" ? "approval-answer" : "other" }
         : {}),
     };
-    const ask = askFor(this.pending(item.sessionKey), sender, answer);
+    let pending = this.pending(item.sessionKey);
+    // The owner answering, in their own chat, an automated turn of another session that asked there (`promptTo`).
+    if (pending.length === 0 && answer && sender.authority === "owner") {
+      pending = this.pending().filter(
+        (a) =>
+          a.promptTo?.channel === m.channel && a.promptTo.chatId === m.chatId && a.subagent === undefined,
+      );
+    }
+    const ask = askFor(pending, sender, answer);
     let route = routeMessage(ask, sender, answer);
     if (item.contextOnly) {
       if (route === "pass" || route === "nothing-waits") return false;
