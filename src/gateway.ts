@@ -71,7 +71,7 @@ import { removeAbandonedTempFiles } from "./sessions/abandoned-temp-files.js";
 import { Journal } from "./sessions/journal.js";
 import { secretValues } from "./sessions/log-redact.js";
 import { SessionLogs } from "./sessions/session-log.js";
-import { sessionPaths } from "./sessions/session-paths.js";
+import { type SessionPaths, sessionPaths } from "./sessions/session-paths.js";
 import { SessionStore } from "./sessions/store.js";
 import { preloadLockLibrary } from "./sessions/store-lock.js";
 import { readTranscript } from "./sessions/transcript.js";
@@ -222,12 +222,7 @@ export class Gateway {
       timeZone: () => this.timeZone(),
       primaryKey: () => this.mainKey,
       // The names only: the `remind` tool given here is never run.
-      toolNamesFor: (key) => (who) =>
-        this.toolsWith(
-          key,
-          who,
-          remindTool(async () => "not run"),
-        ).map((tool) => tool.name),
+      toolNamesFor: (key) => (who) => this.toolNames(key, who),
       hasOrigin: async (key) => {
         // The session's last turn wrote its origin behind its reply.
         await this.runner.recorded(key);
@@ -240,11 +235,14 @@ export class Gateway {
       logger: logger.child("subagents"),
       storeDir: this.store.dir,
       sessionOf: async (key) => {
-        const entry = await this.store.get(key);
-        if (!entry) return undefined;
-        const roots = sessionRootsOf(this.config, this.store.dir, options.workspaceDir);
-        const paths = sessionPaths(roots, key, entry.sessionId);
-        return { sessionId: entry.sessionId, folder: paths.folder, workspace: paths.workspace };
+        const found = await this.sessionPathsOf(key);
+        return (
+          found && {
+            sessionId: found.sessionId,
+            folder: found.paths.folder,
+            workspace: found.paths.workspace,
+          }
+        );
       },
       parentTools: (key, message) => this.toolsFor(key, message),
       settings: () => {
@@ -267,21 +265,8 @@ export class Gateway {
     this.jobs = new GatewayJobs({
       clock: this.clock,
       logger: logger.child("jobs"),
-      folderOf: async (key) => {
-        const entry = await this.store.get(key);
-        if (!entry) return undefined;
-        return sessionPaths(
-          sessionRootsOf(this.config, this.store.dir, options.workspaceDir),
-          key,
-          entry.sessionId,
-        ).folder;
-      },
-      toolNamesFor: (key, message) =>
-        this.toolsWith(
-          key,
-          message,
-          remindTool(async () => "not run"),
-        ).map((tool) => tool.name),
+      folderOf: async (key) => (await this.sessionPathsOf(key))?.paths.folder,
+      toolNamesFor: (key, message) => this.toolNames(key, message),
       submit: (input) => this.submitInternal(input),
     });
     // `/new` ends the jobs of the conversation it leaves.
@@ -351,11 +336,7 @@ export class Gateway {
       // The chat the owner last wrote from in that session, else in the primary session (where the owner talks).
       ownerChat: async (key) =>
         (await this.store.getWithUpdates(key))?.ownerChat ??
-        (
-          await this.store.getWithUpdates(
-            sessionRootsOf(this.config, this.store.dir, options.workspaceDir).primaryKey,
-          )
-        )?.ownerChat,
+        (await this.store.getWithUpdates(this.mainKey))?.ownerChat,
       resumeChild: (runId, decisions) => this.subagents.answer(runId, decisions),
     });
     this.events.on((event) => this.approvals.onEvent(event));
@@ -955,6 +936,23 @@ export class Gateway {
     return this.toolsWith(key, message, this.reminders.toolFor(key, message), () =>
       this.subagents.toolsFor(key, message),
     );
+  }
+
+  /** The names of the tools a turn of `key` for `message` is offered (what a job's or a reminder's turn keeps). */
+  private toolNames(key: string, message: TurnToolsInput["message"]): string[] {
+    return this.toolsWith(
+      key,
+      message,
+      remindTool(async () => "not run"),
+    ).map((tool) => tool.name);
+  }
+
+  /** Session `key`'s current id and its paths (session-paths.ts); undefined while it has no entry. */
+  private async sessionPathsOf(key: string): Promise<{ sessionId: string; paths: SessionPaths } | undefined> {
+    const entry = await this.store.get(key);
+    if (!entry) return undefined;
+    const roots = sessionRootsOf(this.config, this.store.dir, this.options.workspaceDir);
+    return { sessionId: entry.sessionId, paths: sessionPaths(roots, key, entry.sessionId) };
   }
 
   private toolsWith(

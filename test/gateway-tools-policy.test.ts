@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { builtinTools } from "../src/agent/tools/index.js";
 import { done, startTestGateway, type TestGateway } from "./helpers/gateway-harness.js";
+import { OWNER_TOOLS } from "./helpers/owner-tools.js";
 
 /**
  * Which tools the model is offered, by where the message came from and who sent it (issue 6, D3: webhook input
@@ -22,19 +23,7 @@ describe("gateway: tools are for people's own messages", () => {
   it("a person's message in the primary session gets tools.main", async () => {
     t = await startTestGateway({ tools: builtinTools() });
     await done(await t.chat.inject({ text: "hi" }));
-    expect(offered(0)).toEqual([
-      "bash",
-      "check_agent_run",
-      "edit_file",
-      "job_kill",
-      "job_output",
-      "job_status",
-      "read_file",
-      "remind",
-      "send_file",
-      "spawn_agent",
-      "write_file",
-    ]);
+    expect(offered(0)).toEqual([...OWNER_TOOLS]);
   });
 
   it("another allowed person's message in the primary session gets none", async () => {
@@ -114,19 +103,7 @@ describe("gateway: tools are for people's own messages", () => {
       config: { inbound: { reply: { session: { scope: "global" } } } },
     });
     await done(await t.chat.inject({ text: "hi" }));
-    expect(offered(0)).toEqual([
-      "bash",
-      "check_agent_run",
-      "edit_file",
-      "job_kill",
-      "job_output",
-      "job_status",
-      "read_file",
-      "remind",
-      "send_file",
-      "spawn_agent",
-      "write_file",
-    ]);
+    expect(offered(0)).toEqual([...OWNER_TOOLS]);
   });
 
   it("under scope global, the global session's tools run in the workspace itself, as the primary one's do", async () => {

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { builtinTools } from "../src/agent/tools/index.js";
 import type { ToolDefinition } from "../src/plugin-api/types.js";
 import { done, startTestGateway, type TestGateway } from "./helpers/gateway-harness.js";
+import { OWNER_TOOLS } from "./helpers/owner-tools.js";
 
 function gate(): { promise: Promise<void>; open: () => void } {
   let open!: () => void;
@@ -54,17 +55,7 @@ describe("gateway: turns with tools", () => {
     const second = t.fake.requests[1]!.body.messages;
     expect(second.at(-1)).toMatchObject({ role: "tool", tool_call_id: "call_1" });
     expect(t.fake.requests[0]!.body.tools?.map((tool) => tool.function.name).sort()).toEqual([
-      "bash",
-      "check_agent_run",
-      "edit_file",
-      "job_kill",
-      "job_output",
-      "job_status",
-      "read_file",
-      "remind",
-      "send_file",
-      "spawn_agent",
-      "write_file",
+      ...OWNER_TOOLS,
     ]);
   });
 

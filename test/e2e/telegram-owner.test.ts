@@ -2,6 +2,7 @@ import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ChatRequestBody, echoReply, type FakeReply } from "../fakes/openai-server.js";
+import { OWNER_TOOLS } from "../helpers/owner-tools.js";
 import { cleanupAll } from "./harness.js";
 import { ALICE, BOB, GROUP, privateChat, STRANGER, telegramE2e } from "./telegram-harness.js";
 
@@ -13,19 +14,7 @@ import { ALICE, BOB, GROUP, privateChat, STRANGER, telegramE2e } from "./telegra
 describe("e2e: Telegram tools are the owner's", () => {
   afterEach(cleanupAll);
 
-  const ALL = [
-    "bash",
-    "check_agent_run",
-    "edit_file",
-    "job_kill",
-    "job_output",
-    "job_status",
-    "read_file",
-    "remind",
-    "send_file",
-    "spawn_agent",
-    "write_file",
-  ];
+  const ALL = [...OWNER_TOOLS];
   const offered = (body: ChatRequestBody): string[] => (body.tools ?? []).map((t) => t.function.name).sort();
 
   /** After a tool batch the fake model answers with what the tools returned: a leak would reach the chat. */
