@@ -10,7 +10,8 @@
  *   `clawdis --version`, and `clawdis status` with that config file (a 100-session store, no gateway running),
  *   against `node -e 0`;
  * - `clawdis gateway` start → listening (until its HTTP port accepts a connection) with a model configured
- *   through the fake OpenAI server in this process, against a trivial `node:http` server spawned the same way.
+ *   through the fake OpenAI server in this process and Telegram through a fake Bot API server, against a trivial
+ *   `node:http` server spawned the same way.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -19,6 +20,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startFakeOpenAI } from "../test/fakes/openai-server.js";
+import { FakeTelegram } from "../test/fakes/telegram-server.js";
 import { type BenchRow, interleaved } from "./bench-row.js";
 
 const KEYS = 10_000;
@@ -154,6 +156,7 @@ async function timeToListen(args: string[], env: NodeJS.ProcessEnv, port: number
 export async function benchStartup(): Promise<BenchRow[]> {
   const dir = await mkdtemp(join(tmpdir(), "clawdis-startup-bench-"));
   const fake = await startFakeOpenAI();
+  const telegram = await FakeTelegram.start();
   try {
     const rows: BenchRow[] = [];
 
@@ -292,7 +295,8 @@ export async function benchStartup(): Promise<BenchRow[]> {
       note: "the config file above (cache warm), a 100-session store, no gateway running (its port refuses)",
     });
 
-    // gateway: one state directory (every round after the warm-up is a restart), a model configured.
+    // gateway: one state directory (every round after the warm-up is a restart), a model and Telegram configured
+    // (a fake Bot API server on 127.0.0.1), as a real user's gateway is.
     const gatewayState = join(dir, "gateway-state");
     await mkdir(gatewayState, { recursive: true });
     const trivial = join(dir, "trivial-http.mjs");
@@ -310,6 +314,7 @@ export async function benchStartup(): Promise<BenchRow[]> {
         const config = {
           gateway: { port },
           inbound: { reply: { agent: { baseUrl: fake.url, model: "fake-model" } } },
+          telegram: { botToken: telegram.token, apiRoot: telegram.url, allowFrom: [111] },
         };
         await writeFile(join(gatewayState, "clawdis.json"), JSON.stringify(config));
         return timeToListen([bin, "gateway"], gatewayEnv, port);
@@ -325,12 +330,13 @@ export async function benchStartup(): Promise<BenchRow[]> {
       ours: start.ours,
       baselineName: "trivial node:http server, spawned the same way",
       baseline: start.baseline,
-      target: { kind: "ratio", max: 2 },
-      note: "until the port accepts a connection; model configured (fake OpenAI server), a restart on one state dir",
+      target: { kind: "ratio", max: 1.5 },
+      note: "until the port accepts a connection; a model (fake OpenAI server) and Telegram (fake Bot API) configured, a restart on one state dir",
     });
     return rows;
   } finally {
     await fake.close();
+    await telegram.close();
     await rm(dir, { recursive: true, force: true });
   }
 }

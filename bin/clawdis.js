@@ -69,12 +69,33 @@ function loadBundle() {
   return { entry: module.exports, id };
 }
 
+/**
+ * `clawdis --version` (or `-v`) alone: the version from this package's package.json, without loading the program
+ * (what src/main.ts `packageVersion` finds, printed as the program prints it); undefined for any other command
+ * line, or when that file does not say it is clawdis's (then the program answers).
+ */
+function versionAsked() {
+  const args = process.argv.slice(2);
+  if (args.length !== 1 || (args[0] !== "--version" && args[0] !== "-v")) return undefined;
+  try {
+    const pkg = JSON.parse(readFileSync(join(__dirname, "..", "package.json"), "utf8"));
+    return pkg.name === "clawdis" && typeof pkg.version === "string" && pkg.version ? pkg.version : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 async function run() {
   const bundleTime = modifiedAt(bundle);
   const modulesTime = modifiedAt(modules);
   let entry;
   // The bundle's id is also the fingerprint of its config schema (src/core/config-cache.ts).
   let id;
+  const version = (bundleTime !== undefined || modulesTime !== undefined) && versionAsked();
+  if (version) {
+    process.stdout.write(`${version}\n`);
+    return;
+  }
   if (bundleTime !== undefined && !process.sourceMapsEnabled && !(modulesTime > bundleTime)) {
     ({ entry, id } = loadBundle());
   } else if (modulesTime !== undefined) {

@@ -288,6 +288,21 @@ describe("bin/clawdis.js: which build runs", () => {
     expect((await runBin(root, ["c"], env)).stdout).toBe("modules c");
   });
 
+  it("`--version` or `-v` alone: the package's version without loading a build; anything else runs the build", async () => {
+    const root = await layout({ bundle: fakeBundle("bundle") });
+    await writeFile(join(root, "package.json"), JSON.stringify({ name: "clawdis", version: "9.8.7" }));
+    expect(await runBin(root, ["--version"])).toEqual({ code: 0, stdout: "9.8.7\n", stderr: "" });
+    expect(await runBin(root, ["-v"])).toEqual({ code: 0, stdout: "9.8.7\n", stderr: "" });
+    expect(await runBin(root, ["--version", "x"])).toEqual({
+      code: 4,
+      stdout: "bundle --version x",
+      stderr: "",
+    });
+    // A package.json that is not clawdis's says nothing: the program answers.
+    await writeFile(join(root, "package.json"), JSON.stringify({ name: "other", version: "1.0.0" }));
+    expect(await runBin(root, ["--version"])).toEqual({ code: 4, stdout: "bundle --version", stderr: "" });
+  });
+
   it("nothing built: says how to build it, exit 1", async () => {
     const root = await layout({});
     const run = await runBin(root, ["--version"]);

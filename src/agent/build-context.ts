@@ -46,7 +46,15 @@ export function buildContext(input: {
     const jid = (entry as { journalId?: unknown }).journalId;
     if (typeof jid === "string") failed.add(jid);
   }
-  const seen: Seen = { failed, labelDirect: labelsDirectMessages(input.entries) };
+  // Whether direct messages are labelled is asked only by a direct message (never in a group's context).
+  let labelDirect: boolean | undefined;
+  const seen: Seen = {
+    failed,
+    labelDirect: () => {
+      labelDirect ??= labelsDirectMessages(input.entries);
+      return labelDirect;
+    },
+  };
   const limit = input.groupHistoryLimit ?? DEFAULT_GROUP_HISTORY_LIMIT;
   let context: GroupContextEntry[] = [];
   const flushContext = () => {
@@ -127,8 +135,8 @@ const groupForms = new WeakMap<MessageEntry, StoredChatMessage>();
 interface Seen {
   /** The journal ids of messages whose turn failed. */
   failed: ReadonlySet<string>;
-  /** Direct messages carry their sender's name (more than one person among them). */
-  labelDirect: boolean;
+  /** Direct messages carry their sender's name (more than one person among them); worked out at the first ask. */
+  labelDirect: () => boolean;
 }
 
 /** A person's message as the model sees it: who said it (groups, shared direct chats), and whether it went unanswered. */
@@ -141,7 +149,7 @@ function asSeen(entry: MessageEntry, how: Seen): StoredChatMessage {
   const labelled =
     internal !== undefined ||
     meta?.chatType === "group" ||
-    (how.labelDirect && directSender(entry) !== undefined);
+    (directSender(entry) !== undefined && how.labelDirect());
   if (!labelled && !unanswered) return message;
   const cached = unanswered ? undefined : groupForms.get(entry);
   if (cached) return cached;

@@ -1,3 +1,4 @@
+import { flushLogLines } from "../core/logger.js";
 import type { Env } from "../core/paths.js";
 
 /** What a CLI command may touch: data goes to stdout, everything else to stderr. Tests pass their own. */
@@ -25,7 +26,11 @@ export function processIO(): CliIO {
     stdout: (text) => {
       if (!readerGone) process.stdout.write(text);
     },
-    stderr: (text) => process.stderr.write(text),
+    stderr: (text) => {
+      // Log lines given before this text come before it.
+      flushLogLines();
+      process.stderr.write(text);
+    },
     isTTY: Boolean(process.stdout.isTTY),
   };
 }

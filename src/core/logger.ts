@@ -39,12 +39,48 @@ export function formatLogLine(line: LogLine, at: Date = new Date()): string {
   return `${at.toISOString()} ${line.level.toUpperCase()}${scope} ${line.message}${formatFields(line.fields)}`;
 }
 
+/** Lines of the default sink not written yet (`flushLogLines`). */
+let queued = "";
+let flushQueued = false;
+
+/**
+ * Writes the lines the default sink queued, now, in order. Runs by itself after the event loop's current phase
+ * (an unref'd immediate), before any warn or error line, before other output to stderr (cli/io.ts) and at exit.
+ */
+export function flushLogLines(): void {
+  if (queued === "") return;
+  const text = queued;
+  queued = "";
+  process.stderr.write(text);
+}
+
+process.on("exit", flushLogLines);
+
+/**
+ * The default sink: stderr, the lines of one turn of the event loop in one write (a gateway ending a hundred turns
+ * at once makes one syscall, not a hundred). Warn and error lines are written at once, after what waited, so a
+ * line that explains a crash is never held back.
+ */
+function stderrSink(line: LogLine): void {
+  queued += `${formatLogLine(line)}\n`;
+  if (line.level === "warn" || line.level === "error") {
+    flushLogLines();
+    return;
+  }
+  if (flushQueued) return;
+  flushQueued = true;
+  setImmediate(() => {
+    flushQueued = false;
+    flushLogLines();
+  }).unref();
+}
+
 /** The level of each logger made by createLogger, shared with its children (see setLogLevel). */
 const levels = new WeakMap<Logger, { min: number }>();
 
 export function createLogger(options: { level?: LogLevel; sink?: LogSink; scope?: string } = {}): Logger {
   const level = { min: ORDER[options.level ?? "info"] };
-  const sink: LogSink = options.sink ?? ((line) => process.stderr.write(`${formatLogLine(line)}\n`));
+  const sink: LogSink = options.sink ?? stderrSink;
   const make = (scope: string | undefined): Logger => {
     const emit = (lineLevel: LogLevel, message: string, fields?: LogFields) => {
       if (ORDER[lineLevel] >= level.min) sink({ level: lineLevel, scope, message, fields });

@@ -2,10 +2,10 @@ import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createLogger, type LogLine } from "../core/logger.js";
 import { SECRET_MASK } from "./log-redact.js";
-import { SessionLogs } from "./session-log.js";
+import { SESSION_LOG_FLUSH_MS, SessionLogs } from "./session-log.js";
 
 let dir: string;
 const warnings: LogLine[] = [];
@@ -93,5 +93,47 @@ describe("SessionLogs", () => {
     log.line("b", {});
     await writer.flush();
     expect(warnings.filter((w) => w.message.includes("session log"))).toHaveLength(1);
+  });
+
+  describe("the timed pass", () => {
+    afterEach(() => vi.useRealTimers());
+
+    /** How many of `paths` have a log on disk. */
+    const written = (paths: string[]) => paths.filter((p) => existsSync(p)).length;
+
+    it("writes 32 files per turn of the event loop, and keeps each file's lines in order across passes", async () => {
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setImmediate", "clearImmediate"] });
+      const writer = logs();
+      const paths = Array.from({ length: 70 }, (_, i) => join(dir, `s-${i}`, "logs", "session.log"));
+      for (const path of paths) writer.at(path).line("turn", { n: 1 });
+      vi.advanceTimersByTime(SESSION_LOG_FLUSH_MS - 1);
+      expect(written(paths)).toBe(0);
+      vi.advanceTimersByTime(1);
+      expect(written(paths)).toBe(32);
+      // A line given during the pass, for a file the pass has not reached: it waits for the next pass.
+      const last = paths[69] as string;
+      writer.at(last).line("turn", { n: 2 });
+      vi.runOnlyPendingTimers();
+      expect(written(paths)).toBe(64);
+      vi.runOnlyPendingTimers();
+      expect(written(paths)).toBe(70);
+      expect((await readFile(last, "utf8")).match(/n=\d/g)).toEqual(["n=1"]);
+      vi.advanceTimersByTime(SESSION_LOG_FLUSH_MS);
+      expect((await readFile(last, "utf8")).match(/n=\d/g)).toEqual(["n=1", "n=2"]);
+    });
+
+    it("flush during a pass writes what the pass still holds, then what came after, in order", async () => {
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setImmediate", "clearImmediate"] });
+      const writer = logs();
+      const paths = Array.from({ length: 40 }, (_, i) => join(dir, `s-${i}`, "logs", "session.log"));
+      for (const path of paths) writer.at(path).line("turn", { n: 1 });
+      vi.advanceTimersByTime(SESSION_LOG_FLUSH_MS);
+      expect(written(paths)).toBe(32);
+      const last = paths[39] as string;
+      writer.at(last).line("turn", { n: 2 });
+      await writer.flush();
+      expect(written(paths)).toBe(40);
+      expect((await readFile(last, "utf8")).match(/n=\d/g)).toEqual(["n=1", "n=2"]);
+    });
   });
 });

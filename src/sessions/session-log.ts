@@ -26,17 +26,23 @@ export interface SessionLogsOptions {
 /** How long lines wait to be written: the lines of every session given meanwhile go out in one pass. */
 export const SESSION_LOG_FLUSH_MS = 1_000;
 
+/** How many files a pass writes before it lets the event loop run (each is an open, a write and a close). */
+const FILES_PER_SLICE = 32;
+
 /**
  * The writer of every session's `logs/session.log` (docs/files.md, The session log). `line` formats at once and
  * returns: nothing on the message path waits for the disk. Lines wait up to SESSION_LOG_FLUSH_MS, then one pass
  * appends each file's lines in one synchronous page-cache write (open, write, close: a few microseconds, cheaper in
- * CPU than three trips through the threadpool), never fsync'd, in the order given; the folder is made (0700) and
+ * CPU than three trips through the threadpool), FILES_PER_SLICE files per turn of the event loop, never fsync'd,
+ * in the order given (lines given during a pass wait for the next one); the folder is made (0700) and
  * the file created (0600) by its first line. Before an append that would take the file past `maxBytes` it is
  * renamed to `session.log.1` (replacing the one before). A failed write is logged once per file and its lines are
  * dropped: the session log never fails a turn.
  */
 export class SessionLogs {
   private pending = new Map<string, string[]>();
+  /** The lines of the pass under way, by file, not written yet (undefined while no pass runs). */
+  private writing: Map<string, string[]> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly failed = new Set<string>();
   /**
@@ -60,23 +66,63 @@ export class SessionLogs {
     const queued = this.pending.get(path);
     if (queued) queued.push(text);
     else this.pending.set(path, [text]);
-    if (this.timer === undefined) {
-      this.timer = setTimeout(() => this.writeAll(), SESSION_LOG_FLUSH_MS);
+    if (this.timer === undefined && this.writing === undefined) {
+      this.timer = setTimeout(() => this.startPass(), SESSION_LOG_FLUSH_MS);
       this.timer.unref();
     }
   }
 
-  /** Writes every line given so far now (the gateway's stop; tests). */
+  /** Writes every line given so far now, the pass under way included (the gateway's stop; tests). */
   async flush(): Promise<void> {
-    this.writeAll();
-  }
-
-  private writeAll(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
-    const pending = this.pending;
+    this.takePending();
+    if (this.writing) {
+      for (const [path, lines] of this.writing) this.append(path, lines);
+      this.writing = undefined;
+    }
+  }
+
+  /** The lines given so far join the pass (after any lines of the same file it still holds: order is kept). */
+  private takePending(): void {
+    if (this.pending.size === 0) return;
+    const writing = this.writing ?? new Map<string, string[]>();
+    for (const [path, lines] of this.pending) {
+      const before = writing.get(path);
+      if (before) before.push(...lines);
+      else writing.set(path, lines);
+    }
     this.pending = new Map();
-    for (const [path, lines] of pending) this.append(path, lines);
+    this.writing = writing;
+  }
+
+  /**
+   * A timed pass: FILES_PER_SLICE files at a time, the next slice after the I/O that came meanwhile (a message
+   * arriving while a thousand sessions' logs are written waits for one slice, not for all of them).
+   */
+  private startPass(): void {
+    this.timer = undefined;
+    this.takePending();
+    const slice = () => {
+      const writing = this.writing;
+      if (!writing) return;
+      let n = 0;
+      for (const [path, lines] of writing) {
+        if (n++ === FILES_PER_SLICE) break;
+        writing.delete(path);
+        this.append(path, lines);
+      }
+      if (writing.size > 0) {
+        setImmediate(slice).unref();
+        return;
+      }
+      this.writing = undefined;
+      if (this.pending.size > 0 && this.timer === undefined) {
+        this.timer = setTimeout(() => this.startPass(), SESSION_LOG_FLUSH_MS);
+        this.timer.unref();
+      }
+    };
+    slice();
   }
 
   private append(path: string, lines: string[]): void {

@@ -43,7 +43,23 @@ export interface SessionRoots {
 export const TRANSCRIPT_EXTENSION = ".jsonl";
 
 /** The paths of session `key` in the conversation `sessionId`. Throws SESSION_ID_INVALID as `transcriptPathFor`. */
-export function sessionPaths(roots: SessionRoots, key: string, sessionId: string): SessionPaths {
+export function sessionPaths(roots: SessionRoots, key: string, sessionId: string): Readonly<SessionPaths> {
+  // Every message asks for its session's paths: the answer for the same inputs is kept (a few path joins and one
+  // object fewer per message); a small bounded map, emptied when full.
+  const memoKey = `${roots.storeDir}\u0000${roots.workspaceDir}\u0000${roots.primaryKey}\u0000${key}\u0000${sessionId}`;
+  const known = pathsMemo.get(memoKey);
+  if (known) return known;
+  const paths = Object.freeze(pathsOf(roots, key, sessionId));
+  if (pathsMemo.size >= PATHS_MEMO_SIZE) pathsMemo.clear();
+  pathsMemo.set(memoKey, paths);
+  return paths;
+}
+
+/** How many sessions' paths `sessionPaths` keeps. */
+const PATHS_MEMO_SIZE = 1024;
+const pathsMemo = new Map<string, Readonly<SessionPaths>>();
+
+function pathsOf(roots: SessionRoots, key: string, sessionId: string): SessionPaths {
   const transcript = transcriptPathFor(roots.storeDir, sessionId);
   const folder = join(roots.storeDir, sessionId);
   const workspace =
