@@ -80,13 +80,13 @@ import { GatewaySubagents } from "./subagents/gateway-subagents.js";
 
 /** How long a stop lets sends in flight finish. */
 const STOP_SEND_GRACE_MS = 5_000;
+/** How long `/model` waits for the endpoint's model list. */
+const LIST_MODELS_MS = 10_000;
+
 /**
  * How long a stop waits for running turns to reach their safe point (docs/runtime.md, Stopping and restarting);
  * then what still runs is aborted. With the sends' grace and the plugins' stop it stays within the 30 s stop.
  */
-/** How long `/model` waits for the endpoint's model list. */
-const LIST_MODELS_MS = 10_000;
-
 export const DRAIN_DEADLINE_MS = 20_000;
 
 export type { RestartAnswer, StopRequest } from "./runtime/control-requests.js";

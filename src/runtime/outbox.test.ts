@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -369,6 +370,50 @@ describe("Outbox", () => {
     expect(warned).toHaveLength(1);
     expect(outbox.parked()[0]).toMatchObject({ count: 1, reported: true });
     outbox.stop();
+  });
+
+  it("a reply that answers several messages ends every record the moment its send is through, not one fsync apart", async () => {
+    const clock = new ManualClock();
+    const { logger } = createMemoryLogger();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const sent: OutboundMessage[] = [];
+    const gated = transport(sent, {
+      send: async (m) => {
+        await gate;
+        sent.push(m);
+        return {};
+      },
+    });
+    const outbox = new Outbox({ transport: () => gated, journal, clock, logger, warnAfterMs: 1000 });
+    const jids = [
+      await journal.accept(msg("m1"), 1),
+      await journal.accept(msg("m2"), 1),
+      await journal.accept(msg("m3"), 1),
+    ];
+    void outbox.enqueue({
+      channel: "t",
+      chatId: "c",
+      text: "hi",
+      kind: "reply",
+      jid: jids[0],
+      alsoEnd: jids.slice(1),
+    });
+    await turn();
+    release();
+    // Microtasks only: no fsync can finish meanwhile (it runs on the threadpool), so what is in the file now was
+    // written on the way from the send's answer, as a kill -9 right then would find it.
+    for (let i = 0; i < 200 && sent.length === 0; i++) await Promise.resolve();
+    for (let i = 0; i < 50; i++) await Promise.resolve();
+    expect(sent).toHaveLength(1);
+    const ends = readFileSync(journal.filePath, "utf8")
+      .split("\n")
+      .filter((line) => line.includes('"op":"end"'))
+      .map((line) => (JSON.parse(line) as { jid: string }).jid);
+    expect(ends.sort()).toEqual([...jids].sort());
+    await expect.poll(() => journal.openCount()).toBe(0);
   });
 
   it("stop lets a send in flight finish and end its record before it resolves", async () => {

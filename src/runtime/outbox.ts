@@ -363,8 +363,12 @@ export class Outbox {
         .catch((error: unknown) =>
           this.deps.logger.warn("could not end a journal record", { error: describeError(error) }),
         );
-    await end(delivery.jid, why);
-    for (const jid of delivery.alsoEnd ?? []) await end(jid, why ?? `answered with ${delivery.jid}`);
+    // All at once: each record is written as it is handed to the journal (its fsync is shared), so a crash after
+    // this reply reached its chat finds every message it answered ended, not only the first.
+    await Promise.all([
+      end(delivery.jid, why),
+      ...(delivery.alsoEnd ?? []).map((jid) => end(jid, why ?? `answered with ${delivery.jid}`)),
+    ]);
   }
 
   /** Logs, once per parked episode, lanes that have waited longer than `warnAfterMs`. */
