@@ -166,6 +166,24 @@ describe("buildContext in direct chats shared by more than one person", () => {
     expect(again[1]).toBe(buildContext({ systemPrompt: "s", entries })[1]);
   });
 
+  it("a tail that grows turn by turn: a second person later labels every message, earlier ones too", () => {
+    const ann = dm("1", "hi", { senderId: "111", senderName: "Ann" });
+    const tail: TranscriptEntry[] = [ann, reply("2")];
+    expect(sent(tail)).toEqual(["hi"]);
+    tail.push(dm("3", "again", { senderId: "111", senderName: "Ann" }));
+    expect(sent(tail)).toEqual(["hi", "again"]);
+    tail.push(dm("4", "me too", { senderId: "222", senderName: "Bo" }));
+    expect(sent(tail)).toEqual(["Ann: hi", "Ann: again", "Bo: me too"]);
+    // A tail that begins with the same entry but holds others after it is looked at afresh.
+    expect(sent([ann, dm("5", "alone", { senderId: "111", senderName: "Ann" })])).toEqual(["hi", "alone"]);
+    const cy = dm("7", "other", { senderId: "333", senderName: "Cy" });
+    expect(sent([ann, cy, dm("8", "more", { senderId: "111", senderName: "Ann" })])).toEqual([
+      "Ann: hi",
+      "Cy: other",
+      "Ann: more",
+    ]);
+  });
+
   it("the same id on two apps is two identities; every local client is one (the owner)", () => {
     const local = (id: string, channel: string) =>
       dm(id, `from ${channel}`, { channel, senderId: "local", senderName: "owner" });

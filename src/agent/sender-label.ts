@@ -39,16 +39,35 @@ export function directSender(entry: MessageEntry): string | undefined {
 /**
  * Whether the model is told who wrote each direct message, as it is in groups: when the direct messages among
  * `entries` (what the model is sent) come from more than one identity (`directSender`), e.g. two allowed Telegram
- * users, or one of them and the owner on the web chat. One person alone is never labelled. Pure.
+ * users, or one of them and the owner on the web chat. One person alone is never labelled.
+ *
+ * A session's context is its tail, which grows by appending from one turn to the next: what was found in the
+ * entries up to a length is kept by the first entry (entries are never changed once read), and the next call on
+ * a tail that starts with it looks only at the entries after that. Same answer as a full scan.
  */
 export function labelsDirectMessages(entries: readonly TranscriptEntry[]): boolean {
-  let first: string | undefined;
-  for (const entry of entries) {
+  const head = entries[0];
+  if (head === undefined) return false;
+  let seen = directSeen.get(head);
+  // The same tail grown: the same first entry, and the last entry looked at still in its place.
+  if (seen === undefined || seen.scanned > entries.length || entries[seen.scanned - 1] !== seen.last) {
+    seen = { scanned: 0, last: undefined, first: undefined, several: false };
+    directSeen.set(head, seen);
+  }
+  for (; !seen.several && seen.scanned < entries.length; seen.scanned++) {
+    const entry = entries[seen.scanned] as TranscriptEntry;
+    seen.last = entry;
     if (entry.type !== "message") continue;
     const who = directSender(entry as MessageEntry);
     if (who === undefined) continue;
-    if (first === undefined) first = who;
-    else if (who !== first) return true;
+    if (seen.first === undefined) seen.first = who;
+    else if (who !== seen.first) seen.several = true;
   }
-  return false;
+  return seen.several;
 }
+
+/** What `labelsDirectMessages` found in a tail so far, by the tail's first entry. */
+const directSeen = new WeakMap<
+  TranscriptEntry,
+  { scanned: number; last: TranscriptEntry | undefined; first: string | undefined; several: boolean }
+>();
