@@ -933,18 +933,17 @@ export class Gateway {
 
   /** The turn's tools (src/runtime/tools-policy.ts, `toolsForTurn`), its `remind` tool bound to its chat. */
   toolsFor(key: string, message: InboundMessage): ToolDefinition[] {
-    return this.toolsWith(key, message, this.reminders.toolFor(key, message), () =>
-      this.subagents.toolsFor(key, message),
+    return this.toolsWith(
+      key,
+      message,
+      () => this.reminders.toolFor(key, message),
+      () => this.subagents.toolsFor(key, message),
     );
   }
 
   /** The names of the tools a turn of `key` for `message` is offered (what a job's or a reminder's turn keeps). */
   private toolNames(key: string, message: TurnToolsInput["message"]): string[] {
-    return this.toolsWith(
-      key,
-      message,
-      remindTool(async () => "not run"),
-    ).map((tool) => tool.name);
+    return this.toolsWith(key, message, () => remindTool(async () => "not run")).map((tool) => tool.name);
   }
 
   /** Session `key`'s current id and its paths (session-paths.ts); undefined while it has no entry. */
@@ -958,16 +957,16 @@ export class Gateway {
   private toolsWith(
     key: string,
     message: TurnToolsInput["message"],
-    remind: ToolDefinition,
+    remind: () => ToolDefinition,
     subagents: () => ToolDefinition[] = () => [],
   ): ToolDefinition[] {
     return toolsForTurn({
       sessionKey: key,
       primaryKey: this.mainKey,
       message,
-      all: [
+      all: () => [
         ...this.jobs.withJobTools(key, message, this.options.builtinTools),
-        remind,
+        remind(),
         ...this.host.tools(),
         ...subagents(),
       ],

@@ -147,10 +147,29 @@ describe("toolsForTurn", () => {
       sessionKey,
       primaryKey: "main",
       message,
-      all,
+      all: () => all,
       tools: { main: ["*"], groups: ["*"], people: {} },
       secrets: [],
     }).map((t) => t.name);
+
+  it("builds the list of every tool only when the grant names one", () => {
+    let built = 0;
+    const input = (groups: string[]) => ({
+      sessionKey: "group:-1",
+      primaryKey: "main",
+      message: { authority: "allowed" as const, channel: "c", senderId: "2" },
+      all: () => {
+        built++;
+        return all;
+      },
+      tools: { main: ["*"], groups, people: {} },
+      secrets: [],
+    });
+    expect(toolsForTurn(input([]))).toEqual([]);
+    expect(built).toBe(0);
+    expect(toolsForTurn(input(["read_file"])).map((t) => t.name)).toEqual(["read_file"]);
+    expect(built).toBe(1);
+  });
 
   it.each<[string, string, Parameters<typeof toolsForTurn>[0]["message"], string[]]>([
     [

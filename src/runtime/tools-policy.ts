@@ -110,8 +110,11 @@ export interface TurnToolsInput {
   /** The primary session's key: `mainKey`, or `global` under `scope: "global"`. */
   primaryKey: string;
   message: Pick<InboundMessage, "authority" | "automated" | "channel" | "senderId" | "allowedTools">;
-  /** Every tool there is (built-in ones first, then the plugins'). */
-  all: readonly ToolDefinition[];
+  /**
+   * Every tool there is (built-in ones first, then the plugins'): asked only when the grant names a tool (most
+   * turns of a group or of a person without tools build none).
+   */
+  all: () => readonly ToolDefinition[];
   tools: ToolsConfig;
   /** The state directory's files no tool call may touch (src/runtime/state-secrets.ts). */
   secrets: ToolFileAccess["secrets"];
@@ -133,8 +136,9 @@ export function toolsForTurn(input: TurnToolsInput): ToolDefinition[] {
     ...(message.allowedTools ? { allowedTools: message.allowedTools } : {}),
     tools: input.tools,
   });
+  if (grant.names.length === 0) return [];
   return withFileAccess(
-    selectTools([...input.all], grant.names, grant.allowBashByStar ? [] : BASH_AND_ITS_JOBS),
+    selectTools([...input.all()], grant.names, grant.allowBashByStar ? [] : BASH_AND_ITS_JOBS),
     {
       confined: grant.confined,
       secrets: input.secrets,
