@@ -569,3 +569,20 @@ describe("createLlmClient without a server", () => {
     });
   });
 });
+
+describe("preloadModelSdk", () => {
+  it("loads the SDK and Node's own fetch (undici), which the SDK's first request would load on the event loop", async () => {
+    // A fresh process on the built module (npm test builds dist/ first): this one may have loaded undici already.
+    const { execFileSync } = await import("node:child_process");
+    const { fileURLToPath, pathToFileURL } = await import("node:url");
+    const built = fileURLToPath(new URL("../../dist/src/agent/llm-client.js", import.meta.url));
+    const script = `
+      const loaded = () => process.moduleLoadList.some((m) => m.includes("internal/deps/undici/undici"));
+      const before = loaded();
+      const { preloadModelSdk } = await import(${JSON.stringify(pathToFileURL(built).href)});
+      await preloadModelSdk();
+      console.log(JSON.stringify({ before, after: loaded() }));`;
+    const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+    expect(JSON.parse(out)).toEqual({ before: false, after: true });
+  });
+});

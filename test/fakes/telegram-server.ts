@@ -39,6 +39,11 @@ export interface SentMessage {
   file?: { name: string; bytes: Buffer };
   /** Inline buttons under the message (label and callback data), as they are now (editMessageReplyMarkup). */
   buttons?: { text: string; data: string }[];
+  /**
+   * When this server took the message and answered it: `performance.timeOrigin + performance.now()` (ms, the same
+   * clock in every thread of this process), right before the answer is written.
+   */
+  takenAt: number;
 }
 
 export interface InjectedError {
@@ -562,7 +567,14 @@ export class FakeTelegram {
   ): Record<string, unknown> {
     const messageId = this.nextMessageId++;
     const reply = params.reply_parameters as { message_id?: number } | undefined;
-    const sent: SentMessage = { method, chatId: String(params.chat_id), messageId, text, raw };
+    const sent: SentMessage = {
+      method,
+      chatId: String(params.chat_id),
+      messageId,
+      text,
+      raw,
+      takenAt: performance.timeOrigin + performance.now(),
+    };
     if (typeof params.parse_mode === "string") sent.parseMode = params.parse_mode;
     if (reply?.message_id !== undefined) sent.replyToMessageId = reply.message_id;
     if (file) sent.file = file;

@@ -3,8 +3,9 @@ import { cleanupAll, type GatewayProcess } from "../e2e/harness.js";
 import { ALICE, BOB, privateChat, telegramE2e } from "../e2e/telegram-harness.js";
 import type { FakeUser } from "../fakes/telegram-server.js";
 import { budget, faultDelay, SOAK, scenarioTimeout } from "./fault-budget.js";
+import { absoluteNow, OffThreadKiller } from "./off-thread-kill.js";
 import { scenarioRandom } from "./seeded-random.js";
-import { audit, tokensTo } from "./telegram-tokens.js";
+import { audit, firstTaken, splitTwice, tokensTo } from "./telegram-tokens.js";
 
 const CAROL: FakeUser = { id: 333, first_name: "Carol", username: "carol" };
 const DAVE: FakeUser = { id: 444, first_name: "Dave", username: "dave" };
@@ -42,14 +43,21 @@ describe("fault: kill -9 while Telegram replies go out", () => {
         await faultDelay(random.int(50, 250));
       }
     };
+    const killer = new OffThreadKiller();
+    const killedAt: number[] = [];
+    const readyAt: number[] = [];
     let gw: GatewayProcess = await state.startGateway();
+    readyAt.push(absoluteNow());
     const loops = USERS.map((user) => talk(user));
     for (let kill = 0; kill < kills; kill++) {
-      // The scenario's fault timing: a stretch of steady traffic, then the kill at an arbitrary moment in it.
-      await faultDelay(random.int(150, 900));
-      expect((await gw.kill()).signal).toBe("SIGKILL");
+      // The scenario's fault timing: a stretch of steady traffic, then the kill at an arbitrary moment in it
+      // (timed off the main thread, where the fake Bot API answers: see OffThreadKiller).
+      killedAt.push(await killer.killAfter(gw.pid, random.int(150, 900)));
+      expect((await gw.exited).signal).toBe("SIGKILL");
       gw = await state.startGateway();
+      readyAt.push(absoluteNow());
     }
+    await killer.close();
     sending = false;
     await Promise.all(loops);
     const expected = USERS.flatMap((u) => sent.get(u.id)!);
@@ -79,11 +87,24 @@ describe("fault: kill -9 while Telegram replies go out", () => {
     );
     expect(lost).toEqual([]);
     const duplicates = Object.values(twice).reduce((sum, n) => sum + n - 1, 0);
-    // Printed for the record: the rate the soak measures.
-    console.log(`telegram kill -9: ${kills} kills, ${expected.length} messages, ${duplicates} replies twice`);
-    // The rate is the soak's to check (the target: 1 per 100 kills). Eight kills cannot show a rate that low without
-    // failing by chance, so a normal run checks that nothing is lost and bounds the count loosely, at one per two
-    // kills (at the 15 per 100 the soak has measured, five or more in eight kills come about 3 times in 1,000 runs).
-    expect(duplicates).toBeLessThanOrEqual(SOAK ? Math.ceil(kills / 100) : Math.ceil(kills / 2));
+    const { answeredBeforeKill, takenAfterKill } = splitTwice(
+      twice,
+      (token) => firstTaken(tg, token),
+      killedAt,
+      readyAt,
+    );
+    // Printed for the record: the rate the soak measures, and what the Bot API knew at each kill.
+    console.log(
+      `telegram kill -9: ${kills} kills, ${expected.length} messages, ${duplicates} replies twice: ` +
+        `${answeredBeforeKill.length} answered before the kill (${answeredBeforeKill.join(", ")}), ` +
+        `${takenAfterKill.length} taken by the Bot API after its sender was killed (${takenAfterKill.join(", ")})`,
+    );
+    // The target (issue 30) is the window between the Bot API's answer and the gateway's record of it: at most 1
+    // per 100 kills answered before the kill, checked by the soak. A request the Bot API took only after its sender
+    // died is sent again by any gateway (nothing tells it the first one went through), so it is counted, not bounded.
+    // Eight kills cannot show a rate that low without failing by chance, so a normal run checks that nothing is lost
+    // and bounds all duplicates loosely, at one per two kills.
+    if (SOAK) expect(answeredBeforeKill.length).toBeLessThanOrEqual(Math.ceil(kills / 100));
+    else expect(duplicates).toBeLessThanOrEqual(Math.ceil(kills / 2));
   });
 });

@@ -23,3 +23,34 @@ export function audit(
   for (const [token, n] of counts) if (n > 1) twice[token] = n;
   return { lost: expected.filter((t) => !counts.has(t)), twice };
 }
+
+/**
+ * Splits the tokens delivered twice by what the Bot API knew at the kill. `takenAt`: when the fake took (and
+ * answered) the first copy of each token; `kills`: when each gateway was killed; `readyAt`: when each gateway was
+ * ready (all on one clock). A first copy taken after its sender's kill and before the next gateway was up was a
+ * request the dead gateway had sent, which the Bot API took once it was dead: no gateway can know whether such a
+ * request went through ("taken after the kill"). Every other one was answered before the kill, so the kill fell
+ * in the window between the Bot API's answer and the gateway's record of it ("answered before the kill"). Pure.
+ */
+export function splitTwice(
+  twice: Record<string, number>,
+  takenAt: (token: string) => number | undefined,
+  kills: readonly number[],
+  readyAt: readonly number[],
+): { answeredBeforeKill: string[]; takenAfterKill: string[] } {
+  const answeredBeforeKill: string[] = [];
+  const takenAfterKill: string[] = [];
+  for (const token of Object.keys(twice)) {
+    const at = takenAt(token);
+    const kill = at === undefined ? undefined : Math.max(-Infinity, ...kills.filter((k) => k <= at));
+    const upSince = kill === undefined ? false : readyAt.some((r) => r > kill && r <= (at as number));
+    if (at !== undefined && kill !== undefined && kill !== -Infinity && !upSince) takenAfterKill.push(token);
+    else answeredBeforeKill.push(token);
+  }
+  return { answeredBeforeKill, takenAfterKill };
+}
+
+/** When the fake took the first message that carries `token` (undefined if none did). */
+export function firstTaken(tg: FakeTelegram, token: string): number | undefined {
+  return tg.sent.find((m) => Array.from(m.text.matchAll(TOKEN), (t) => t[0]).includes(token))?.takenAt;
+}
