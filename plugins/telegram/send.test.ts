@@ -1,12 +1,13 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Api } from "grammy";
+import type { Api } from "grammy";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FakeTelegram } from "../../test/fakes/telegram-server.js";
 import { fetchMedia } from "./fetch-media.js";
 import { OffsetStore } from "./offset-store.js";
 import { sendTelegram, TelegramSendError } from "./send.js";
+import { telegramApi } from "./telegram-api.js";
 
 /** send.ts and fetch-media.ts through real grammY against the fake Bot API server on 127.0.0.1. */
 describe("sendTelegram and fetchMedia", () => {
@@ -16,7 +17,7 @@ describe("sendTelegram and fetchMedia", () => {
   const signal = new AbortController().signal;
   beforeEach(async () => {
     tg = await FakeTelegram.start();
-    api = new Api(tg.token, { apiRoot: tg.url });
+    api = telegramApi(tg.token, tg.url);
     dir = await mkdtemp(join(tmpdir(), "tg-send-"));
   });
   afterEach(async () => {

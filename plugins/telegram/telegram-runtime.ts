@@ -1,7 +1,7 @@
 // Just over 400 lines: the Telegram transport's one lifecycle (start, poll or webhook, send, stop); its deciding
 // parts (formatting, intake, retries, downloads) live in the files it imports.
 import { setTimeout as sleep } from "node:timers/promises";
-import { Api } from "grammy";
+import type { Api } from "grammy";
 import type { Update, UserFromGetMe } from "grammy/types";
 import { type DownloadTimers, downloadLimits } from "../../src/plugin-api/download-deadline.js";
 import type {
@@ -23,6 +23,7 @@ import { OffsetStore } from "./offset-store.js";
 import { pollRetryMs } from "./poll-retry.js";
 import { type ChatButtons, sendTelegram } from "./send.js";
 import { splitMessage, TELEGRAM_TEXT_LIMIT } from "./split-message.js";
+import { telegramApi } from "./telegram-api.js";
 import { CHANNEL, type TelegramInbound, toInbound } from "./to-inbound.js";
 import { TypingIndicator } from "./typing-indicator.js";
 import { UpdateLedger } from "./update-ledger.js";
@@ -86,7 +87,7 @@ export class TelegramRuntime {
     private readonly options: RuntimeOptions,
   ) {
     const config = context.config;
-    this.api = new Api(options.token, { apiRoot: config.apiRoot });
+    this.api = telegramApi(options.token, config.apiRoot);
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
     this.wait = options.wait ?? sleepUnlessStopped;

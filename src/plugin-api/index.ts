@@ -21,5 +21,6 @@ export {
   downloadVerdict,
   watchDownload,
 } from "./download-deadline.js";
+export { createHttpFetch } from "./http-fetch.js";
 export { readSse, type SseEvent, SseParser } from "./sse-parse.js";
 export { writePrivateFile } from "./write-private-file.js";

@@ -40,8 +40,8 @@ export interface SentMessage {
   /** Inline buttons under the message (label and callback data), as they are now (editMessageReplyMarkup). */
   buttons?: { text: string; data: string }[];
   /**
-   * When this server took the message and answered it: `performance.timeOrigin + performance.now()` (ms, the same
-   * clock in every thread of this process), right before the answer is written.
+   * When this server took the message, then when it wrote its answer (set right after the write):
+   * `performance.timeOrigin + performance.now()`, ms, the same clock in every thread of this process.
    */
   takenAt: number;
 }
@@ -443,7 +443,13 @@ export class FakeTelegram {
     res.statusCode = status;
     res.setHeader("content-type", "application/json");
     res.end(JSON.stringify(body));
+    // The message this request recorded was answered just now: its answer is on its way to the sender.
+    if (this.answering) this.answering.takenAt = performance.timeOrigin + performance.now();
+    this.answering = undefined;
   }
+
+  /** The message recorded by the request being answered (its `takenAt` is set once the answer is written). */
+  private answering: SentMessage | undefined;
 
   private fail(res: ServerResponse, error: InjectedError): void {
     this.answer(res, error.status, {
@@ -580,6 +586,7 @@ export class FakeTelegram {
     if (file) sent.file = file;
     if (params.reply_markup !== undefined) sent.buttons = buttonsOf(params.reply_markup);
     this.sent.push(sent);
+    this.answering = sent;
     return {
       message_id: messageId,
       date: Math.floor(Date.now() / 1000),
