@@ -372,9 +372,8 @@ describe("Outbox", () => {
     outbox.stop();
   });
 
-  it("a reply that answers several messages ends every record the moment its send is through, not one fsync apart", async () => {
-    const clock = new ManualClock();
-    const { logger } = createMemoryLogger();
+  /** An outbox whose transport's sends wait until `release()`; `sent` lists what went through. */
+  const gatedOutbox = () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => {
       release = r;
@@ -387,7 +386,19 @@ describe("Outbox", () => {
         return {};
       },
     });
-    const outbox = new Outbox({ transport: () => gated, journal, clock, logger, warnAfterMs: 1000 });
+    const { logger } = createMemoryLogger();
+    const outbox = new Outbox({
+      transport: () => gated,
+      journal,
+      clock: new ManualClock(),
+      logger,
+      warnAfterMs: 1000,
+    });
+    return { outbox, sent, release };
+  };
+
+  it("a reply that answers several messages ends every record the moment its send is through, not one fsync apart", async () => {
+    const { outbox, sent, release } = gatedOutbox();
     const jids = [
       await journal.accept(msg("m1"), 1),
       await journal.accept(msg("m2"), 1),
@@ -417,21 +428,7 @@ describe("Outbox", () => {
   });
 
   it("stop lets a send in flight finish and end its record before it resolves", async () => {
-    const clock = new ManualClock();
-    const { logger } = createMemoryLogger();
-    let release!: () => void;
-    const gate = new Promise<void>((r) => {
-      release = r;
-    });
-    const sent: OutboundMessage[] = [];
-    const slow = transport(sent, {
-      send: async (m) => {
-        await gate;
-        sent.push(m);
-        return {};
-      },
-    });
-    const outbox = new Outbox({ transport: () => slow, journal, clock, logger, warnAfterMs: 1000 });
+    const { outbox, sent, release } = gatedOutbox();
     const jid = await journal.accept(msg("r3"), 1);
     void outbox.enqueue({ channel: "t", chatId: "c", text: "hello", kind: "reply", jid });
     await new Promise((r) => setImmediate(r));
