@@ -45,6 +45,23 @@ describe("Journal: delivery records", () => {
     }
   });
 
+  it("writes a reply's end to the file at once when nothing else is being written, and fsyncs it once", async () => {
+    const journal = new Journal({ dir, logger });
+    await journal.openJournal();
+    const jid = await journal.accept(message("m1"), 10);
+    const ended = journal.end(jid, "replied", 12);
+    // Synchronously, before any microtask: a kill -9 now finds it in the file.
+    expect(file()).toContain(`"op":"end","jid":"${jid}"`);
+    await ended;
+    expect(journal.get(jid)).toBeUndefined();
+    await journal.close();
+    expect(
+      file()
+        .split("\n")
+        .filter((l) => l.includes(`"op":"end","jid":"${jid}"`)),
+    ).toHaveLength(1);
+  });
+
   it("writes a reply's end and delivered parts to the file at once, also while an fsync of earlier records runs", async () => {
     const journal = new Journal({ dir, logger });
     await journal.openJournal();

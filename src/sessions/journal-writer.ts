@@ -86,17 +86,15 @@ export class JournalWriter {
 
   /**
    * Resolves once the record is on disk (written and fsync'd with whatever else was queued); applied only then.
-   * A `delivered` or `end` record (a reply reached its chat) is written to the file at once, also while an fsync
-   * of earlier records runs, so a crash right after the send finds it (a kill keeps what was written; only a
-   * power cut needs the fsync): the window in which a crash sends a part again is as short as one write. It is
-   * fsync'd and applied with the next batch.
+   * A `delivered` or `end` record (a reply reached its chat) is written to the file at once, in this call, whether
+   * or not an fsync of earlier records runs, so a crash right after the send finds it (a kill keeps what was
+   * written; only a power cut needs the fsync): the window in which a crash sends a part again is as short as one
+   * write. It is fsync'd and applied with the next batch. (Its record's `accept` is on disk already: a reply is
+   * only sent for an acknowledged message.)
    */
   write(record: JournalRecord, line: string, written?: () => void): Promise<void> {
     return new Promise((resolve, reject) => {
-      const preWritten =
-        this.flushing !== undefined &&
-        (record.op === "delivered" || record.op === "end") &&
-        this.writeAtOnce(line);
+      const preWritten = (record.op === "delivered" || record.op === "end") && this.writeAtOnce(line);
       this.pending.push({
         line,
         record,
