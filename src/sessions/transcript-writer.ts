@@ -4,11 +4,11 @@ import type { ReadableFile } from "../core/read-lines-backward.js";
 import type { FileIdentity } from "./file-identity.js";
 import {
   type AppendOptions,
+  appendAll,
   appendPrefix,
   fsyncDescriptor,
   inAppendOrder,
   openForAppend,
-  writeAll,
 } from "./transcript.js";
 import type { TranscriptEntry } from "./types.js";
 
@@ -105,10 +105,11 @@ export class TranscriptWriter {
       let text = prefix;
       for (const line of lines) text += `${line}\n`;
       try {
-        writeAll(this.fd, Buffer.from(text, "utf8"));
+        // All or nothing: a write the disk cut short is taken back (appendAll).
+        appendAll(this.fd, Buffer.from(text, "utf8"), before.size);
         if (options.fsync) await fsyncDescriptor(this.fd);
       } catch (error) {
-        // A short write may have left a line cut short: the next append looks at the last byte again.
+        // The take-back may have failed and left a line cut short: the next append looks at the last byte again.
         this.clean = false;
         throw error;
       }

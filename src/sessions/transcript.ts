@@ -1,5 +1,14 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, fstatSync, fsync, openSync, readSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  fsync,
+  ftruncateSync,
+  openSync,
+  readSync,
+  writeSync,
+} from "node:fs";
 import { dirname } from "node:path";
 import { promisify } from "node:util";
 import { absolutePath } from "../core/absolute-path.js";
@@ -13,7 +22,8 @@ import { TRANSCRIPT_VERSION, type TranscriptEntry, type TranscriptHeader } from 
  * Transcripts: append-only JSON Lines, one file per sessionId (SPEC section 2).
  *
  * Invariants:
- * - Nothing is ever rewritten or truncated here; compaction is an appended entry.
+ * - Nothing is ever rewritten here, and nothing written before an append is cut; compaction is an appended entry.
+ *   An append the disk cut short (full) is taken back to where it began (`appendAll`).
  * - Line 1 is the header; it is written by the first append to a missing or empty file.
  * - Each append is one write of complete lines ("...\n"), serialized per file within this process, so lines
  *   of concurrent appends never interleave. If the file does not end in "\n" (a crash cut the last write short),
@@ -207,6 +217,25 @@ export function writeAll(fd: number, bytes: Buffer): void {
 }
 
 /**
+ * `writeAll` of lines appended to a file that was `size` bytes long, all or nothing: a write that fails part way
+ * (the disk filled up in the middle of a line) is taken back by cutting the file to `size` again, so no line is
+ * left cut short by it. The error is thrown either way; a take-back that fails too leaves the cut line for the next
+ * append's "\n" (`appendPrefix`).
+ */
+export function appendAll(fd: number, bytes: Buffer, size: number): void {
+  try {
+    writeAll(fd, bytes);
+  } catch (error) {
+    try {
+      ftruncateSync(fd, size);
+    } catch {
+      // The cut line stays; the next append starts on a line of its own.
+    }
+    throw error;
+  }
+}
+
+/**
  * Flushes a descriptor to disk off the event loop (an fsync can take milliseconds). The caller keeps `fd` open
  * until it settles: a descriptor closed meanwhile could be reused by another open and flush the wrong file.
  */
@@ -219,7 +248,7 @@ async function appendNow(path: string, entries: TranscriptEntry[], options: Appe
     for (const entry of entries) text += `${JSON.stringify(entry)}\n`;
     if (text.length === 0) return;
     // One write of complete lines; the descriptor is in append mode, so the bytes land at the end.
-    writeAll(fd, Buffer.from(text, "utf8"));
+    appendAll(fd, Buffer.from(text, "utf8"), size);
     if (options.fsync) await fsyncDescriptor(fd);
   } finally {
     closeSync(fd);
