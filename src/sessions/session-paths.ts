@@ -49,7 +49,7 @@ export function sessionPaths(roots: SessionRoots, key: string, sessionId: string
   const memoKey = `${roots.storeDir}\u0000${roots.workspaceDir}\u0000${roots.primaryKey}\u0000${key}\u0000${sessionId}`;
   const known = pathsMemo.get(memoKey);
   if (known) return known;
-  const paths = Object.freeze(pathsOf(roots, key, sessionId));
+  const paths = Object.freeze(computePaths(roots, key, sessionId));
   if (pathsMemo.size >= PATHS_MEMO_SIZE) pathsMemo.clear();
   pathsMemo.set(memoKey, paths);
   return paths;
@@ -59,7 +59,7 @@ export function sessionPaths(roots: SessionRoots, key: string, sessionId: string
 const PATHS_MEMO_SIZE = 1024;
 const pathsMemo = new Map<string, Readonly<SessionPaths>>();
 
-function pathsOf(roots: SessionRoots, key: string, sessionId: string): SessionPaths {
+function computePaths(roots: SessionRoots, key: string, sessionId: string): SessionPaths {
   const transcript = transcriptPathFor(roots.storeDir, sessionId);
   const folder = join(roots.storeDir, sessionId);
   const workspace =
