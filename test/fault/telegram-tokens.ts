@@ -42,10 +42,11 @@ export function splitTwice(
   const takenAfterKill: string[] = [];
   for (const token of Object.keys(twice)) {
     const at = takenAt(token);
-    const kill = at === undefined ? undefined : Math.max(-Infinity, ...kills.filter((k) => k <= at));
-    const upSince = kill === undefined ? false : readyAt.some((r) => r > kill && r <= (at as number));
-    if (at !== undefined && kill !== undefined && kill !== -Infinity && !upSince) takenAfterKill.push(token);
-    else answeredBeforeKill.push(token);
+    const before = at === undefined ? [] : kills.filter((k) => k <= at);
+    // The last kill before the fake took it, with no gateway up since then: its sender was dead.
+    const kill = before.length > 0 ? Math.max(...before) : undefined;
+    const sinceKill = at !== undefined && kill !== undefined && !readyAt.some((r) => r > kill && r <= at);
+    (sinceKill ? takenAfterKill : answeredBeforeKill).push(token);
   }
   return { answeredBeforeKill, takenAfterKill };
 }
