@@ -25,12 +25,14 @@ export class HttpAnswer {
   readonly type = "basic";
   private used = false;
   private readonly stream: AnswerBody | null;
+  private built: Headers | undefined;
 
   constructor(
     readonly url: string,
     readonly status: number,
     readonly statusText: string,
-    readonly headers: Headers,
+    /** The headers, built on first read (a Bot API caller never reads them; the model client does). */
+    private readonly headersOf: () => Headers,
     /** Undefined for an answer without a body (204, HEAD…): already read to its end. */
     res: IncomingMessage | undefined,
     /** The error the body ends with when it stops before the answer is complete. */
@@ -38,6 +40,11 @@ export class HttpAnswer {
   ) {
     this.ok = status >= 200 && status <= 299;
     this.stream = res ? answerBody(res, failure, () => this.take()) : null;
+  }
+
+  get headers(): Headers {
+    this.built ??= this.headersOf();
+    return this.built;
   }
 
   get body(): AnswerBody | null {

@@ -69,16 +69,23 @@ describe("createHttpFetch", () => {
       raw = req.rawHeaders;
       res.end("ok");
     };
-    await createHttpFetch()(`${url}/v1/chat`, {
-      method: "POST",
-      headers: { "X-Custom": "yes", "content-length": "999" },
-      body: "four",
-    });
-    const pairs: string[] = [];
-    for (let i = 0; i < raw.length; i += 2) pairs.push(`${raw[i]?.toLowerCase()}: ${raw[i + 1]}`);
-    expect(pairs.sort()).toEqual(
-      [`host: ${new URL(url).host}`, "content-length: 4", "connection: keep-alive", "x-custom: yes"].sort(),
-    );
+    // The caller's headers as a plain object (grammY), pairs, or a web Headers (the SDK), names in any case.
+    const given: HeadersInit[] = [
+      { "X-Custom": "yes", "Content-Length": "999" },
+      [
+        ["X-Custom", "yes"],
+        ["content-length", "999"],
+      ],
+      new Headers({ "X-Custom": "yes", "Content-Length": "999" }),
+    ];
+    for (const headers of given) {
+      await createHttpFetch()(`${url}/v1/chat`, { method: "POST", headers, body: "four" });
+      const pairs: string[] = [];
+      for (let i = 0; i < raw.length; i += 2) pairs.push(`${raw[i]?.toLowerCase()}: ${raw[i + 1]}`);
+      expect(pairs.sort()).toEqual(
+        [`host: ${new URL(url).host}`, "content-length: 4", "connection: keep-alive", "x-custom: yes"].sort(),
+      );
+    }
   });
 
   it("credentials in the URL go as basic authorization, unless the call has its own", async () => {

@@ -50,6 +50,35 @@ export function createHttpFetch(): typeof fetch {
   };
 }
 
+/**
+ * Each header of a request's `headers` as a lower-case name and its value. A plain object (what grammY passes) is
+ * read as it is: a web `Headers` built from it costs its validation on every Bot API call.
+ */
+function eachHeader(given: HeadersInit | undefined, each: (name: string, value: string) => void): void {
+  if (given === undefined) return;
+  if (given instanceof Headers) {
+    given.forEach((value, name) => {
+      each(name, value);
+    });
+    return;
+  }
+  const pairs = Array.isArray(given) ? given : Object.entries(given);
+  for (const [name, value] of pairs) {
+    if (name !== undefined && value !== undefined) each(name.toLowerCase(), String(value));
+  }
+}
+
+/** An answer's headers as a web `Headers`. */
+function headersOf(res: IncomingMessage): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(res.headers)) {
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+    else headers.set(name, value);
+  }
+  return headers;
+}
+
 /** A URL asked for, parsed, and as `node:http` request options (host, port, path, auth). */
 interface Target {
   href: string;
@@ -84,8 +113,7 @@ function send(
     const headers: string[] = [];
     let host = false;
     let authorization = false;
-    const given = init.headers instanceof Headers ? init.headers : new Headers(init.headers);
-    given.forEach((value, name) => {
+    eachHeader(init.headers, (name, value) => {
       if (name === "host") host = true;
       if (name === "authorization") authorization = true;
       if (name !== "content-length") headers.push(name, value);
@@ -107,12 +135,6 @@ function send(
       response = res;
       res.once("close", done);
       const status = res.statusCode ?? 0;
-      const answer = new Headers();
-      for (const [name, value] of Object.entries(res.headers)) {
-        if (value === undefined) continue;
-        if (Array.isArray(value)) for (const v of value) answer.append(name, v);
-        else answer.set(name, value);
-      }
       const nullBody = NULL_BODY_STATUSES.has(status) || init.method === "HEAD";
       if (nullBody) res.resume();
       const failure = (error: Error) => (signal?.aborted ? abortError(signal) : error);
@@ -120,7 +142,7 @@ function send(
         url.href,
         status,
         res.statusMessage ?? "",
-        answer,
+        () => headersOf(res),
         nullBody ? undefined : res,
         failure,
       );
