@@ -113,6 +113,50 @@ describe("sendTelegram and fetchMedia", () => {
     ]);
   });
 
+  it("confirms a message once, when the Bot API takes its last request and before the send returns; never a refusal", async () => {
+    /** Per `confirmed` call: how many messages the Bot API held then, and whether the send had returned. */
+    let returned = false;
+    let calls: string[] = [];
+    const confirmed = () => calls.push(`${tg.sent.length} sent, returned ${returned}`);
+    const send = async (message: ReturnType<typeof reply>) => {
+      returned = false;
+      calls = [];
+      await sendTelegram(api, message, signal, new Map(), confirmed);
+      returned = true;
+    };
+    // Refused entities: the first request's 400 confirms nothing, the plain-text resend does.
+    tg.failNext("sendMessage", { status: 400, description: "Bad Request: can't parse entities: bad" });
+    await send(reply("_a_ & **b**"));
+    expect(calls).toEqual(["1 sent, returned false"]);
+    // A text with files, closing the chat's buttons first: only the last file's answer confirms.
+    const buttons = new Map([["7", 99]]);
+    const doc = join(dir, "c.txt");
+    await writeFile(doc, "text");
+    returned = false;
+    calls = [];
+    await sendTelegram(
+      api,
+      reply("files", {
+        closesButtons: true,
+        attachments: [
+          { kind: "document", path: doc },
+          { kind: "document", path: doc },
+        ],
+      }),
+      signal,
+      buttons,
+      confirmed,
+    );
+    expect(tg.callsOf("editMessageReplyMarkup")).toHaveLength(1);
+    expect(calls).toEqual(["4 sent, returned false"]);
+    // Refusals, for good or for now, confirm nothing.
+    for (const status of [403, 502]) {
+      tg.failNext("sendMessage", { status, description: "no" });
+      await expect(send(reply("refused"))).rejects.toThrow(TelegramSendError);
+      expect(calls).toEqual([]);
+    }
+  });
+
   it("downloads a file into the staging dir, and refuses one over the limit with a note", async () => {
     tg.addFile("f1", "docs/f1.pdf", Buffer.from("%PDF"));
     const options = { api, token: tg.token, apiRoot: tg.url, stagingDir: dir, maxBytes: 100, signal };

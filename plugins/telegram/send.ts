@@ -3,6 +3,7 @@ import type { OutboundMessage, SendFailure, SendResult } from "../../src/plugin-
 import { classifyError } from "./classify-error.js";
 import { grammySignal } from "./grammy-signal.js";
 import { renderMarkdown } from "./render-markdown.js";
+import { confirmingApi } from "./telegram-api.js";
 
 /**
  * A failed send, as the core's outbox reads it (plugin-api SendFailure): the words, Telegram's retry_after for a
@@ -25,13 +26,15 @@ export class TelegramSendError extends Error implements SendFailure {
  * the agent attached (images as photos, everything else as documents; the core's outbox hands each file in as a
  * part of its own, so a failed upload is retried without the text). Honours `signal`. Throws TelegramSendError,
  * with `retryAfterMs` for a 429 and `permanent` for a refusal that cannot pass, so the outbox retries this part
- * alone or gives it up.
+ * alone or gives it up. `confirmed` (Transport.send's) is called when the Bot API takes the message's last
+ * request: its text's, or its last file's.
  */
 export async function sendTelegram(
   api: Api,
   message: OutboundMessage,
   signal: AbortSignal,
   buttons: ChatButtons = new Map(),
+  confirmed?: () => void,
 ): Promise<SendResult> {
   if (message.closesButtons) await closeButtons(api, buttons, message.chatId, signal);
   const keyboard = message.buttons?.length
@@ -46,12 +49,16 @@ export async function sendTelegram(
     message.chatType === "group" && Number.isSafeInteger(replyTo) && replyTo > 0
       ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } }
       : {};
+  const files = message.attachments ?? [];
+  // The client of the message's last request: the one whose answer confirms it.
+  const last = confirmed ? confirmingApi(api, confirmed) : api;
   let firstId: number | undefined;
   try {
     if (message.text.trim().length > 0) {
       const rendered = renderMarkdown(message.text);
+      const textApi = files.length === 0 ? last : api;
       try {
-        const sent = await api.sendMessage(
+        const sent = await textApi.sendMessage(
           message.chatId,
           rendered.html,
           { parse_mode: "HTML", ...quote, ...keyboard },
@@ -60,7 +67,7 @@ export async function sendTelegram(
         firstId = sent.message_id;
       } catch (error) {
         if (classifyError(error).kind !== "bad-entities") throw error;
-        const sent = await api.sendMessage(
+        const sent = await textApi.sendMessage(
           message.chatId,
           rendered.plain,
           { ...quote, ...keyboard },
@@ -69,16 +76,17 @@ export async function sendTelegram(
         firstId = sent.message_id;
       }
     }
-    for (const file of message.attachments ?? []) {
+    for (const [index, file] of files.entries()) {
       const input = new InputFile(file.path, file.fileName);
       const extra = {
         ...(file.caption ? { caption: file.caption } : {}),
         ...(firstId === undefined ? quote : {}),
       };
+      const fileApi = index === files.length - 1 ? last : api;
       const sent =
         file.kind === "image"
-          ? await api.sendPhoto(message.chatId, input, extra, grammySignal(signal))
-          : await api.sendDocument(message.chatId, input, extra, grammySignal(signal));
+          ? await fileApi.sendPhoto(message.chatId, input, extra, grammySignal(signal))
+          : await fileApi.sendDocument(message.chatId, input, extra, grammySignal(signal));
       firstId ??= sent.message_id;
     }
   } catch (error) {

@@ -139,7 +139,7 @@ export class TelegramRuntime {
       capabilities: { maxTextLength: TELEGRAM_TEXT_LIMIT, attachments: true },
       // `context.config` at each message: `telegram.allowFrom` changes while the gateway runs.
       authorize: (message) => this.authorize(message, this.usernames.get(message.senderId)),
-      send: (message, signal) => sendTelegram(this.api, message, signal, this.buttons),
+      send: (message, signal, confirmed) => sendTelegram(this.api, message, signal, this.buttons, confirmed),
       split: (text) => splitMessage(text),
       health: () => healthLine(this.snapshot, this.now()),
     };

@@ -199,8 +199,14 @@ export interface Transport {
    * SendFailure: unless it says `permanent: true`, the same message is tried again (after its `retryAfterMs`, else
    * with a growing backoff) for as long as it takes, in order with the rest of the chat's replies, and while the
    * transport is not up it waits for it. A permanent failure ends the reply (logged, listed in `/status`).
+   *
+   * `confirmed` (optional to call): the moment the chat app has answered that it took the message (its answer's
+   * status, before the rest is read), call it, once. The core records the delivery in that call, so a kill -9
+   * after it does not send the message again; from then on the message counts as delivered, and a throw after it
+   * is logged, not retried. Call it for the last request of a message only (after a text's files, if it has any).
+   * A transport that never calls it has its message recorded once the promise resolves.
    */
-  send(message: OutboundMessage, signal: AbortSignal): Promise<SendResult>;
+  send(message: OutboundMessage, signal: AbortSignal, confirmed?: () => void): Promise<SendResult>;
   /**
    * Splits a reply into sendable parts when the transport's rendering changes lengths (Markdown to its own
    * format). Must be deterministic: a restart splits the same text the same way and skips parts already sent.

@@ -427,6 +427,53 @@ describe("Outbox", () => {
     await expect.poll(() => journal.openCount()).toBe(0);
   });
 
+  it("records a part the moment its transport says the chat app took it, before the send returns; a throw after that is not a retry", async () => {
+    const { logger, lines } = createMemoryLogger();
+    let release = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    /** Per send: the journal's records of the reply as the file held them right after `confirmed` returned. */
+    const seen: string[][] = [];
+    const sends: string[] = [];
+    const confirming = transport([], {
+      send: async (m, _signal, confirmed) => {
+        sends.push(m.text);
+        confirmed?.();
+        seen.push(
+          readFileSync(journal.filePath, "utf8")
+            .split("\n")
+            .filter((line) => /"op":"(delivered|end)"/.test(line))
+            .map((line) => {
+              const record = JSON.parse(line) as { op: string; part?: number };
+              return record.part === undefined ? record.op : `${record.op} ${record.part}`;
+            }),
+        );
+        await gate;
+        throw new Error("the connection broke after the answer");
+      },
+    });
+    const outbox = new Outbox({
+      transport: () => confirming,
+      journal,
+      clock: new ManualClock(),
+      logger,
+      warnAfterMs: 1000,
+    });
+    const jid = await journal.accept(msg("c1"), 1);
+    const handed = outbox.enqueue({ channel: "t", chatId: "c", text: "aaaa bbbb cccc", kind: "reply", jid });
+    await expect.poll(() => seen.length).toBe(1);
+    // Part 0 is on record while its send still waits for its end.
+    expect(seen[0]).toEqual(["delivered 0"]);
+    release();
+    expect(await handed).toBe("sent");
+    expect(seen[1]).toEqual(["delivered 0", "end"]);
+    // Each part went out once: the throws after `confirmed` were logged, not tried again.
+    expect(sends).toEqual(["aaaa bbbb", "cccc"]);
+    expect(lines.filter((l) => l.message.includes("counts as delivered"))).toHaveLength(2);
+    await expect.poll(() => journal.openCount()).toBe(0);
+  });
+
   it("stop lets a send in flight finish and end its record before it resolves", async () => {
     const { outbox, sent, release } = gatedOutbox();
     const jid = await journal.accept(msg("r3"), 1);

@@ -220,6 +220,8 @@ export class Outbox {
   private async deliver(lane: Lane, delivery: Delivery): Promise<Handed> {
     await this.held;
     let parts: Part[] | undefined;
+    /** The records' end, once the last part went through (written in `record` below, or after the loop). */
+    let ended: Promise<void> | undefined;
     for (let index = 0; ; ) {
       // Every part sent: the record is ended below, also when the outbox is stopping meanwhile.
       if (parts !== undefined && index >= parts.length) break;
@@ -233,22 +235,34 @@ export class Outbox {
         index++;
         continue;
       }
-      const sent = await this.sendPart(lane, delivery, parts[index]!);
+      // The part's record, written once, before anything else on this lane: a crash from then on must not send
+      // it again. The last part ends the records; an earlier one is marked delivered. It is written the moment the
+      // transport says its chat app took the part (`Transport.send`'s `confirmed`), else once the send resolves.
+      const part = index;
+      const last = part === parts.length - 1;
+      let recorded: Promise<void> | undefined;
+      const record = () => {
+        if (last) recorded ??= ended = this.endRecords(delivery, "replied");
+        else if (recordParts && delivery.jid) recorded ??= this.markDelivered(delivery.jid, part);
+      };
+      const sent = await this.sendPart(lane, delivery, parts[index]!, record);
       if (sent === "down") continue; // parked again: same part once the transport is back
       if (sent === "stopped") return "dropped";
       if (sent === "gave-up") return "failed";
-      if (recordParts && delivery.jid) {
-        // Before anything else on this lane: a crash from here on must not send this part again.
-        await this.deps.journal
-          .markDelivered(delivery.jid, index, this.deps.clock.now())
-          .catch((error: unknown) =>
-            this.deps.logger.warn("could not record a delivered part", { error: describeError(error) }),
-          );
-      }
+      record();
+      await recorded;
       index++;
     }
-    await this.endRecords(delivery, "replied");
+    await (ended ?? this.endRecords(delivery, "replied"));
     return "sent";
+  }
+
+  private markDelivered(jid: string, part: number): Promise<void> {
+    return this.deps.journal
+      .markDelivered(jid, part, this.deps.clock.now())
+      .catch((error: unknown) =>
+        this.deps.logger.warn("could not record a delivered part", { error: describeError(error) }),
+      );
   }
 
   /** The transport once it is up; while it is not, the lane is parked. Undefined when the outbox stopped. */
@@ -273,12 +287,21 @@ export class Outbox {
    * Sends one part until it is through ("sent"), its transport is not up ("down": the caller parks and sends
    * the same part later), the chat refuses it for good ("gave-up": logged, listed, records ended) or the outbox
    * stops ("stopped"). Each try uses the transport up at that moment (a restarted plugin's new instance).
+   * `confirmed` is the transport's to call the moment its chat app took the part; from then on the part counts as
+   * sent, whatever the send does after it.
    */
   private async sendPart(
     lane: Lane,
     delivery: Delivery,
     part: Part,
+    confirmed: () => void,
   ): Promise<"sent" | "down" | "gave-up" | "stopped"> {
+    let taken = false;
+    const onConfirmed = () => {
+      if (taken) return;
+      taken = true;
+      confirmed();
+    };
     const message: OutboundMessage = {
       channel: delivery.channel,
       chatId: delivery.chatId,
@@ -295,10 +318,19 @@ export class Outbox {
       const transport = this.deps.transport(delivery.channel);
       if (!transport) return "down";
       try {
-        await transport.send(message, AbortSignal.timeout(SEND_TIMEOUT_MS));
+        await transport.send(message, AbortSignal.timeout(SEND_TIMEOUT_MS), onConfirmed);
         this.waits.sendsPass(delivery.channel);
         return "sent";
       } catch (error) {
+        if (taken) {
+          // The chat app has it: sending it again would show it twice.
+          this.deps.logger.warn("a send failed after its chat app took the message; it counts as delivered", {
+            channel: delivery.channel,
+            chatId: delivery.chatId,
+            error: describeError(error),
+          });
+          return "sent";
+        }
         if (!this.deps.transport(delivery.channel)) {
           this.deps.logger.warn("send failed while the transport went down; the reply waits for it", {
             channel: delivery.channel,
