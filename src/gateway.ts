@@ -581,21 +581,30 @@ export class Gateway {
     // After an in-process restart: the sessions that were active are loaded back before any traffic comes in.
     if (!this.options.oneShot) await this.warmFromManifest();
     if (this.options.listen) this.options.registerApi?.(this, this.http);
-    // Plugins start in the background (each within its deadline): the local API and web chat do not wait for a
-    // slow transport, replies to one that is still starting wait for it in the outbox, and what it hands in while
-    // starting is accepted. Instances are created (their routes registered) before the server listens.
-    this.pluginsStarted = this.host.start();
+    // The server listens first, then plugins start in the background (each within its deadline): the local API
+    // and web chat wait neither for a slow transport nor for loading a plugin's code (the Telegram runtime with
+    // grammY, some 30 ms), replies to a transport that is still starting wait for it in the outbox, and what it
+    // hands in while starting is accepted. A request for a route that a plugin registers when it is created waits
+    // until the plugins have started (HttpServer.holdUnmatched): a webhook arriving meanwhile is not a 404.
     if (this.options.listen) {
       const { port, bind } = this.config.gateway;
+      let release: (started: Promise<void>) => void = () => {};
+      this.http.holdUnmatched(
+        new Promise<void>((resolve) => {
+          release = resolve;
+        }),
+      );
       try {
         const address = await this.http.listen(port, bind);
         this.address = { port: address.port, host: bind };
       } catch (error) {
+        release(Promise.resolve());
         this.markReplayQueued();
-        await this.pluginsStarted;
         throw error;
       }
-    }
+      this.pluginsStarted = this.host.start();
+      release(this.pluginsStarted);
+    } else this.pluginsStarted = this.host.start();
     // A one-shot in-process run (`clawdis agent` without a gateway) has no transports to deliver to: it leaves
     // what the journal holds open for the next real gateway, and does not probe the endpoint.
     if (this.options.oneShot) {

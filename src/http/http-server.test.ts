@@ -41,6 +41,31 @@ describe("HttpServer", () => {
     expect((await fetch(`${base}/public`)).status).toBe(200);
   });
 
+  it("holdUnmatched: a request for a route not registered yet waits and then reaches it; after the hold a miss is a 404 at once", async () => {
+    let release = () => {};
+    server.holdUnmatched(
+      new Promise<void>((resolve) => {
+        release = resolve;
+      }),
+    );
+    let answered = false;
+    const early = fetch(`${base}/hook?token=secret-token-123456`, { method: "POST", body: "u1" }).then(
+      async (r) => {
+        answered = true;
+        return { status: r.status, body: (await r.json()) as unknown };
+      },
+    );
+    // Matched by nothing yet: it waits (the known routes do not).
+    await expect.poll(() => server.waiting, { timeout: 5000, message: "the request to wait" }).toBe(1);
+    expect((await fetch(`${base}/public`)).status).toBe(200);
+    expect(answered).toBe(false);
+    server.route("POST", "/hook", async (req, res) => sendJson(res, 200, { got: await req.body() }));
+    release();
+    expect(await early).toEqual({ status: 200, body: { got: "u1" } });
+    expect((await fetch(`${base}/nope`)).status).toBe(404);
+    expect(server.waiting).toBe(0);
+  });
+
   it("a request's signal aborts once its client goes away (asked for before or after)", async () => {
     const seen: { before: boolean; after?: boolean }[] = [];
     let gone!: () => void;

@@ -65,12 +65,17 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 }
 
 /**
- * The gateway's local HTTP server: web chat, API, webhooks. Routes are registered before `listen`.
+ * The gateway's local HTTP server: web chat, API, webhooks. The core's routes are registered before `listen`, a
+ * plugin's when it is created, which may be after (`holdUnmatched`).
  * Every route needs the gateway token unless registered with `{ auth: false }`.
  */
 export class HttpServer implements HttpRegistrar {
   private readonly routes: Route[] = [];
   private server: Server | undefined;
+  /** While set: what the routes a request matches none of may still come from (see `holdUnmatched`). */
+  private pending: Promise<void> | undefined;
+  /** Requests waiting for `pending` now. */
+  waiting = 0;
 
   constructor(private readonly options: { token: string; logger: Logger }) {}
 
@@ -83,6 +88,22 @@ export class HttpServer implements HttpRegistrar {
       const index = this.routes.indexOf(route);
       if (index !== -1) this.routes.splice(index, 1);
     };
+  }
+
+  /**
+   * A request that matches no route while `until` is unsettled waits for it to settle, then is matched again: the
+   * gateway listens before its plugins are created, and a webhook that arrives meanwhile reaches its route
+   * instead of a 404. Only requests that match nothing wait; a later call replaces the earlier `until`.
+   */
+  holdUnmatched(until: Promise<unknown>): void {
+    const pending = until.then(
+      () => {},
+      () => {},
+    );
+    this.pending = pending;
+    void pending.then(() => {
+      if (this.pending === pending) this.pending = undefined;
+    });
   }
 
   async listen(port: number, host: string): Promise<AddressInfo> {
@@ -115,7 +136,7 @@ export class HttpServer implements HttpRegistrar {
     });
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async handle(req: IncomingMessage, res: ServerResponse, held = false): Promise<void> {
     const url = new URL(req.url ?? "/", "http://localhost");
     const parts = url.pathname.split("/").filter((s) => s.length > 0);
     const method = (req.method ?? "GET").toUpperCase();
@@ -175,6 +196,15 @@ export class HttpServer implements HttpRegistrar {
       res.setHeader("allow", allowed.join(", "));
       sendJson(res, 405, { error: "method-not-allowed" });
       return;
+    }
+    if (this.pending && !held) {
+      this.waiting++;
+      try {
+        await this.pending;
+      } finally {
+        this.waiting--;
+      }
+      return this.handle(req, res, true);
     }
     sendJson(res, 404, { error: "not-found", path: url.pathname });
   }
