@@ -9,7 +9,7 @@ import { type ChunkLike, type FinishReason, type LlmUsage, ReplyAssembler } from
 import { describeLlmFailure, innermostMessage, type LlmFailure, systemErrorCode } from "./llm-errors.js";
 import { retryDelayMs, shouldRetryAnswer } from "./model-retry.js";
 import { chatRequestBody } from "./request-body.js";
-import { sseEvents } from "./sse-events.js";
+import { loadSseParser, sseEvents } from "./sse-events.js";
 
 /**
  * The model client: the only module that imports `openai`. Speaks the Chat Completions API to any
@@ -43,7 +43,7 @@ function loadSdk(): Promise<Sdk> {
  * a few hundred milliseconds of the event loop to compile.
  */
 export async function preloadModelSdk(): Promise<void> {
-  await loadSdk();
+  await Promise.all([loadSdk(), loadSseParser()]);
   new Headers();
 }
 

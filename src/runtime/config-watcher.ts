@@ -1,6 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { type ChokidarOptions, type FSWatcher, watch } from "chokidar";
+import type { ChokidarOptions, FSWatcher } from "chokidar";
 import { type Clock, systemClock } from "../core/clock.js";
 import { describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
@@ -22,6 +22,13 @@ export interface ConfigWatcherOptions {
   clock?: Clock;
   /** Starts chokidar on the folder (default `chokidar.watch`); a test may hand in one that has lost track. */
   watchFolder?: (dir: string, options: ChokidarOptions) => FSWatcher;
+}
+
+let chokidar: Promise<typeof import("chokidar")> | undefined;
+/** chokidar, loaded on first use (~11 ms): the watcher starts after the gateway listens. */
+function loadChokidar(): Promise<typeof import("chokidar")> {
+  chokidar ??= import("chokidar");
+  return chokidar;
 }
 
 /** A save counts once the file has not grown for this long (docs: ECOSYSTEM.md, chokidar). */
@@ -104,7 +111,9 @@ export class ConfigWatcher {
     const dir = dirname(this.path);
     // The folder, not only the file: a save-by-rename replaces the file a watch on it would follow. Through the
     // folder chokidar watches the file too (in-place saves), and one that does not exist yet.
-    const watcher = (this.options.watchFolder ?? watch)(dir, {
+    const watch = this.options.watchFolder ?? (await loadChokidar()).watch;
+    if (this.closed) return;
+    const watcher = watch(dir, {
       ignoreInitial: true,
       depth: 0,
       ignored: (candidate: string) => candidate !== dir && candidate !== this.path,
