@@ -74,8 +74,7 @@ export class HttpServer implements HttpRegistrar {
   private server: Server | undefined;
   /** While set: what the routes a request matches none of may still come from (see `holdUnmatched`). */
   private pending: Promise<void> | undefined;
-  /** Requests waiting for `pending` now. */
-  waiting = 0;
+  private waitingCount = 0;
 
   constructor(private readonly options: { token: string; logger: Logger }) {}
 
@@ -88,6 +87,11 @@ export class HttpServer implements HttpRegistrar {
       const index = this.routes.indexOf(route);
       if (index !== -1) this.routes.splice(index, 1);
     };
+  }
+
+  /** How many requests wait for `holdUnmatched`'s promise now. */
+  get waiting(): number {
+    return this.waitingCount;
   }
 
   /**
@@ -198,11 +202,11 @@ export class HttpServer implements HttpRegistrar {
       return;
     }
     if (this.pending && !held) {
-      this.waiting++;
+      this.waitingCount++;
       try {
         await this.pending;
       } finally {
-        this.waiting--;
+        this.waitingCount--;
       }
       return this.handle(req, res, true);
     }

@@ -297,8 +297,8 @@ export class Outbox {
     confirmed: () => void,
   ): Promise<"sent" | "down" | "gave-up" | "stopped"> {
     let taken = false;
+    // `confirmed` (deliver's `record`) writes the record once however often it is called.
     const onConfirmed = () => {
-      if (taken) return;
       taken = true;
       confirmed();
     };
