@@ -53,6 +53,7 @@ import {
   restartManifestPath,
   takeRestartManifest,
 } from "./runtime/restart-manifest.js";
+import { SendThread } from "./runtime/send-thread/send-thread.js";
 import { openParked } from "./runtime/session/parked-batch.js";
 import { sessionRootsOf } from "./runtime/session/session-workspace.js";
 import { SessionRegistry } from "./runtime/session-registry.js";
@@ -150,6 +151,8 @@ export class Gateway {
   private readonly admission: (ctx: InboundContext) => Promise<void>;
   private readonly dispatch: (ctx: InboundContext) => Promise<void>;
   readonly outbox: Outbox;
+  /** Runs once `start` has opened the journal (runtime/send-thread/); undefined before, and in a one-shot run. */
+  private sendThread: SendThread | undefined;
   private readonly runner: SessionRunner;
   /** What is held warm per session, unloaded after `passivateAfterMinutes` idle (docs/runtime.md, Memory). */
   readonly sessions: SessionRegistry;
@@ -284,6 +287,7 @@ export class Gateway {
       logger: logger.child("outbox"),
       maxParkedBytes: maxParkedBytesFrom(options.env),
       spillDir: join(stateDirOf(options.env), "outbox"),
+      sendThread: () => this.sendThread,
       // Getters: read at each use, so a config change applies live.
       get warnAfterMs() {
         return gateway.config.gateway.parkedReplyWarnSeconds * 1000;
@@ -616,7 +620,14 @@ export class Gateway {
     // The first sends wait for the modules loaded on first use to load (the model SDK for the endpoint probe above
     // and the first turn, the lock library for the first store update): compiling them holds the event loop, and a
     // chat app's answer read late widens the window in which a kill -9 sends a reply twice (outbox.ts, holdUntil).
-    this.outbox.holdUntil(Promise.all([preloadModelSdk(), preloadLockLibrary()]));
+    // Replies that a transport sends through `confirmingFetch` go out on the send thread, which records each
+    // delivery the moment its chat app takes it (runtime/send-thread/); the first sends wait for it to run.
+    const sendThread = new SendThread({
+      confirmationsPath: this.journal.confirmationsPath,
+      logger: this.options.logger.child("send-thread"),
+    });
+    this.sendThread = sendThread;
+    this.outbox.holdUntil(Promise.all([preloadModelSdk(), preloadLockLibrary(), sendThread.ready]));
     // In the background, not on the way to listening: the temp files of atomic writes of the store, the journal,
     // the state lock, restart.json and reminders.json that a kill cut short (their files are intact; the temp files
     // are dead weight).
@@ -760,6 +771,8 @@ export class Gateway {
       { name: "outbox-settle", run: () => this.outbox.settle(STOP_SEND_GRACE_MS) },
       // A send still in flight finishes and ends its record before the journal closes.
       { name: "outbox", run: () => this.outbox.stop() },
+      // No send is in flight any more; what its confirmations file holds is read at the next start.
+      { name: "send-thread", run: () => this.sendThread?.close() },
       { name: "host", run: () => this.host.stop() },
       { name: "http", run: () => this.http.close() },
       { name: "temp-files", run: () => this.tempFilesSwept },

@@ -3,6 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Api } from "grammy";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { silentLogger } from "../../src/core/logger.js";
+import { routeConfirmation } from "../../src/runtime/send-thread/confirm-routes.js";
+import { SendThread } from "../../src/runtime/send-thread/send-thread.js";
 import { FakeTelegram } from "../../test/fakes/telegram-server.js";
 import { fetchMedia } from "./fetch-media.js";
 import { OffsetStore } from "./offset-store.js";
@@ -154,6 +157,41 @@ describe("sendTelegram and fetchMedia", () => {
       tg.failNext("sendMessage", { status, description: "no" });
       await expect(send(reply("refused"))).rejects.toThrow(TelegramSendError);
       expect(calls).toEqual([]);
+    }
+  });
+
+  it("with the core's send thread, a text's answer is recorded there first; a refusal writes nothing, a file goes from this thread", async () => {
+    const confirmations = join(dir, "inbound.confirmed.jsonl");
+    const thread = new SendThread({ confirmationsPath: confirmations, logger: silentLogger });
+    expect(await thread.ready).toBe(true);
+    try {
+      let calls = 0;
+      const confirmed = () => {
+        calls++;
+      };
+      routeConfirmation(confirmed, { thread, lines: () => "recorded\n", recorded: () => Promise.resolve() });
+      const read = async () => readFile(confirmations, "utf8").catch(() => "");
+      await sendTelegram(api, reply("**hi**"), signal, new Map(), confirmed);
+      expect(tg.sent.map((m) => m.raw)).toEqual(["<b>hi</b>"]);
+      expect([calls, await read()]).toEqual([1, "recorded\n"]);
+      tg.failNext("sendMessage", { status: 403, description: "Forbidden: bot was blocked by the user" });
+      await expect(sendTelegram(api, reply("no"), signal, new Map(), confirmed)).rejects.toThrow(
+        TelegramSendError,
+      );
+      expect([calls, await read()]).toEqual([1, "recorded\n"]);
+      // A file is a stream body: sent from this thread, confirmed here.
+      const doc = join(dir, "d.txt");
+      await writeFile(doc, "text");
+      await sendTelegram(
+        api,
+        reply("", { attachments: [{ kind: "document", path: doc }] }),
+        signal,
+        new Map(),
+        confirmed,
+      );
+      expect([calls, await read()]).toEqual([2, "recorded\n"]);
+    } finally {
+      await thread.close();
     }
   });
 

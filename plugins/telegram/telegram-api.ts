@@ -1,4 +1,5 @@
 import { Api } from "grammy";
+import { confirmingFetch } from "../../src/plugin-api/confirming-fetch.js";
 import { createHttpFetch } from "../../src/plugin-api/http-fetch.js";
 
 /**
@@ -13,16 +14,15 @@ export function telegramApi(token: string, apiRoot: string): Api {
 
 /**
  * `api` for one request that calls `confirmed` the moment the Bot API answers it with status 200, before grammY
- * reads the answer (Transport.send's `confirmed`: the core records the delivery in it). The Bot API answers 200
- * only when it took the request (`ok: true`); every refusal has the status of its error code. Cheap: a grammY
- * `Api` is a few objects, and the HTTP client and its connections are `api`'s.
+ * reads the answer (Transport.send's `confirmed`: the core records the delivery in it), made on the gateway's send
+ * thread when it can (confirmingFetch: the delivery is recorded there, off the main thread's event loop). The Bot
+ * API answers 200 only when it took the request (`ok: true`); every refusal has the status of its error code.
+ * Cheap: a grammY `Api` is a few objects, and the HTTP client and its connections are `api`'s.
  */
 export function confirmingApi(api: Api, confirmed: () => void): Api {
-  const fetch = api.options?.fetch ?? globalThis.fetch;
-  const confirming: typeof globalThis.fetch = async (input, init) => {
-    const answer = await fetch(input, init);
-    if (answer.status === 200) confirmed();
-    return answer;
-  };
-  return new Api(api.token, { ...api.options, fetch: confirming });
+  const fetch = confirmingFetch(confirmed, {
+    takenStatus: 200,
+    ...(api.options?.fetch ? { fetch: api.options.fetch } : {}),
+  });
+  return new Api(api.token, { ...api.options, fetch });
 }

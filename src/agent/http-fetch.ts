@@ -54,7 +54,10 @@ export function createHttpFetch(): typeof fetch {
  * Each header of a request's `headers` as a lower-case name and its value. A plain object (what grammY passes) is
  * read as it is: a web `Headers` built from it costs its validation on every Bot API call.
  */
-function eachHeader(given: HeadersInit | undefined, each: (name: string, value: string) => void): void {
+export function eachHeader(
+  given: HeadersInit | undefined,
+  each: (name: string, value: string) => void,
+): void {
   if (given === undefined) return;
   if (given instanceof Headers) {
     given.forEach((value, name) => {
@@ -88,7 +91,8 @@ interface Target {
 
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 
-function abortError(signal: AbortSignal): Error {
+/** The error a fetch rejects with when `signal` aborted it: its reason when that is an AbortError. */
+export function abortError(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
   if (reason instanceof Error && reason.name === "AbortError") return reason;
   return new DOMException("This operation was aborted", "AbortError");

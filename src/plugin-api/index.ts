@@ -12,6 +12,7 @@ export function definePlugin<C>(definition: PluginDefinition<C>): PluginDefiniti
   return definition;
 }
 
+export { type ConfirmingFetchOptions, confirmingFetch } from "./confirming-fetch.js";
 export {
   DEFAULT_DOWNLOAD_LIMITS,
   type DownloadLimits,

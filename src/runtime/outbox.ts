@@ -11,6 +11,8 @@ import type { Delivery, Handed, Lane, ParkedReport, Queued, Undeliverable } from
 import { type Part, planParts } from "./outbox-parts.js";
 import { afterSendFailure, logsRetry } from "./outbox-retry.js";
 import { OutboxWaits } from "./outbox-waits.js";
+import { routeConfirmation } from "./send-thread/confirm-routes.js";
+import type { SendThread } from "./send-thread/send-thread.js";
 import { SpilledDeliveries } from "./spilled-deliveries.js";
 
 export type { Delivery, Handed, ParkedReport, Undeliverable } from "./delivery.js";
@@ -35,6 +37,11 @@ export interface OutboxDeps {
   maxParkedBytes?: number;
   /** Where deliveries past that bound wait; default `outbox-spill` beside the journal's file. */
   spillDir?: string;
+  /**
+   * The send thread, when it runs: a transport that sends through `confirmingFetch` has the thread write a part's
+   * records the moment its chat app takes it (runtime/send-thread/).
+   */
+  sendThread?: () => SendThread | undefined;
 }
 
 /**
@@ -244,8 +251,18 @@ export class Outbox {
       const record = () => {
         if (last) recorded ??= ended = this.endRecords(delivery, "replied");
         else if (recordParts && delivery.jid) recorded ??= this.markDelivered(delivery.jid, part);
+        return recorded;
       };
-      const sent = await this.sendPart(lane, delivery, parts[index]!, record);
+      // The same records as journal lines, for the send thread to write first (undefined: nothing to record).
+      const lines = (): string | undefined => {
+        const now = this.deps.clock.now();
+        if (last)
+          return delivery.jid ? this.deps.journal.endLines(endsOf(delivery), "replied", now) : undefined;
+        return recordParts && delivery.jid
+          ? this.deps.journal.deliveredLine(delivery.jid, part, now)
+          : undefined;
+      };
+      const sent = await this.sendPart(lane, delivery, parts[index]!, record, lines);
       if (sent === "down") continue; // parked again: same part once the transport is back
       if (sent === "stopped") return "dropped";
       if (sent === "gave-up") return "failed";
@@ -294,7 +311,8 @@ export class Outbox {
     lane: Lane,
     delivery: Delivery,
     part: Part,
-    confirmed: () => void,
+    confirmed: () => Promise<void> | undefined,
+    lines: () => string | undefined,
   ): Promise<"sent" | "down" | "gave-up" | "stopped"> {
     let taken = false;
     // `confirmed` (deliver's `record`) writes the record once however often it is called.
@@ -302,6 +320,15 @@ export class Outbox {
       taken = true;
       confirmed();
     };
+    const thread = this.deps.sendThread?.();
+    const written = thread ? lines() : undefined;
+    if (thread && written !== undefined) {
+      routeConfirmation(onConfirmed, {
+        thread,
+        lines: () => written,
+        recorded: () => confirmed() ?? Promise.resolve(),
+      });
+    }
     const message: OutboundMessage = {
       channel: delivery.channel,
       chatId: delivery.chatId,
@@ -389,18 +416,17 @@ export class Outbox {
   ): Promise<void> {
     if (!delivery.jid) return;
     const now = this.deps.clock.now();
-    const end = async (jid: string, reason?: string) =>
-      this.deps.journal
-        .end(jid, outcome, now, reason)
-        .catch((error: unknown) =>
-          this.deps.logger.warn("could not end a journal record", { error: describeError(error) }),
-        );
     // All at once: each record is written as it is handed to the journal (its fsync is shared), so a crash after
     // this reply reached its chat finds every message it answered ended, not only the first.
-    await Promise.all([
-      end(delivery.jid, why),
-      ...(delivery.alsoEnd ?? []).map((jid) => end(jid, why ?? `answered with ${delivery.jid}`)),
-    ]);
+    await Promise.all(
+      endsOf(delivery, why).map(({ jid, reason }) =>
+        this.deps.journal
+          .end(jid, outcome, now, reason)
+          .catch((error: unknown) =>
+            this.deps.logger.warn("could not end a journal record", { error: describeError(error) }),
+          ),
+      ),
+    );
   }
 
   /** Logs, once per parked episode, lanes that have waited longer than `warnAfterMs`. */
@@ -423,6 +449,15 @@ export class Outbox {
       if (stillParked) this.scheduleWarning();
     }, this.deps.warnAfterMs);
   }
+}
+
+/** The records a delivery ends: its own, and those of the messages it also answered (`alsoEnd`). */
+function endsOf(delivery: Delivery, why?: string): { jid: string; reason?: string | undefined }[] {
+  if (!delivery.jid) return [];
+  return [
+    { jid: delivery.jid, reason: why },
+    ...(delivery.alsoEnd ?? []).map((jid) => ({ jid, reason: why ?? `answered with ${delivery.jid}` })),
+  ];
 }
 
 /**

@@ -107,7 +107,9 @@ export class JournalState {
         break;
       }
       case "delivered": {
-        this.open.get(record.jid)?.delivered.push(record.part);
+        // Also in the send thread's confirmations: a part counts once.
+        const delivered = this.open.get(record.jid)?.delivered;
+        if (delivered && !delivered.includes(record.part)) delivered.push(record.part);
         break;
       }
       case "end":

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdir } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { ClawdisError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
@@ -55,6 +55,10 @@ export {
  * - The file is rewritten (temp + fsync + rename + directory fsync) to drop finished records, keeping open ones
  *   and the dedupe keys: at open (unless `readOnly`), and after `compactEvery` records or `compactBytes` bytes.
  * - Only the process that owns the state directory (runtime/state-lock.ts) opens the journal for writing.
+ * - `inbound.confirmed.jsonl` beside the file (`confirmationsPath`) holds `delivered` / `end` records that the
+ *   gateway's send thread appended the moment a chat app took a reply (runtime/send-thread/): read at open after
+ *   the file, as if they followed it, and removed once a compaction at open has written what they say into it.
+ *   Render them with `deliveredLine` / `endLines`.
  * - A turn's reply is on disk before it is sent: `reply` holds the turn's transcript entries (the person's
  *   message, tool calls and results, the final answer), written to the transcript without fsync and made durable
  *   here, in the group commit with other turns' records, instead of by one fsync of each transcript. The caller
@@ -112,6 +116,31 @@ export class Journal {
     return this.path;
   }
 
+  /** The send thread's file of records (see the class contract). */
+  get confirmationsPath(): string {
+    return join(this.options.dir, "inbound.confirmed.jsonl");
+  }
+
+  /** The line `markDelivered(jid, part, now)` writes. */
+  deliveredLine(jid: string, part: number, now: number): string {
+    const record: JournalRecord = { op: "delivered", jid, at: now, part };
+    return `${JSON.stringify(record)}\n`;
+  }
+
+  /** The lines `end` writes for each of `ends`, with `outcome`. */
+  endLines(
+    ends: { jid: string; reason?: string | undefined }[],
+    outcome: JournalOutcome,
+    now: number,
+  ): string {
+    let lines = "";
+    for (const { jid, reason } of ends) {
+      const record: JournalRecord = { op: "end", jid, at: now, outcome, ...(reason ? { reason } : {}) };
+      lines += `${JSON.stringify(record)}\n`;
+    }
+    return lines;
+  }
+
   /**
    * Reads the journal (streaming, line by line) and returns the records left open by the previous run (oldest
    * first). Compacts the file first unless `readOnly` (a one-shot `clawdis agent` run leaves the file as it is).
@@ -121,13 +150,26 @@ export class Journal {
   ): Promise<OpenRecord[]> {
     await mkdir(this.options.dir, { recursive: true, mode: 0o700 });
     this.state.unsynced = [];
-    const { bad } = await readRecords(this.path, (record, bytes) => this.state.apply(record, bytes));
+    const apply = (record: JournalRecord, bytes: number) => this.state.apply(record, bytes);
+    const { bad } = await readRecords(this.path, apply);
+    // What the send thread recorded follows the file: only `delivered` and `end` records, for records in it.
+    const confirmed = await readRecords(this.confirmationsPath, (record) => {
+      if (record.op === "delivered" || record.op === "end") apply(record, 0);
+    });
     this.unrepaired = this.state.unsynced;
     this.state.unsynced = undefined;
     this.repair = options.repair;
-    if (bad > 0)
-      this.options.logger.warn("journal: skipped lines that do not parse", { path: this.path, lines: bad });
-    if (options.compact !== false && (await this.repairNow())) await this.writer.compact();
+    for (const [path, lines] of [
+      [this.path, bad],
+      [this.confirmationsPath, confirmed.bad],
+    ] as const) {
+      if (lines > 0) this.options.logger.warn("journal: skipped lines that do not parse", { path, lines });
+    }
+    if (options.compact !== false && (await this.repairNow())) {
+      await this.writer.compact();
+      // The compacted file says what the confirmations said.
+      if (confirmed.records > 0 || confirmed.bad > 0) await rm(this.confirmationsPath, { force: true });
+    }
     await this.writer.reopen();
     return [...this.state.open.values()];
   }

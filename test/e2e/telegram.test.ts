@@ -16,7 +16,7 @@ describe("e2e: Telegram through the real gateway", () => {
 
   it("two allowed users' private chats share main, and each reply reaches its own chat", async () => {
     const { state, tg } = await telegramE2e();
-    await state.startGateway();
+    const gw = await state.startGateway();
     await tg.waitFor(() => tg.polling, "the first long poll");
     tg.pushMessage({ chat: privateChat(ALICE), from: ALICE, text: "hello from alice" });
     await tg.waitFor(() => tg.textsTo(ALICE.id).length === 1, "alice's reply");
@@ -44,6 +44,14 @@ describe("e2e: Telegram through the real gateway", () => {
       "hello from bob",
       "echo: Bob: hello from bob",
     ]);
+    // Each reply was recorded on the send thread the moment the Bot API took it (docs/runtime.md).
+    await gw.stop();
+    const confirmed = await readFile(join(state.dir, "journal", "inbound.confirmed.jsonl"), "utf8");
+    const records = confirmed
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { op: string; outcome?: string });
+    expect(records.map((r) => `${r.op} ${r.outcome}`)).toEqual(["end replied", "end replied"]);
   });
 
   it("a stranger gets nothing, costs no model call and no write, and the log says how to allow them", async () => {
