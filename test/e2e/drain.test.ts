@@ -133,7 +133,8 @@ describe("e2e: drain during a tool loop", () => {
       (m) => m.meta?.final === true,
     );
     expect(finals.map(contentOf)).toEqual(["done after the restart"]);
-    expect((await gw.outbox()).map((o) => o.text)).toEqual(["done after the restart"]);
+    // Sent once the new gateway's first sends may go (its send thread runs: outbox.ts, holdUntil).
+    await expect.poll(async () => (await gw.outbox()).map((o) => o.text)).toEqual(["done after the restart"]);
     const status = await gw.echo(
       { chatId: "chat-restart", senderId: "alice", text: "/status", messageId: "status-1" },
       { wait: true },
