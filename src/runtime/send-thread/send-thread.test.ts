@@ -78,6 +78,19 @@ describe("SendThread", () => {
     expect(read()).toBe("from the last run\n");
   });
 
+  it("an answer whose lines cannot be appended (a full disk) is handed over all the same, logged once while it lasts", async () => {
+    file = "/dev/full";
+    const { logger, lines } = createMemoryLogger();
+    await start(logger);
+    for (let i = 0; i < 2; i++) {
+      const { answer, taken } = await thread.fetch(`${http.url}/taken`, post("{}"), 200, "line\n");
+      expect(taken).toBe(true);
+      expect(await answer.json()).toEqual({ ok: true, result: { message_id: 1 } });
+    }
+    const warnings = lines.filter((l) => l.message.startsWith("could not write a delivery's confirmation"));
+    expect(warnings.map((l) => l.fields?.error)).toEqual([expect.stringMatching(/ENOSPC/)]);
+  });
+
   it("an aborted signal rejects at once with the AbortError and the request is dropped; a refused connection rejects with its code", async () => {
     await start();
     const controller = new AbortController();

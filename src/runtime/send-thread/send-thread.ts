@@ -87,6 +87,7 @@ export class SendThread {
   }
 
   private closing = false;
+  private writeFailing = false;
 
   get up(): boolean {
     return this.running;
@@ -156,11 +157,13 @@ export class SendThread {
       waiting?.reject(error);
       return;
     }
-    if (message.writeError) {
+    // Logged once while appends keep failing (a full disk), again after one went through.
+    if (message.writeError && !this.writeFailing) {
       logger.warn("could not write a delivery's confirmation; its record is written by the main thread", {
         error: message.writeError,
       });
     }
+    if (message.taken) this.writeFailing = message.writeError !== undefined;
     const answer = new Response(NULL_BODY_STATUSES.has(message.status) ? null : message.body, {
       status: message.status,
       statusText: message.statusText,
