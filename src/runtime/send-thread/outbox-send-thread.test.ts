@@ -76,6 +76,16 @@ describe("Outbox with the send thread", () => {
     return { up, allow: (n: number) => gate(n).resolve(), started: (n: number) => start(n).promise };
   }
 
+  const outboxFor = (up: Transport) =>
+    new Outbox({
+      transport: () => up,
+      journal,
+      clock: new ManualClock(),
+      logger,
+      warnAfterMs: 1000,
+      sendThread: () => thread,
+    });
+
   const accept = (id: string) =>
     journal.accept(
       {
@@ -93,14 +103,7 @@ describe("Outbox with the send thread", () => {
   it("the records of each part are on disk before the main thread reads the chat app's answer", async () => {
     const [jid, also] = [await accept("m1"), await accept("m2")];
     const { up, allow, started } = transport("/taken", 10);
-    const outbox = new Outbox({
-      transport: () => up,
-      journal,
-      clock: new ManualClock(),
-      logger,
-      warnAfterMs: 1000,
-      sendThread: () => thread,
-    });
+    const outbox = outboxFor(up);
     const main = () => readFileSync(journal.filePath, "utf8");
     const copies: string[][] = [];
     const handed = outbox.enqueue({
@@ -140,14 +143,7 @@ describe("Outbox with the send thread", () => {
   it("an answer that refuses the part writes nothing there, and the part is given up on the main thread", async () => {
     const jid = await accept("m1");
     const { up } = transport("/refused", 100, false);
-    const outbox = new Outbox({
-      transport: () => up,
-      journal,
-      clock: new ManualClock(),
-      logger,
-      warnAfterMs: 1000,
-      sendThread: () => thread,
-    });
+    const outbox = outboxFor(up);
     expect(await outbox.enqueue({ channel: "t", chatId: "c", text: "hello", kind: "reply", jid })).toBe(
       "failed",
     );
