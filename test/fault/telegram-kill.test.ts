@@ -15,9 +15,9 @@ const USERS = [ALICE, BOB, CAROL, DAVE];
  * Replies sent twice after kill -9 on Telegram (issue 30, reliability review m1): four people write to the bot
  * steadily (each sends its next message a moment after the last one was answered), and the gateway is killed with
  * SIGKILL at seeded-random moments and restarted at once. A kill between the Bot API taking a reply and the
- * journal recording it sends that reply again; the record is written the moment the answer comes. The target is at
- * most 1 per 100 kills, checked by the soak (100 kills under CLAWDIS_SOAK=1); a normal run (8 kills) checks that
- * nothing is lost. Nothing may be lost in either.
+ * journal recording it sends that reply again; the send thread writes the record the moment the answer comes
+ * (docs/runtime.md, "The send thread"). The target is at most 1 per 100 kills, checked by the soak (100 kills
+ * under CLAWDIS_SOAK=1); a normal run (8 kills) checks that nothing is lost. Nothing may be lost in either.
  */
 describe("fault: kill -9 while Telegram replies go out", () => {
   afterAll(cleanupAll);
