@@ -14,7 +14,7 @@
  *   by CONFIRMATIONS_KEPT_BYTES: it is cut back to the size it had when the thread started.
  * - A line that cannot be appended (a full disk) is reported with the answer, which is handed over all the same.
  */
-import { fstatSync, ftruncateSync, openSync, writeSync } from "node:fs";
+import { constants, fstatSync, ftruncateSync, openSync, writeSync } from "node:fs";
 import {
   type ClientRequest,
   Agent as HttpAgent,
@@ -32,7 +32,12 @@ const port = parentPort;
 if (!port) throw new Error("send-thread-worker runs as a worker thread");
 const { confirmationsPath } = workerData as SendThreadData;
 
-const fd = openSync(confirmationsPath, "a", 0o600);
+// Non-blocking: a FIFO put at the path fails the start at once (no reader) instead of holding it.
+const fd = openSync(
+  confirmationsPath,
+  constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK,
+  0o600,
+);
 const base = fstatSync(fd).size;
 let size = base;
 /** Requests whose lines were appended and whose record the main thread has not written yet. */

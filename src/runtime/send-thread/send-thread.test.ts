@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -129,5 +130,38 @@ describe("SendThread", () => {
     expect(lines.map((line) => line.message)).toContain(
       "the send thread's compiled file is missing: replies are sent from the main thread",
     );
+  });
+
+  it("a FIFO at the file's path fails the start at once (no reader to wait for)", async () => {
+    execFileSync("mkfifo", [file]);
+    const { logger, lines } = createMemoryLogger();
+    thread = new SendThread({ confirmationsPath: file, logger, startDeadlineMs: 60_000 });
+    const settled = await Promise.race([
+      thread.ready,
+      new Promise<string>((resolve) => setTimeout(() => resolve("ready still unsettled after 5 s"), 5000)),
+    ]);
+    expect(settled).toBe(false);
+    expect(lines.map((line) => [line.message, line.fields?.why])).toContainEqual([
+      "the send thread stopped",
+      expect.stringMatching(/ENXIO/),
+    ]);
+  });
+
+  it("a thread that does not start within its deadline is given up (ready false, logged), not waited for", async () => {
+    // A worker that never says it is ready.
+    const silent = join(dir, "silent.mjs");
+    writeFileSync(silent, "setInterval(() => {}, 1000);\n");
+    const { logger, lines } = createMemoryLogger();
+    thread = new SendThread({ confirmationsPath: file, logger, workerFile: silent, startDeadlineMs: 200 });
+    const settled = await Promise.race([
+      thread.ready,
+      new Promise<string>((resolve) => setTimeout(() => resolve("ready still unsettled after 5 s"), 5000)),
+    ]);
+    expect(settled).toBe(false);
+    expect(thread.up).toBe(false);
+    expect(lines.map((line) => [line.message, line.fields?.afterMs])).toContainEqual([
+      "the send thread did not start in time: replies are sent from the main thread",
+      200,
+    ]);
   });
 });

@@ -33,13 +33,15 @@ interface Waiting {
 }
 
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
+/** How long the thread may take to start (it takes about 30 ms) before the start gives it up. */
+export const START_DEADLINE_MS = 5_000;
 
 /**
  * The main thread's side of the send thread (send-thread-worker.ts has what it does and why).
  *
  * Contract:
- * - `ready` resolves true once the thread runs, false when it cannot start (no compiled worker, a failed start:
- *   logged); it never rejects. `up` is whether requests go to it now; after it stopped or failed, false for good,
+ * - `ready` resolves true once the thread runs, false when it cannot start (no compiled worker, a failed start, no
+ *   start within `startDeadlineMs`: logged); it never rejects. `up` is whether requests go to it now; after it stopped or failed, false for good,
  *   and every request waiting on it rejects (a network-like error: the caller's send is tried again).
  * - `fetch` makes one request (string or byte body) on the thread: resolves with the answer, read whole, as a
  *   `Response`; an aborted `signal` rejects it with the AbortError at once, and the thread drops the request.
@@ -52,7 +54,13 @@ export class SendThread {
   private seq = 0;
   private readonly waiting = new Map<number, Waiting>();
 
-  constructor(options: { confirmationsPath: string; logger: Logger; workerFile?: string | undefined }) {
+  constructor(options: {
+    confirmationsPath: string;
+    logger: Logger;
+    workerFile?: string | undefined;
+    /** How long the thread may take to run before it is given up (default START_DEADLINE_MS). */
+    startDeadlineMs?: number;
+  }) {
     const file = "workerFile" in options ? options.workerFile : sendThreadWorkerFile();
     if (file === undefined) {
       options.logger.warn(
@@ -83,6 +91,18 @@ export class SendThread {
       };
       worker.once("error", (error) => down(error.message));
       worker.once("exit", (code) => down(this.closing ? "closed" : `exit code ${code}`));
+      // A thread that never comes up must not hold the start's first sends for ever: given up, they go from the
+      // main thread.
+      const deadline = options.startDeadlineMs ?? START_DEADLINE_MS;
+      setTimeout(() => {
+        if (this.running || this.worker !== worker) return;
+        options.logger.warn("the send thread did not start in time: replies are sent from the main thread", {
+          afterMs: deadline,
+        });
+        this.closing = true;
+        resolve(false);
+        void worker.terminate();
+      }, deadline).unref();
     });
   }
 
