@@ -7,6 +7,7 @@ import {
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { urlToHttpOptions } from "node:url";
 import { HttpAnswer } from "./http-answer.js";
+import { wireHeaders } from "./wire-headers.js";
 
 /**
  * The `fetch` the model client hands the `openai` SDK: one request over `node:http` / `node:https` with a
@@ -111,22 +112,8 @@ function send(
       reject(abortError(signal));
       return;
     }
-    // As raw name/value pairs (what `message.rawHeaders` holds): Node then stores them as given, without a
-    // `setHeader` call per header; so `host`, and `authorization` for credentials in the URL, are added here
-    // (Node adds them only to headers given as an object).
-    const headers: string[] = [];
-    let host = false;
-    let authorization = false;
-    eachHeader(init.headers, (name, value) => {
-      if (name === "host") host = true;
-      if (name === "authorization") authorization = true;
-      if (name !== "content-length") headers.push(name, value);
-    });
-    if (!host) headers.push("host", url.host);
-    if (target.auth && !authorization) {
-      headers.push("authorization", `Basic ${Buffer.from(target.auth).toString("base64")}`);
-    }
-    if (body !== undefined) headers.push("content-length", String(Buffer.byteLength(body)));
+    // As raw name/value pairs (wire-headers.ts): Node stores them as given, without a `setHeader` per header.
+    const headers = wireHeaders(url, (each) => eachHeader(init.headers, each), body);
     const request = url.protocol === "https:" ? httpsRequest : httpRequest;
     let response: IncomingMessage | undefined;
     const onAbort = () => {

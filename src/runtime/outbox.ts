@@ -253,15 +253,16 @@ export class Outbox {
         else if (recordParts && delivery.jid) recorded ??= this.markDelivered(delivery.jid, part);
         return recorded;
       };
-      // The same records as journal lines, for the send thread to write first (undefined: nothing to record).
-      const lines = (): string | undefined => {
-        const now = this.deps.clock.now();
-        if (last)
-          return delivery.jid ? this.deps.journal.endLines(endsOf(delivery), "replied", now) : undefined;
-        return recordParts && delivery.jid
-          ? this.deps.journal.deliveredLine(delivery.jid, part, now)
-          : undefined;
-      };
+      // The same records as journal lines, for the send thread to write first; made only when a transport sends
+      // through it (confirmingFetch). Undefined: the part has no record of its own.
+      const jid = delivery.jid;
+      const lines =
+        jid === undefined || !(last || recordParts)
+          ? undefined
+          : () =>
+              last
+                ? this.deps.journal.endLines(endsOf(delivery), "replied", this.deps.clock.now())
+                : this.deps.journal.deliveredLine(jid, part, this.deps.clock.now());
       const sent = await this.sendPart(lane, delivery, parts[index]!, record, lines);
       if (sent === "down") continue; // parked again: same part once the transport is back
       if (sent === "stopped") return "dropped";
@@ -312,7 +313,7 @@ export class Outbox {
     delivery: Delivery,
     part: Part,
     confirmed: () => Promise<void> | undefined,
-    lines: () => string | undefined,
+    lines: (() => string) | undefined,
   ): Promise<"sent" | "down" | "gave-up" | "stopped"> {
     let taken = false;
     // `confirmed` (deliver's `record`) writes the record once however often it is called.
@@ -321,13 +322,8 @@ export class Outbox {
       confirmed();
     };
     const thread = this.deps.sendThread?.();
-    const written = thread ? lines() : undefined;
-    if (thread && written !== undefined) {
-      routeConfirmation(onConfirmed, {
-        thread,
-        lines: () => written,
-        recorded: () => confirmed() ?? Promise.resolve(),
-      });
+    if (thread && lines) {
+      routeConfirmation(onConfirmed, { thread, lines, recorded: () => confirmed() ?? Promise.resolve() });
     }
     const message: OutboundMessage = {
       channel: delivery.channel,

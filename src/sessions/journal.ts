@@ -69,6 +69,14 @@ export {
  *   A process that could not repair what it found claims nothing: it writes no `synced` and does not compact.
  */
 
+function deliveredRecord(jid: string, part: number, now: number): JournalRecord {
+  return { op: "delivered", jid, at: now, part };
+}
+
+function endRecord(jid: string, outcome: JournalOutcome, now: number, reason?: string): JournalRecord {
+  return { op: "end", jid, at: now, outcome, ...(reason ? { reason } : {}) };
+}
+
 /** How often an end that could not be written is tried again. */
 const END_RETRY_MS = 1000;
 
@@ -123,8 +131,7 @@ export class Journal {
 
   /** The line `markDelivered(jid, part, now)` writes. */
   deliveredLine(jid: string, part: number, now: number): string {
-    const record: JournalRecord = { op: "delivered", jid, at: now, part };
-    return `${JSON.stringify(record)}\n`;
+    return `${JSON.stringify(deliveredRecord(jid, part, now))}\n`;
   }
 
   /** The lines `end` writes for each of `ends`, with `outcome`. */
@@ -134,10 +141,7 @@ export class Journal {
     now: number,
   ): string {
     let lines = "";
-    for (const { jid, reason } of ends) {
-      const record: JournalRecord = { op: "end", jid, at: now, outcome, ...(reason ? { reason } : {}) };
-      lines += `${JSON.stringify(record)}\n`;
-    }
+    for (const { jid, reason } of ends) lines += `${JSON.stringify(endRecord(jid, outcome, now, reason))}\n`;
     return lines;
   }
 
@@ -302,7 +306,7 @@ export class Journal {
   }
 
   async markDelivered(jid: string, part: number, now: number): Promise<void> {
-    const record: JournalRecord = { op: "delivered", jid, at: now, part };
+    const record = deliveredRecord(jid, part, now);
     await this.writer.write(record, `${JSON.stringify(record)}\n`);
   }
 
@@ -312,7 +316,7 @@ export class Journal {
    * (the transcript tells the replay how far it got).
    */
   async end(jid: string, outcome: JournalOutcome, now: number, reason?: string): Promise<void> {
-    const record: JournalRecord = { op: "end", jid, at: now, outcome, ...(reason ? { reason } : {}) };
+    const record = endRecord(jid, outcome, now, reason);
     const line = `${JSON.stringify(record)}\n`;
     try {
       await this.writer.write(record, line);

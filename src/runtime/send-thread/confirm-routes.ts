@@ -7,6 +7,7 @@ import type { SendThread } from "./send-thread.js";
  */
 export interface ConfirmationRoute {
   thread: SendThread;
+  /** The journal lines of the delivery's records (made when asked: only a request on the thread asks). */
   lines(): string;
   /** The main thread's record of the delivery, written in `confirmed`; resolves once it is (never rejects). */
   recorded(): Promise<void>;

@@ -7,7 +7,8 @@
  * runs nothing else, so it reads the answer about as soon as it arrives.
  *
  * Contract:
- * - Only Node's own modules: this file runs as it is compiled (dist/src/runtime/send-thread/), outside the bundle.
+ * - Only Node's own modules and wire-headers.ts (which needs none else): this file runs as tsc compiled it
+ *   (dist/src/runtime/send-thread/), outside the bundle.
  * - The confirmations file is this thread's alone while it runs (opened for appending). Lines from before it
  *   started (what a previous run left, if the journal's open did not take it in) are never removed; lines it
  *   appended go once the main thread says its own record of each is written (`recorded`), and the file has grown
@@ -22,7 +23,9 @@ import {
   type IncomingMessage,
 } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import { urlToHttpOptions } from "node:url";
 import { parentPort, workerData } from "node:worker_threads";
+import { wireHeaders } from "../../agent/wire-headers.js";
 import type { FromSendThread, SendThreadData, ToSendThread } from "./send-thread-protocol.js";
 
 /** Appended lines that are all recorded elsewhere are cut once the file has grown by this much. */
@@ -74,20 +77,13 @@ function recorded(seq: number): void {
 
 function send(message: Extract<ToSendThread, { type: "send" }>): void {
   const url = new URL(message.url);
-  const headers: string[] = [];
-  let host = false;
-  let authorization = false;
-  for (const [name, value] of message.headers) {
-    if (name === "host") host = true;
-    if (name === "authorization") authorization = true;
-    if (name !== "content-length") headers.push(name, value);
-  }
-  if (!host) headers.push("host", url.host);
-  if ((url.username || url.password) && !authorization) {
-    const auth = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
-    headers.push("authorization", `Basic ${Buffer.from(auth).toString("base64")}`);
-  }
-  if (message.body !== undefined) headers.push("content-length", String(Buffer.byteLength(message.body)));
+  const headers = wireHeaders(
+    url,
+    (each) => {
+      for (const [name, value] of message.headers) each(name, value);
+    },
+    message.body,
+  );
   const https = url.protocol === "https:";
   const fail = (error: Error & { code?: string }) => {
     if (!requests.delete(message.seq)) return;
@@ -101,10 +97,7 @@ function send(message: Extract<ToSendThread, { type: "send" }>): void {
   };
   const req = (https ? httpsRequest : httpRequest)(
     {
-      protocol: url.protocol,
-      hostname: url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname,
-      port: url.port || (https ? 443 : 80),
-      path: `${url.pathname}${url.search}`,
+      ...urlToHttpOptions(url),
       method: message.method,
       headers,
       agent: https ? agents["https:"] : agents["http:"],

@@ -53,6 +53,10 @@ export class SendThread {
   private running = false;
   private seq = 0;
   private readonly waiting = new Map<number, Waiting>();
+  /** Set by `close` (and a start given up): the worker's exit is then no failure to report. */
+  private closing = false;
+  /** Whether the last taken answer's lines could not be written (a warning is logged once per such run). */
+  private writeFailing = false;
 
   constructor(options: {
     confirmationsPath: string;
@@ -105,9 +109,6 @@ export class SendThread {
       }, deadline).unref();
     });
   }
-
-  private closing = false;
-  private writeFailing = false;
 
   get up(): boolean {
     return this.running;
