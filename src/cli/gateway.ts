@@ -13,7 +13,12 @@ import { createLogger } from "../core/logger.js";
 import { noModelHint } from "../core/no-model-hint.js";
 import { gatewayTokenPath, stateDir } from "../core/paths.js";
 import { Gateway } from "../gateway.js";
-import { loadGatewayConfig, loadPluginModule, loadPluginSections } from "../host/plugin-loader.js";
+import {
+  loadGatewayConfig,
+  loadGatewayConfigAtStart,
+  loadPluginModule,
+  loadPluginSections,
+} from "../host/plugin-loader.js";
 import { registerApi } from "../http/api.js";
 import type { PluginDefinition } from "../plugin-api/types.js";
 import { unsetApprovalsWarning } from "../runtime/approvals/approval-policy.js";
@@ -62,6 +67,8 @@ export interface GatewayDeps {
   builtinPlugins(): Promise<PluginDefinition[]>;
   /** The config sections known without loading a plugin's runtime (the composition root's list). */
   configSections: ConfigSectionsSource;
+  /** The config cache's schema fingerprint (program.ts `CliDeps`); undefined: the start validates the file. */
+  configFingerprint?: string;
   version: string;
 }
 
@@ -151,7 +158,10 @@ async function runGatewayUntilSignal(
   port: number | undefined,
   signals: { received(): NodeJS.Signals | undefined; next(): Promise<NodeJS.Signals> },
 ): Promise<number> {
-  const loaded = withPort(await loadGatewayConfig(io.env, await deps.configSections(io.env)), port);
+  const loaded = withPort(
+    await loadGatewayConfigAtStart(io.env, deps.configSections, deps.configFingerprint),
+    port,
+  );
   const bootLogger = createLogger({ level: loaded.config.logging.level });
   const lock = await ownForGateway(stateDir(io.env), loaded.config.gateway.port, {
     now: Date.now,

@@ -1,11 +1,11 @@
-import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { builtinConfigSections } from "../main.js";
-import { type LoadedConfig, loadConfig } from "./config.js";
-import { configCacheDir, configCacheKey, loadConfigCached } from "./config-cache.js";
+import { type LoadedConfig, loadConfig, loadConfigWithPlugins } from "./config.js";
+import { configCacheDir, configCacheKey, loadConfigCached, loadGatewayConfigCached } from "./config-cache.js";
 import { type ConfigSectionsSource, sectionEntry } from "./config-sections.js";
 import { ClawdisError } from "./errors.js";
 import type { Env } from "./paths.js";
@@ -195,5 +195,87 @@ describe("the config cache of read-only commands", () => {
     await loadConfigCached(env, withRelay, FINGERPRINT);
     expect(asked).toBe(2);
     expect(await entries()).toEqual([]);
+  });
+});
+
+describe("the gateway's start through the config cache", () => {
+  /** The plugins' sections, as the gateway would load them; counts the loads. */
+  let pluginLoads: string[][];
+  const loadSections = async (specs: readonly string[]) => {
+    pluginLoads.push([...specs]);
+    return [];
+  };
+  beforeEach(() => {
+    pluginLoads = [];
+  });
+
+  it("a restart with the same file validates nothing: the read-only commands' entry serves it, and it theirs", async () => {
+    const hit = await warm();
+    const started = await loadGatewayConfigCached(env, sections, FINGERPRINT, loadSections);
+    expect(asked).toBe(1);
+    expect(started).toEqual(hit);
+    expect(started).toEqual(await loadConfigWithPlugins(env, await builtinConfigSections(env), loadSections));
+    // The entry is what a hit returns: a value written into it comes back (the load did not validate).
+    const [name] = await entries();
+    const path = join(configCacheDir(env), name ?? "");
+    const entry = JSON.parse(await readFile(path, "utf8")) as { config: { logging: { level: string } } };
+    entry.config.logging.level = "debug";
+    await writeFile(path, JSON.stringify(entry));
+    expect(
+      (await loadGatewayConfigCached(env, sections, FINGERPRINT, loadSections)).config.logging.level,
+    ).toBe("debug");
+  });
+
+  it("a first start writes the entry, from the text it validated", async () => {
+    await writeFile(configFile(), GOOD);
+    const first = await loadGatewayConfigCached(env, sections, FINGERPRINT, loadSections);
+    expect(asked).toBe(1);
+    expect(await entries()).toEqual([`config.${configCacheKey(GOOD, FINGERPRINT, "builtin-sections")}.json`]);
+    expect(await loadGatewayConfigCached(env, sections, FINGERPRINT, loadSections)).toEqual(first);
+    expect(asked).toBe(1);
+  });
+
+  it("a file the schema refuses is refused at every start, and never cached", async () => {
+    await writeFile(configFile(), `{ inbound: { reply: { agent: { model: 5 } } } }`);
+    for (let i = 0; i < 2; i++) {
+      const error = await rejection(loadGatewayConfigCached(env, sections, FINGERPRINT, loadSections));
+      expect(error.code).toBe("CONFIG_INVALID");
+      expect(error.message).toContain("inbound.reply.agent.model");
+    }
+    expect(asked).toBe(2);
+    expect(await entries()).toEqual([]);
+  });
+
+  it("a file that loads plugins is validated with their sections at every start, even with an entry cached", async () => {
+    const text = `{ plugins: { load: ["./my-plugin.js"] } }`;
+    await writeFile(configFile(), text);
+    // A read-only command caches its view of the file (the plugin's keys unchecked).
+    await loadConfigCached(env, sections, FINGERPRINT);
+    expect(await entries()).toHaveLength(1);
+    for (let i = 0; i < 2; i++) await loadGatewayConfigCached(env, sections, FINGERPRINT, loadSections);
+    expect(pluginLoads).toEqual([["./my-plugin.js"], ["./my-plugin.js"]]);
+    expect(asked).toBe(3);
+  });
+
+  it("a file that loads no plugin is validated once, as the read-only commands validate it", async () => {
+    await writeFile(configFile(), GOOD);
+    let validations = 0;
+    const counting: ConfigSectionsSource = async (e) =>
+      (await builtinConfigSections(e)).map((entry) => ({
+        ...entry,
+        section: {
+          ...entry.section,
+          schema: entry.section.schema.transform((value: unknown) => {
+            validations++;
+            return value;
+          }),
+        },
+      }));
+    const once = loadConfig(env, await counting(env));
+    const perValidation = validations;
+    expect(perValidation).toBeGreaterThan(0);
+    const loaded = await loadGatewayConfigCached(env, counting, undefined, loadSections);
+    expect(validations - perValidation).toBe(perValidation);
+    expect(loaded).toEqual(once);
   });
 });

@@ -10,6 +10,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
+import type { LoadPluginSections } from "./config.js";
 import type { ConfigFile, LoadedConfig, ValidatedConfig } from "./config-file.js";
 import { assembleLoaded, readConfigFile } from "./config-file.js";
 import type { ConfigSectionEntry, ConfigSectionsSource } from "./config-sections.js";
@@ -148,4 +149,37 @@ export async function loadConfigCached(
   const validated = validateConfigFile(file, entries);
   if (key !== undefined && isCacheable(validated, entries)) writeCachedConfig(env, key, validated);
   return assembleLoaded(file, validated, env);
+}
+
+/**
+ * The gateway's load at start (`loadConfigWithPlugins` with the built-in `sections`) through the same cache as
+ * the read-only commands' built-in-sections view: for a file that loads no plugin (`plugins.load` empty) both
+ * validate exactly alike (config.ts `loadConfigFileWithPlugins`), so an entry either wrote serves both. A hit
+ * whose config names plugins is not used (their sections are known only by loading them): the full load runs.
+ * A miss validates the text it hashed (not a second read of the file) and is cached when it loads no plugin.
+ * @throws as `loadConfigWithPlugins`.
+ */
+export async function loadGatewayConfigCached(
+  env: Env,
+  sections: ConfigSectionsSource,
+  fingerprint: string | undefined,
+  loadSections: LoadPluginSections,
+): Promise<LoadedConfig> {
+  const file: ConfigFile = readConfigFile(env);
+  const key =
+    fingerprint === undefined ? undefined : configCacheKey(file.text, fingerprint, "builtin-sections");
+  const hit = key === undefined ? undefined : readCachedConfig(env, key);
+  if (hit && hit.config.plugins.load.length === 0) return assembleLoaded(file, hit, env);
+  const { loadConfigFileWithPlugins } = await import("./config.js");
+  const entries = await sections(env);
+  const loaded = await loadConfigFileWithPlugins(file, env, entries, loadSections);
+  if (key !== undefined && hit === undefined && loaded.config.plugins.load.length === 0) {
+    const validated: ValidatedConfig = {
+      config: loaded.config,
+      warnings: loaded.warnings,
+      unchecked: loaded.unchecked,
+    };
+    if (isCacheable(validated, entries)) writeCachedConfig(env, key, validated);
+  }
+  return loaded;
 }

@@ -224,7 +224,7 @@ export async function loadConfigWithPlugins(
   sections: readonly ConfigSectionEntry[],
   loadSections: LoadPluginSections,
 ): Promise<LoadedConfig> {
-  return loadFileWithPlugins(readConfigFile(env), env, sections, loadSections);
+  return loadConfigFileWithPlugins(readConfigFile(env), env, sections, loadSections);
 }
 
 /** What a running gateway reads again when its config file changed (`reloadConfigWithPlugins`). */
@@ -250,12 +250,18 @@ export async function reloadConfigWithPlugins(
   if (file.text === undefined) return { exists: false };
   return {
     exists: true,
-    loaded: await loadFileWithPlugins(file, env, sections, loadSections),
+    loaded: await loadConfigFileWithPlugins(file, env, sections, loadSections),
     text: file.text,
   };
 }
 
-async function loadFileWithPlugins(
+/**
+ * `loadConfigWithPlugins` of a file already read (config-cache.ts hashes the text it validates). A file that
+ * loads no plugin is validated once: with `plugins.load` empty the first phase already treats every unclaimed
+ * key as an error, exactly as the second would, so its result is the answer (and equals `validateConfigFile`
+ * with the same sections).
+ */
+export async function loadConfigFileWithPlugins(
   file: ConfigFile,
   env: Env,
   sections: readonly ConfigSectionEntry[],
@@ -263,6 +269,7 @@ async function loadFileWithPlugins(
 ): Promise<LoadedConfig> {
   const known = loaded(file, { sections, unclaimed: "unchecked-when-plugins-load" }, env);
   const specs = known.config.plugins.load;
-  const external = specs.length === 0 ? [] : await loadSections(specs, dirname(file.path));
+  if (specs.length === 0) return known;
+  const external = await loadSections(specs, dirname(file.path));
   return loaded(file, { sections: [...sections, ...external], unclaimed: "error" }, env);
 }

@@ -3,7 +3,8 @@ import { createRequire } from "node:module";
 import { isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type LoadedConfig, loadConfigWithPlugins } from "../core/config.js";
-import type { ConfigSectionEntry } from "../core/config-sections.js";
+import { loadGatewayConfigCached } from "../core/config-cache.js";
+import type { ConfigSectionEntry, ConfigSectionsSource } from "../core/config-sections.js";
 import { ClawdisError, describeError } from "../core/errors.js";
 import { type Env, expandHome } from "../core/paths.js";
 import type { PluginDefinition } from "../plugin-api/index.js";
@@ -218,4 +219,18 @@ export async function loadPluginSections(
  */
 export function loadGatewayConfig(env: Env, sections: readonly ConfigSectionEntry[]): Promise<LoadedConfig> {
   return loadConfigWithPlugins(env, sections, (specs, baseDir) => loadPluginSections(specs, baseDir, env));
+}
+
+/**
+ * `loadGatewayConfig` at the gateway's start: through the config cache (core/config-cache.ts) when `fingerprint`
+ * (the start-up bundle's id) is known, so an unchanged file that loads no plugin is not parsed and validated again.
+ */
+export function loadGatewayConfigAtStart(
+  env: Env,
+  sections: ConfigSectionsSource,
+  fingerprint: string | undefined,
+): Promise<LoadedConfig> {
+  return loadGatewayConfigCached(env, sections, fingerprint, (specs, baseDir) =>
+    loadPluginSections(specs, baseDir, env),
+  );
 }
