@@ -117,10 +117,13 @@ describe("SendThread", () => {
   });
 
   it("a thread that stops rejects what waits on it and is down for good; one without its compiled file never runs", async () => {
-    await start();
+    const closing = createMemoryLogger();
+    await start(closing.logger);
     const hanging = thread.fetch(`${http.url}/hang`, post("{}"), 200, "x\n");
     await thread.close();
     await expect(hanging).rejects.toThrow(/the send thread stopped/);
+    // A stop the gateway asked for is no warning (every shutdown closes the thread).
+    expect(closing.lines.filter((line) => line.level === "warn")).toEqual([]);
     expect(thread.up).toBe(false);
     await expect(thread.fetch(`${http.url}/taken`, post("{}"), 200, "x\n")).rejects.toThrow(/not running/);
     const { logger, lines } = createMemoryLogger();

@@ -91,7 +91,8 @@ export class SendThread {
         resolve(false);
         for (const [, waiting] of this.waiting) waiting.reject(new Error(`the send thread stopped: ${why}`));
         this.waiting.clear();
-        if (wasRunning || why !== "closed") options.logger.warn("the send thread stopped", { why });
+        // A stop the gateway asked for (`close`, every shutdown) is no warning; any other is.
+        if (why !== "closed") options.logger.warn("the send thread stopped", { why, wasRunning });
       };
       worker.once("error", (error) => down(error.message));
       worker.once("exit", (code) => down(this.closing ? "closed" : `exit code ${code}`));
