@@ -4,22 +4,24 @@ import { maskSecrets } from "./log-redact.js";
  * One line of a session log (docs/files.md, The session log): `<ISO time> <kind> key=value …`, one line per
  * event, values quoted (JSON) when they hold a space, a quote, `=` or a line break, and every string value passed
  * through `maskSecrets` (so a line a later writer adds through `SessionLog.line` cannot show a secret either).
- * Fields whose value is undefined are left out. Pure.
+ * Fields whose value is undefined are left out; `at` is the time, or its ISO text. Pure.
  */
 export type LogFieldValue = string | number | boolean | undefined;
 
 export function formatSessionLogLine(
-  at: Date,
+  at: Date | string,
   kind: string,
   fields: Readonly<Record<string, LogFieldValue>>,
   secrets: readonly string[],
 ): string {
-  const parts = [at.toISOString(), safeWord(kind)];
-  for (const [key, value] of Object.entries(fields)) {
+  // Built as one string (no array of parts, no entries array): a turn writes a few of these.
+  let line = `${typeof at === "string" ? at : at.toISOString()} ${safeWord(kind)}`;
+  for (const key in fields) {
+    const value = fields[key];
     if (value === undefined) continue;
-    parts.push(`${safeWord(key)}=${formatValue(value, secrets)}`);
+    line += ` ${safeWord(key)}=${formatValue(value, secrets)}`;
   }
-  return parts.join(" ");
+  return line;
 }
 
 function formatValue(value: string | number | boolean, secrets: readonly string[]): string {
@@ -28,8 +30,12 @@ function formatValue(value: string | number | boolean, secrets: readonly string[
   return masked === "" || /[\s"=\\]|[^\x20-\x7e\u00a0-\uffff]/.test(masked) ? JSON.stringify(masked) : masked;
 }
 
+/** A kind or key that is one word already. */
+const WORD = /^[A-Za-z0-9._-]+$/;
+
 /** A kind or key as one word: anything but letters, digits, `.`, `_`, `-` becomes `_`. */
 function safeWord(word: string): string {
+  if (WORD.test(word)) return word;
   const cleaned = word.replace(/[^A-Za-z0-9._-]/g, "_");
   return cleaned.length > 0 ? cleaned : "_";
 }

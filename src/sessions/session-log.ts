@@ -50,6 +50,7 @@ export class SessionLogs {
    * a little late). Forgotten after a failure, and all at once past SIZES_KEPT files.
    */
   private readonly sizes = new Map<string, number>();
+  private lastTime = { at: Number.NaN, iso: "" };
 
   constructor(private readonly options: SessionLogsOptions) {}
 
@@ -62,7 +63,7 @@ export class SessionLogs {
   }
 
   line(path: string, kind: string, fields: Readonly<Record<string, LogFieldValue>>): void {
-    const text = formatSessionLogLine(new Date(this.options.now()), kind, fields, this.options.secrets());
+    const text = formatSessionLogLine(this.isoTime(this.options.now()), kind, fields, this.options.secrets());
     const queued = this.pending.get(path);
     if (queued) queued.push(text);
     else this.pending.set(path, [text]);
@@ -70,6 +71,12 @@ export class SessionLogs {
       this.timer = setTimeout(() => this.startPass(), SESSION_LOG_FLUSH_MS);
       this.timer.unref();
     }
+  }
+
+  /** `now` as ISO text; a turn's lines mostly share their millisecond, and so the text. */
+  private isoTime(now: number): string {
+    if (now !== this.lastTime.at) this.lastTime = { at: now, iso: new Date(now).toISOString() };
+    return this.lastTime.iso;
   }
 
   /** Writes every line given so far now, the pass under way included (the gateway's stop; tests). */
