@@ -7,9 +7,13 @@ export interface Samples {
   values: number[];
 }
 
-/** How a row is judged: `ours` (median, or p99 with `on: "p99"`) against `baseline` times `ratio`, or a bound. */
+/**
+ * How a row is judged: `ours` (median, or p99 with `on: "p99"`) at most `baseline` times `max` ("ratio"), at
+ * least `baseline` times `min` ("ratio-above": a rate), or against a bound.
+ */
 export type Target =
   | { kind: "ratio"; max: number; on?: "median" | "p99" }
+  | { kind: "ratio-above"; min: number; on?: "median" }
   | { kind: "below"; max: number; on?: "median" | "p99" | "max" }
   | { kind: "above"; min: number; on?: "median" };
 
@@ -82,6 +86,7 @@ export function verdict(row: BenchRow): boolean | undefined {
   const t = row.target;
   if (t === undefined) return undefined;
   if (t.kind === "ratio") return pick(row.ours, t.on) <= t.max * pick(row.baseline, t.on);
+  if (t.kind === "ratio-above") return pick(row.ours, t.on) >= t.min * pick(row.baseline, t.on);
   if (t.kind === "below") return pick(row.ours, t.on) <= t.max;
   return pick(row.ours, t.on) >= t.min;
 }
@@ -90,6 +95,7 @@ export function describeTarget(t: Target | undefined, unit: string): string {
   if (t === undefined) return "";
   const on = t.on && t.on !== "median" ? `${t.on} ` : "";
   if (t.kind === "ratio") return `${on}≤ ${t.max}x`;
+  if (t.kind === "ratio-above") return `≥ ${t.min}x`;
   if (t.kind === "below") return `${on}≤ ${t.max} ${unit}`;
   return `≥ ${t.min} ${unit}`;
 }
@@ -143,5 +149,26 @@ export function formatTable(rows: BenchRow[]): string {
     ...body.map(line),
     "",
     `targets met: ${met} of ${judged.length}`,
+  ].join("\n");
+}
+
+/**
+ * The line under the table that says the machine's phase during the run: the load average (1, 5, 15 min) at its
+ * start and end, and the figures of the baselines that follow the machine and nothing of ours (the bare relay's
+ * rows, `node -e 0`), so a run is read against its own machine: a ratio is of the same loop, an absolute figure
+ * is not.
+ */
+export function machineLine(
+  rows: BenchRow[],
+  load: { start: readonly number[]; end: readonly number[]; cores: number },
+): string {
+  const avg = (l: readonly number[]) => l.map((n) => n.toFixed(2)).join(" ");
+  const floors = rows
+    .filter((r) => r.baseline.length > 0 && /^(bare relay|node -e 0)/.test(r.baselineName))
+    .map((r) => `${r.baselineName.split(",")[0]} ${fmt(median(r.baseline))} ${r.unit} (${r.name})`);
+  const unique = [...new Set(floors)];
+  return [
+    `machine: ${load.cores} cores, load average ${avg(load.start)} at the start, ${avg(load.end)} at the end`,
+    ...(unique.length > 0 ? [`floors of this run: ${unique.join("; ")}`] : []),
   ].join("\n");
 }

@@ -3,7 +3,8 @@
  * target its issue set (bench-row.ts judges each row). Runs from dist/ (the script builds first). Pass section
  * names to run only some: `npm run bench -- store`.
  */
-import { type BenchRow, formatTable } from "./bench-row.js";
+import { availableParallelism, loadavg } from "node:os";
+import { type BenchRow, formatTable, machineLine } from "./bench-row.js";
 
 type Section = { name: string; run: () => Promise<BenchRow[]> };
 
@@ -25,9 +26,13 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 const rows: BenchRow[] = [];
+const loadAtStart = loadavg();
 for (const section of sections) {
   if (wanted.length > 0 && !wanted.includes(section.name)) continue;
   process.stderr.write(`bench: ${section.name}…\n`);
   rows.push(...(await section.run()));
 }
 process.stdout.write(`${formatTable(rows)}\n`);
+process.stdout.write(
+  `${machineLine(rows, { start: loadAtStart, end: loadavg(), cores: availableParallelism() })}\n`,
+);
