@@ -1,5 +1,8 @@
+import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createHttpFetch } from "./http-fetch.js";
 
@@ -187,6 +190,28 @@ describe("createHttpFetch", () => {
       name: "AbortError",
     });
     expect(requests).toBe(0);
+  });
+
+  it("an https URL speaks TLS (node:https, loaded at its first use)", async () => {
+    const fixtures = join(import.meta.dirname, "..", "..", "test", "fixtures", "tls");
+    const tls = createHttpsServer(
+      {
+        key: readFileSync(join(fixtures, "self-signed.key.pem")),
+        cert: readFileSync(join(fixtures, "self-signed.cert.pem")),
+      },
+      (_req, res) => res.end("secret"),
+    );
+    await new Promise<void>((resolve) => tls.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (tls.address() as AddressInfo).port;
+      // The certificate is trusted by nobody: the handshake happened, and was refused.
+      await expect(createHttpFetch()(`https://127.0.0.1:${port}/`)).rejects.toMatchObject({
+        code: "DEPTH_ZERO_SELF_SIGNED_CERT",
+      });
+    } finally {
+      tls.closeAllConnections();
+      await new Promise((resolve) => tls.close(resolve));
+    }
   });
 
   it("a refused connection rejects with the system error code", async () => {

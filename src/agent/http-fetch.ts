@@ -4,7 +4,7 @@ import {
   type IncomingMessage,
   type RequestOptions,
 } from "node:http";
-import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import { createRequire } from "node:module";
 import { urlToHttpOptions } from "node:url";
 import { HttpAnswer } from "./http-answer.js";
 import { wireHeaders } from "./wire-headers.js";
@@ -26,10 +26,26 @@ import { wireHeaders } from "./wire-headers.js";
  * - Request bodies are strings or bytes (what the SDK sends to chat completions and model lists); anything else
  *   goes to the built-in fetch.
  */
+type Https = typeof import("node:https");
+let https: Https | undefined;
+
+/**
+ * `node:https`, loaded at the first https request: with TLS it is a few milliseconds of module loading that a
+ * gateway talking to a local model (or to none yet) never needs, and the gateway's start creates this client
+ * before it listens.
+ */
+function httpsModule(): Https {
+  https ??= createRequire(import.meta.url)("node:https") as Https;
+  return https;
+}
+
 export function createHttpFetch(): typeof fetch {
-  const agents = {
-    "http:": new HttpAgent({ keepAlive: true }),
-    "https:": new HttpsAgent({ keepAlive: true }),
+  const http = new HttpAgent({ keepAlive: true });
+  let secure: HttpAgent | undefined;
+  const agentFor = (protocol: "http:" | "https:"): HttpAgent => {
+    if (protocol === "http:") return http;
+    secure ??= new (httpsModule().Agent)({ keepAlive: true });
+    return secure;
   };
   // The SDK asks for the same few URLs again and again: each is parsed, and turned into request options, once
   // for as long as it is the last one asked for (neither is ever changed here).
@@ -47,7 +63,7 @@ export function createHttpFetch(): typeof fetch {
     if (input instanceof Request || !plainBody || (url.protocol !== "http:" && url.protocol !== "https:")) {
       return fetch(input, init);
     }
-    return send(url, options, init ?? {}, agents[url.protocol], body ?? undefined);
+    return send(url, options, init ?? {}, agentFor(url.protocol), body ?? undefined);
   };
 }
 
@@ -114,7 +130,7 @@ function send(
     }
     // As raw name/value pairs (wire-headers.ts): Node stores them as given, without a `setHeader` per header.
     const headers = wireHeaders(url, (each) => eachHeader(init.headers, each), body);
-    const request = url.protocol === "https:" ? httpsRequest : httpRequest;
+    const request = url.protocol === "https:" ? httpsModule().request : httpRequest;
     let response: IncomingMessage | undefined;
     const onAbort = () => {
       const error = abortError(signal as AbortSignal);

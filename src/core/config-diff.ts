@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from "node:util";
-import { formatPath } from "./config-errors.js";
+import { formatPath } from "./config-path.js";
 
 /**
  * What a change of `clawdis.json` needs while the gateway runs. Pure: two validated configs (and what the running

@@ -1,5 +1,6 @@
 import { basename } from "node:path";
 import type { z } from "zod";
+import { formatPath } from "./config-path.js";
 import {
   ANY_INDEX,
   ANY_KEY,
@@ -10,6 +11,8 @@ import {
 } from "./config-schema-walk.js";
 import { type Json5Path, locateJson5 } from "./json5-locate.js";
 
+export { formatPath } from "./config-path.js";
+
 /**
  * Turns JSON5 syntax errors and zod issues into messages a person can act on:
  *   `inbound.reply.session.idleMinutes: expected a number >= 1, got "soon" (clawdis.json line 7)`
@@ -18,18 +21,6 @@ import { type Json5Path, locateJson5 } from "./json5-locate.js";
  */
 
 const MAX_VALUE_CHARS = 60;
-
-/** `a.b[0]["odd key"]`; the top-level value is `(top level)`. */
-export function formatPath(path: Json5Path): string {
-  if (path.length === 0) return "(top level)";
-  let out = "";
-  for (const segment of path) {
-    if (typeof segment === "number") out += `[${segment}]`;
-    else if (/^[A-Za-z_$][\w$-]*$/.test(segment)) out += out.length === 0 ? segment : `.${segment}`;
-    else out += `[${JSON.stringify(segment)}]`;
-  }
-  return out;
-}
 
 /** A value as it would be written in the file (JSON), shortened when long; `undefined` is "nothing". */
 export function formatValue(value: unknown): string {

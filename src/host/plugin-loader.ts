@@ -2,7 +2,7 @@ import { readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { type LoadedConfig, loadConfigWithPlugins } from "../core/config.js";
+import type { LoadedConfig } from "../core/config.js";
 import { loadGatewayConfigCached } from "../core/config-cache.js";
 import type { ConfigSectionEntry, ConfigSectionsSource } from "../core/config-sections.js";
 import { ClawdisError, describeError } from "../core/errors.js";
@@ -217,7 +217,12 @@ export async function loadPluginSections(
  * The config as the gateway loads it: the core, the built-in `sections`, and the sections of the plugins in
  * `plugins.load`, which are loaded for them once the rest of the file validates (see `loadConfigWithPlugins`).
  */
-export function loadGatewayConfig(env: Env, sections: readonly ConfigSectionEntry[]): Promise<LoadedConfig> {
+export async function loadGatewayConfig(
+  env: Env,
+  sections: readonly ConfigSectionEntry[],
+): Promise<LoadedConfig> {
+  // Imported here, not with this module: a start from the config cache loads neither zod nor the schema.
+  const { loadConfigWithPlugins } = await import("../core/config.js");
   return loadConfigWithPlugins(env, sections, (specs, baseDir) => loadPluginSections(specs, baseDir, env));
 }
 

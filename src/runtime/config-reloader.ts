@@ -1,6 +1,6 @@
 import { allowFromWarning } from "../core/allow-from-warning.js";
 import type { Clock } from "../core/clock.js";
-import { type LoadedConfig, type LoadPluginSections, reloadConfigWithPlugins } from "../core/config.js";
+import type { LoadedConfig, LoadPluginSections, ReloadedConfig } from "../core/config.js";
 import { type ConfigDiff, describeDiff } from "../core/config-diff.js";
 import { configDigest } from "../core/config-digest.js";
 import type { ClawdisConfig } from "../core/config-schema.js";
@@ -166,8 +166,10 @@ export class ConfigReloader {
     const { logger, clock } = this.options;
     const target = this.options.target();
     const state = target.configState;
-    let read: Awaited<ReturnType<typeof reloadConfigWithPlugins>>;
+    let read: ReloadedConfig;
     try {
+      // Imported at the first look, not with this module: the gateway listens before zod and the schema load.
+      const { reloadConfigWithPlugins } = await import("../core/config.js");
       read = await reloadConfigWithPlugins(
         this.path,
         this.options.env,

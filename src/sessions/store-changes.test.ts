@@ -16,7 +16,9 @@ describe("copyJsonData", () => {
   });
 
   it("keeps an own __proto__ key as a key (as JSON.parse made it), never as the prototype", () => {
-    const parsed = JSON.parse('{"a":{"__proto__":{"polluted":true},"b":1}}') as { a: Record<string, unknown> };
+    const parsed = JSON.parse('{"a":{"__proto__":{"polluted":true},"b":1}}') as {
+      a: Record<string, unknown>;
+    };
     const copy = copyJsonData(parsed);
     expect(Object.getPrototypeOf(copy.a)).toBe(Object.prototype);
     expect(Object.keys(copy.a)).toEqual(["__proto__", "b"]);
