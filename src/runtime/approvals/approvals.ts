@@ -235,7 +235,12 @@ export class Approvals {
 
   /** A turn parked: the prompt is journaled, then sent to the chat the turn came from. Never throws. */
   onEvent(event: GatewayEvent): void {
-    if (event.type === "turn-end" && event.parked !== true) {
+    // Most turns end with no approval listed at all: nothing to check, no async work made for them.
+    if (
+      event.type === "turn-end" &&
+      event.parked !== true &&
+      this.deps.journal.pendingApprovals().length > 0
+    ) {
       const closing = this.closeResumed(event.sessionKey);
       this.closing.add(closing);
       void closing.finally(() => this.closing.delete(closing));
@@ -312,6 +317,9 @@ export class Approvals {
   private async route(item: WorkItem, local: boolean): Promise<boolean> {
     const m = item.message;
     const answer = m.internal ? undefined : parseApprovalAnswer(item.text);
+    // No approval waits anywhere and this is no answer: it passes (`routeMessage` without an ask), as nearly
+    // every message does, without its sender worked out.
+    if (answer === undefined && this.deps.journal.pendingApprovals().length === 0) return false;
     const sender: AnswerSender = {
       channel: m.channel,
       senderId: m.senderId,
