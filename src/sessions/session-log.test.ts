@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createLogger, type LogLine } from "../core/logger.js";
 import { SECRET_MASK } from "./log-redact.js";
-import { SESSION_LOG_FLUSH_MS, SessionLogs } from "./session-log.js";
+import { SESSION_LOG_FILES_PER_SLICE, SESSION_LOG_FLUSH_MS, SessionLogs } from "./session-log.js";
 
 let dir: string;
 const warnings: LogLine[] = [];
@@ -101,22 +101,27 @@ describe("SessionLogs", () => {
     /** How many of `paths` have a log on disk. */
     const written = (paths: string[]) => paths.filter((p) => existsSync(p)).length;
 
-    it("writes 32 files per turn of the event loop, and keeps each file's lines in order across passes", async () => {
+    it("writes SESSION_LOG_FILES_PER_SLICE files per turn of the event loop, each file's lines in order across passes", async () => {
       vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setImmediate", "clearImmediate"] });
       const writer = logs();
-      const paths = Array.from({ length: 70 }, (_, i) => join(dir, `s-${i}`, "logs", "session.log"));
+      const slice = SESSION_LOG_FILES_PER_SLICE;
+      const count = 4 * slice + 2;
+      const paths = Array.from({ length: count }, (_, i) => join(dir, `s-${i}`, "logs", "session.log"));
       for (const path of paths) writer.at(path).line("turn", { n: 1 });
       vi.advanceTimersByTime(SESSION_LOG_FLUSH_MS - 1);
       expect(written(paths)).toBe(0);
       vi.advanceTimersByTime(1);
-      expect(written(paths)).toBe(32);
+      expect(written(paths)).toBe(slice);
       // A line given during the pass, for a file the pass has not reached: it waits for the next pass.
-      const last = paths[69] as string;
+      const last = paths[count - 1] as string;
       writer.at(last).line("turn", { n: 2 });
-      vi.runOnlyPendingTimers();
-      expect(written(paths)).toBe(64);
-      vi.runOnlyPendingTimers();
-      expect(written(paths)).toBe(70);
+      const steps = [written(paths)];
+      while (written(paths) < count) {
+        vi.runOnlyPendingTimers();
+        steps.push(written(paths));
+      }
+      // One slice per turn of the event loop, the rest in the last.
+      expect(steps).toEqual([slice, 2 * slice, 3 * slice, 4 * slice, count]);
       expect((await readFile(last, "utf8")).match(/n=\d/g)).toEqual(["n=1"]);
       vi.advanceTimersByTime(SESSION_LOG_FLUSH_MS);
       expect((await readFile(last, "utf8")).match(/n=\d/g)).toEqual(["n=1", "n=2"]);
@@ -125,14 +130,15 @@ describe("SessionLogs", () => {
     it("flush during a pass writes what the pass still holds, then what came after, in order", async () => {
       vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setImmediate", "clearImmediate"] });
       const writer = logs();
-      const paths = Array.from({ length: 40 }, (_, i) => join(dir, `s-${i}`, "logs", "session.log"));
+      const count = 3 * SESSION_LOG_FILES_PER_SLICE;
+      const paths = Array.from({ length: count }, (_, i) => join(dir, `s-${i}`, "logs", "session.log"));
       for (const path of paths) writer.at(path).line("turn", { n: 1 });
       vi.advanceTimersByTime(SESSION_LOG_FLUSH_MS);
-      expect(written(paths)).toBe(32);
-      const last = paths[39] as string;
+      expect(written(paths)).toBe(SESSION_LOG_FILES_PER_SLICE);
+      const last = paths[count - 1] as string;
       writer.at(last).line("turn", { n: 2 });
       await writer.flush();
-      expect(written(paths)).toBe(40);
+      expect(written(paths)).toBe(count);
       expect((await readFile(last, "utf8")).match(/n=\d/g)).toEqual(["n=1", "n=2"]);
     });
   });

@@ -30,13 +30,13 @@ export const SESSION_LOG_FLUSH_MS = 1_000;
  * How many files a pass writes before it lets the event loop run (each is an open, a write and a close, 10-50 µs
  * on a busy machine): a message that arrives during a pass waits for one slice, not for a hundred files.
  */
-const FILES_PER_SLICE = 4;
+export const SESSION_LOG_FILES_PER_SLICE = 4;
 
 /**
  * The writer of every session's `logs/session.log` (docs/files.md, The session log). `line` formats at once and
  * returns: nothing on the message path waits for the disk. Lines wait up to SESSION_LOG_FLUSH_MS, then one pass
  * appends each file's lines in one synchronous page-cache write (open, write, close: a few microseconds, cheaper in
- * CPU than three trips through the threadpool), FILES_PER_SLICE files per turn of the event loop, never fsync'd,
+ * CPU than three trips through the threadpool), SESSION_LOG_FILES_PER_SLICE files per turn of the event loop, never fsync'd,
  * in the order given (lines given during a pass wait for the next one); the folder is made (0700) and
  * the file created (0600) by its first line. Before an append that would take the file past `maxBytes` it is
  * renamed to `session.log.1` (replacing the one before). A failed write is logged once per file and its lines are
@@ -107,7 +107,7 @@ export class SessionLogs {
   }
 
   /**
-   * A timed pass: FILES_PER_SLICE files at a time, the next slice after the I/O that came meanwhile (a message
+   * A timed pass: SESSION_LOG_FILES_PER_SLICE files at a time, the next slice after the I/O that came meanwhile (a message
    * arriving while a thousand sessions' logs are written waits for one slice, not for all of them).
    */
   private startPass(): void {
@@ -118,7 +118,7 @@ export class SessionLogs {
       if (!writing) return;
       let n = 0;
       for (const [path, lines] of writing) {
-        if (n++ === FILES_PER_SLICE) break;
+        if (n++ === SESSION_LOG_FILES_PER_SLICE) break;
         writing.delete(path);
         this.append(path, lines);
       }
