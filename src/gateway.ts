@@ -497,6 +497,9 @@ export class Gateway {
       contextFor: (definition, config, retired) => pluginContext(plugins, definition, config, retired),
       // A transport restarted for a config change waits for the sends in flight (others' too: at most this long).
       drainSends: () => this.outbox.settle(STOP_SEND_GRACE_MS),
+      onLaunch: (definition) => {
+        if (definition.sendThread === true) this.startSendThread();
+      },
     });
     // A transport that comes up sends what waited for it.
     this.host.onStateChange((status) => {
@@ -622,12 +625,9 @@ export class Gateway {
     // chat app's answer read late widens the window in which a kill -9 sends a reply twice (outbox.ts, holdUntil).
     // Replies that a transport sends through `confirmingFetch` go out on the send thread, which records each
     // delivery the moment its chat app takes it (runtime/send-thread/); the first sends wait for it to run.
-    const sendThread = new SendThread({
-      confirmationsPath: this.journal.confirmationsPath,
-      logger: this.options.logger.child("send-thread"),
-    });
-    this.sendThread = sendThread;
-    this.outbox.holdUntil(Promise.all([preloadModelSdk(), preloadLockLibrary(), sendThread.ready]));
+    // The thread is started by the first launch of a plugin that sends through it (`onLaunch`, in `host.start`
+    // above): none, no thread.
+    this.outbox.holdUntil(Promise.all([preloadModelSdk(), preloadLockLibrary(), this.sendThread?.ready]));
     // In the background, not on the way to listening: the temp files of atomic writes of the store, the journal,
     // the state lock, restart.json and reminders.json that a kill cut short (their files are intact; the temp files
     // are dead weight).
@@ -946,6 +946,22 @@ export class Gateway {
       undelivered: this.outbox.undeliverable(),
       approvals: this.approvals.pending(key).map((a) => ({ what: a.what, ageMs: this.clock.now() - a.at })),
       jobs: this.jobs.running(key),
+    });
+  }
+
+  /**
+   * The send thread (runtime/send-thread/), started once, when the first plugin whose definition says
+   * `sendThread` launches; a one-shot run starts none. Whether it runs, for tests and `/status`'s reader.
+   */
+  get sendThreadStarted(): boolean {
+    return this.sendThread !== undefined;
+  }
+
+  private startSendThread(): void {
+    if (this.sendThread || this.options.oneShot) return;
+    this.sendThread = new SendThread({
+      confirmationsPath: this.journal.confirmationsPath,
+      logger: this.options.logger.child("send-thread"),
     });
   }
 

@@ -46,6 +46,21 @@ describe("gateway: what plugins add", () => {
     expect(tool?.message.content).toBe("sunny in Oslo");
   });
 
+  it("the send thread runs only for a plugin that sends through it (its definition's sendThread)", async () => {
+    const plain = definePlugin({ apiVersion: PLUGIN_API_VERSION, id: "plain", create: () => ({}) });
+    t = await startTestGateway({ plugins: [plain], listen: true });
+    expect(t.gateway.sendThreadStarted).toBe(false);
+    await t.close();
+    const confirming = definePlugin({
+      apiVersion: PLUGIN_API_VERSION,
+      id: "confirming",
+      sendThread: true,
+      create: () => ({}),
+    });
+    t = await startTestGateway({ plugins: [plain, confirming], listen: true });
+    expect(t.gateway.sendThreadStarted).toBe(true);
+  });
+
   it("webhook input over HTTP goes to its configured session and waits for its own turn", async () => {
     t = await startTestGateway({
       plugins: [webhookPlugin],

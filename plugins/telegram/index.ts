@@ -17,6 +17,8 @@ export default definePlugin<TelegramConfig>({
   apiVersion: PLUGIN_API_VERSION,
   id: "telegram",
   version: "1.0.0",
+  // Replies go out through confirmingFetch (telegram-api.ts): the gateway runs the send thread for them.
+  sendThread: true,
   configSection: TELEGRAM_SECTION,
   // Read at each message: an edit of who may talk or of the mention rule needs no restart.
   reload: { live: ["allowFrom", "requireMention"] },

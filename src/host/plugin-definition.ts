@@ -45,6 +45,9 @@ export function validatePluginDefinition(value: unknown, origin: string): Plugin
   if (candidate.version !== undefined && typeof candidate.version !== "string") {
     problems.push("version must be a string");
   }
+  if (candidate.sendThread !== undefined && typeof candidate.sendThread !== "boolean") {
+    problems.push("sendThread must be true or false");
+  }
   const schema = candidate.configSchema as { safeParse?: unknown } | undefined;
   if (schema !== undefined && (schema === null || typeof schema.safeParse !== "function")) {
     problems.push("configSchema must be a zod schema (something with safeParse)");

@@ -167,6 +167,35 @@ describe("PluginHost start and restart", () => {
     await host.stop();
   });
 
+  it("tells onLaunch of every launch, before create: the first start and each restart", async () => {
+    const events: string[] = [];
+    let creates = 0;
+    const flaky = plugin(
+      "flaky",
+      () => {
+        events.push(`create ${++creates}`);
+        return {
+          start: async () => {
+            if (creates === 1) throw new Error("connection refused");
+          },
+        };
+      },
+      { sendThread: true },
+    );
+    const { host, clock } = makeHost([flaky], {
+      onLaunch: (definition) => events.push(`launch ${definition.id} ${String(definition.sendThread)}`),
+    });
+    const started = host.start();
+    // Synchronously, within start() and before create: whoever launches plugins prepares for them in time.
+    expect(events).toEqual(["launch flaky true", "create 1"]);
+    await started;
+    const ok = waitFor(host, "flaky", (status) => status.state === "ok");
+    clock.advance(1000);
+    await ok;
+    expect(events).toEqual(["launch flaky true", "create 1", "launch flaky true", "create 2"]);
+    await host.stop();
+  });
+
   it("fails a start that does not resolve by the deadline, aborting its signal", async () => {
     const started = deferred<AbortSignal>();
     let stops = 0;

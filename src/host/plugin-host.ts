@@ -66,6 +66,8 @@ export interface PluginHostOptions {
    * for it before it stops the instance; what is sent meanwhile waits for the new one. Default: at once.
    */
   drainSends?: (id: string) => Promise<void>;
+  /** Called at the start of every launch of a plugin (its first start, a restart), before `create`. */
+  onLaunch?: (definition: PluginDefinition) => void;
 }
 
 /**
@@ -97,6 +99,7 @@ export class PluginHost {
   /** The current config (what `context.gatewayConfig` returns); replaced by a config change. */
   private gatewayConfig: Readonly<object> | undefined;
   private readonly drainSends: (id: string) => Promise<void>;
+  private readonly onLaunch: (definition: PluginDefinition) => void;
   /** What `applyPluginReload` may do to this host. */
   private readonly reloadTarget: ReloadTarget;
 
@@ -112,6 +115,7 @@ export class PluginHost {
     this.stableAfterMs = options.stableAfterMs ?? 60_000;
     this.gatewayConfig = options.gatewayConfig;
     this.drainSends = options.drainSends ?? (() => Promise.resolve());
+    this.onLaunch = options.onLaunch ?? (() => {});
     this.reloadTarget = {
       slots: this.slots,
       log: this.log,
@@ -219,6 +223,7 @@ export class PluginHost {
 
   private launch(slot: Slot): Promise<void> {
     const { definition } = slot;
+    this.onLaunch(definition);
     const attempt: Attempt = { abort: new AbortController(), retired: new AbortController() };
     slot.attempt = attempt;
     this.setState(slot, "starting", undefined);

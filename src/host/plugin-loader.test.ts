@@ -111,6 +111,7 @@ describe("loadPluginModule: invalid modules", () => {
     const error = await loadError(() => loadPluginModule("./plugins/bad-shape", fixtures));
     expect(error.message).toContain('id "Bad_Id" is not 1-64 lowercase letters, digits and dashes');
     expect(error.message).toContain("create is missing");
+    expect(error.message).toContain("sendThread must be true or false");
   });
 
   it("wraps an error thrown while importing, keeping the cause", async () => {

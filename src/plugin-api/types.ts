@@ -532,6 +532,12 @@ export interface PluginDefinition<C = unknown> {
   /** Lowercase letters, digits and dashes; also the transport's channel name. */
   id: string;
   version?: string;
+  /**
+   * Its transport sends replies through `confirmingFetch` (confirming-fetch.ts): the gateway runs the send thread
+   * only while a plugin that says so is enabled, started before its first launch (a gateway without one spends
+   * no thread on it). Without it, `confirmingFetch` confirms on the main thread.
+   */
+  sendThread?: boolean;
   /** Validates `plugins.entries.<id>.config`; absent: the plugin takes no settings. */
   configSchema?: z.ZodType<C>;
   /**
