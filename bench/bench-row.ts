@@ -163,10 +163,16 @@ export function machineLine(
   load: { start: readonly number[]; end: readonly number[]; cores: number },
 ): string {
   const avg = (l: readonly number[]) => l.map((n) => n.toFixed(2)).join(" ");
-  const floors = rows
-    .filter((r) => r.baseline.length > 0 && /^(bare relay|node -e 0)/.test(r.baselineName))
-    .map((r) => `${r.baselineName.split(",")[0]} ${fmt(median(r.baseline))} ${r.unit} (${r.name})`);
-  const unique = [...new Set(floors)];
+  // The first row of each floor and unit: the relay's p50 to the model and its rate, `node -e 0`.
+  const seen = new Set<string>();
+  const unique: string[] = [];
+  for (const r of rows) {
+    if (r.baseline.length === 0 || !/^(bare relay|node -e 0)/.test(r.baselineName)) continue;
+    const floor = r.baselineName.split(",")[0] as string;
+    if (seen.has(`${floor}|${r.unit}`)) continue;
+    seen.add(`${floor}|${r.unit}`);
+    unique.push(`${floor} ${fmt(median(r.baseline))} ${r.unit} (${r.name})`);
+  }
   return [
     `machine: ${load.cores} cores, load average ${avg(load.start)} at the start, ${avg(load.end)} at the end`,
     ...(unique.length > 0 ? [`floors of this run: ${unique.join("; ")}`] : []),

@@ -51,6 +51,7 @@ describe("machineLine", () => {
       ),
       row([0.7], [0.5], undefined, { name: "latency", baselineName: "bare relay, same HTTP hops" }),
       row([90], [60], undefined, { name: "clawdis --version, cold", baselineName: "node -e 0" }),
+      row([120], [62], undefined, { name: "clawdis status, cold", baselineName: "node -e 0" }),
       row([1], [1], undefined, { name: "store", baselineName: "a rewrite" }),
     ];
     const text = machineLine(rows, { start: [1, 0.5, 0.25], end: [2, 1, 0.5], cores: 2 });
