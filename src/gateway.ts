@@ -951,7 +951,7 @@ export class Gateway {
 
   /**
    * The send thread (runtime/send-thread/), started once, when the first plugin whose definition says
-   * `sendThread` launches; a one-shot run starts none. Whether it runs, for tests and `/status`'s reader.
+   * `sendThread` launches; a one-shot run starts none. Whether it was started (tests).
    */
   get sendThreadStarted(): boolean {
     return this.sendThread !== undefined;
