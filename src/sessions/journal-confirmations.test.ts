@@ -3,22 +3,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { journalMessage as message } from "../../test/helpers/journal-message.js";
 import { createMemoryLogger } from "../core/logger.js";
-import type { InboundMessage } from "../plugin-api/types.js";
 import { Journal } from "./journal.js";
 
 /** The send thread's confirmations file (`inbound.confirmed.jsonl`): read at open as if it followed the journal. */
-function message(id: string): InboundMessage {
-  return {
-    channel: "test",
-    chatId: "c1",
-    chatType: "direct",
-    senderId: "s1",
-    messageId: id,
-    text: "hi",
-    receivedAt: 1,
-  };
-}
 
 describe("Journal: the send thread's confirmations", () => {
   let dir: string;

@@ -2,23 +2,11 @@ import { mkdtemp, open, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { journalMessage as message } from "../../test/helpers/journal-message.js";
 import { createMemoryLogger } from "../core/logger.js";
-import type { InboundMessage } from "../plugin-api/types.js";
 import { Journal } from "./journal.js";
 
 /** The journal past V8's longest string: its own file, since it writes and reads ~556 MB (left out of test:quick). */
-
-function message(id: string, text = "hi"): InboundMessage {
-  return {
-    channel: "test",
-    chatId: "c1",
-    chatType: "direct",
-    senderId: "s1",
-    messageId: id,
-    text,
-    receivedAt: 1,
-  };
-}
 
 describe("Journal: a file past the longest string", () => {
   let dir: string;

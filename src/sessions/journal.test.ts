@@ -2,21 +2,9 @@ import { mkdir, mkdtemp, open, readFile, rename, rm, stat, writeFile } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { journalMessage as message } from "../../test/helpers/journal-message.js";
 import { createMemoryLogger } from "../core/logger.js";
-import type { InboundMessage } from "../plugin-api/types.js";
 import { Journal, MAX_RECORD_BYTES } from "./journal.js";
-
-function message(id: string, text = "hi"): InboundMessage {
-  return {
-    channel: "test",
-    chatId: "c1",
-    chatType: "direct",
-    senderId: "s1",
-    messageId: id,
-    text,
-    receivedAt: 1,
-  };
-}
 
 describe("Journal", () => {
   let dir: string;
