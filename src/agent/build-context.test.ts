@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { MessageEntry, TranscriptEntry } from "../sessions/types.js";
-import { buildContext, pairToolCalls } from "./build-context.js";
+import { buildContext, pairToolCalls, SCAN_KEPT_FROM } from "./build-context.js";
 
 const ts = "2026-01-01T00:00:00.000Z";
 
@@ -206,5 +206,148 @@ describe("buildContext in direct chats shared by more than one person", () => {
       dm("3", "in the group", { senderId: "222", senderName: "Bob", chatType: "group" }),
     ];
     expect(sent(entries)).toEqual(["hi", "build failed", "Bob: in the group"]);
+  });
+});
+
+describe("buildContext on a tail that grows turn by turn (the kept build)", () => {
+  /** A small deterministic generator (mulberry32), so a failing sequence can be replayed by its seed. */
+  const random = (seed: number) => () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const entryOf = (next: () => number, n: number, jids: string[]): TranscriptEntry => {
+    const id = `e${n}`;
+    const pick = next();
+    const sender = ["111", "222"][Math.floor(next() * (next() < 0.9 ? 1 : 2))] as string;
+    if (pick < 0.3) {
+      const jid = `j${n}`;
+      jids.push(jid);
+      const group = next() < 0.5;
+      return {
+        type: "message",
+        id,
+        ts,
+        message: { role: "user", content: `m${n}` },
+        meta: { channel: "telegram", chatType: group ? "group" : "direct", senderId: sender, journalId: jid },
+      };
+    }
+    if (pick < 0.55) return { type: "message", id, ts, message: { role: "assistant", content: `a${n}` } };
+    if (pick < 0.75)
+      return { type: "group-context", id, ts, senderId: sender, text: `g${n}` } as TranscriptEntry;
+    if (pick < 0.8 && jids.length > 0)
+      return {
+        type: "turn-failed",
+        id,
+        ts,
+        journalId: jids[Math.floor(next() * jids.length)],
+      } as TranscriptEntry;
+    if (pick < 0.83) return { type: "turn-interrupted", id, ts, note: `stopped ${n}` } as TranscriptEntry;
+    if (pick < 0.9)
+      return {
+        type: "message",
+        id,
+        ts,
+        message: {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: `c${n}`, type: "function", function: { name: "bash", arguments: "{}" } }],
+        },
+      };
+    if (pick < 0.95)
+      return {
+        type: "message",
+        id,
+        ts,
+        message: { role: "tool", tool_call_id: `c${n - 1}`, content: "out" },
+      };
+    return { type: "event", id, ts, what: "other" } as TranscriptEntry;
+  };
+
+  it("gives what a fresh build of the same entries gives, at every length, for many tails", () => {
+    for (let seed = 1; seed <= 16; seed++) {
+      const next = random(seed);
+      const jids: string[] = [];
+      const tail: TranscriptEntry[] = [];
+      for (let n = 0; n < 80; n++) {
+        // A turn appends one to four entries, then the context is built from the tail as it is.
+        const adding = 1 + Math.floor(next() * 4);
+        for (let k = 0; k < adding; k++) tail.push(entryOf(next, tail.length, jids));
+        const kept = buildContext({ systemPrompt: "s", entries: tail, groupHistoryLimit: 3 });
+        // Copies of the entries: another first entry, so nothing kept is used.
+        const fresh = buildContext({
+          systemPrompt: "s",
+          entries: structuredClone(tail),
+          groupHistoryLimit: 3,
+        });
+        expect(kept, `seed ${seed}, ${tail.length} entries`).toEqual(fresh);
+      }
+    }
+  });
+
+  it("goes on from the kept build: a message already shown is the same object in the next turn's context", () => {
+    const group = (n: number): MessageEntry => ({
+      type: "message",
+      id: `m${n}`,
+      ts,
+      message: { role: "user", content: `q${n}` },
+      meta: { channel: "telegram", chatType: "group", senderId: "111", senderName: "Ann" },
+    });
+    const tail: TranscriptEntry[] = Array.from({ length: SCAN_KEPT_FROM }, (_, n) => group(n));
+    const first = buildContext({ systemPrompt: "s", entries: tail });
+    tail.push({ type: "group-context", id: "g", ts, senderId: "222", text: "aside" } as TranscriptEntry);
+    const second = buildContext({ systemPrompt: "s", entries: tail });
+    expect(second.at(-1)?.content).toContain("222: aside");
+    tail.push({ type: "group-context", id: "g2", ts, senderId: "333", text: "more" } as TranscriptEntry);
+    tail.push(group(99));
+    const third = buildContext({ systemPrompt: "s", entries: tail });
+    // The run of two asides is one message before the new question; the earlier messages are those of before.
+    expect(third.slice(-2).map((m) => m.content)).toEqual([
+      "[Messages in the group that were not addressed to you; for context, no answer needed]\n222: aside\n333: more",
+      "Ann: q99",
+    ]);
+    expect(third[5]).toBe(first[5]);
+    // Each call gives its own array: a caller that adds to it changes no later context.
+    third.push({ role: "user", content: "added by a caller" });
+    expect(buildContext({ systemPrompt: "s", entries: tail }).at(-1)?.content).toBe("Ann: q99");
+    // Another system prompt is a fresh build.
+    expect(buildContext({ systemPrompt: "other", entries: tail })[0]?.content).toBe("other");
+    // A tail with the same first entry but other entries after it (a slide, a rewrite) is a fresh build too.
+    buildContext({ systemPrompt: "s", entries: tail });
+    const longer = [...tail.slice(0, -1), group(7777), group(7778)];
+    expect(
+      buildContext({ systemPrompt: "s", entries: longer })
+        .slice(-2)
+        .map((m) => m.content),
+    ).toEqual(["Ann: q7777", "Ann: q7778"]);
+    const shorter = [...tail.slice(0, SCAN_KEPT_FROM - 1), group(7779)];
+    expect(buildContext({ systemPrompt: "s", entries: shorter }).at(-1)?.content).toBe("Ann: q7779");
+    expect(buildContext({ systemPrompt: "s", entries: shorter })).toHaveLength(SCAN_KEPT_FROM + 1);
+  });
+
+  it("pairs a tool call that came in a later turn with its stand-in result", () => {
+    const tail: TranscriptEntry[] = Array.from({ length: SCAN_KEPT_FROM }, (_, n) => ({
+      type: "message" as const,
+      id: `m${n}`,
+      ts,
+      message: { role: "assistant" as const, content: `a${n}` },
+    }));
+    buildContext({ systemPrompt: "s", entries: tail });
+    tail.push({
+      type: "message",
+      id: "call",
+      ts,
+      message: {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c1", type: "function", function: { name: "bash", arguments: "{}" } }],
+      },
+    });
+    expect(buildContext({ systemPrompt: "s", entries: tail }).at(-1)).toEqual({
+      role: "tool",
+      tool_call_id: "c1",
+      content: "(no result: the turn was interrupted)",
+    });
   });
 });

@@ -27,6 +27,8 @@ export const DEFAULT_GROUP_HISTORY_LIMIT = 50;
  *   message saying it stopped unfinished.
  * Invariant: every assistant tool call is followed by a result for it before the next non-tool message; a call
  * left without one (the gateway stopped mid-turn) gets a synthetic "interrupted" result, in the request only.
+ * A new array every call. From SCAN_KEPT_FROM entries on, the build is kept by the tail's first entry and the next
+ * call on the same tail grown adds only the entries since (`ContextScan`): the same result as a fresh build.
  */
 export function buildContext(input: {
   systemPrompt: string;
@@ -34,6 +36,53 @@ export function buildContext(input: {
   entries: TranscriptEntry[];
   groupHistoryLimit?: number;
 }): StoredChatMessage[] {
+  const { entries } = input;
+  const limit = input.groupHistoryLimit ?? DEFAULT_GROUP_HISTORY_LIMIT;
+  let scan = entries.length >= SCAN_KEPT_FROM ? scans.get(entries[0] as TranscriptEntry) : undefined;
+  if (scan === undefined || !goesOn(scan, input, limit)) {
+    scan = newScan(input, limit);
+    if (entries.length >= SCAN_KEPT_FROM) scans.set(entries[0] as TranscriptEntry, scan);
+  }
+  scanTo(scan, entries);
+  const messages = scan.messages.slice();
+  const run = contextMessage(scan.context, limit);
+  if (run) messages.push(run);
+  // Without a tool call or result there is nothing to pair (most contexts of a chat): no second array.
+  return scan.tools ? pairToolCalls(messages) : messages;
+}
+
+/**
+ * Below this many entries a context is built afresh each time (cheap); from it on, what was built is kept by the
+ * tail's first entry and the next turn, on the same tail grown, only adds the entries that came since.
+ */
+export const SCAN_KEPT_FROM = 32;
+
+/**
+ * A context built up to an entry: the same messages a fresh build of `entries[0..scanned)` gives, but with the
+ * trailing run of unaddressed group messages not yet made into its message (the next entries may lengthen it).
+ * Entries are never changed once read; a tail grows by appending, so a build of the same tail grown goes on from
+ * here, unless an entry since changes how an earlier one is shown (a `turn-failed`, a second direct sender).
+ */
+interface ContextScan {
+  systemPrompt: string;
+  compaction: CompactionEntry | undefined;
+  limit: number;
+  scanned: number;
+  /** `entries[scanned - 1]` when scanned. */
+  last: TranscriptEntry | undefined;
+  messages: StoredChatMessage[];
+  context: GroupContextEntry[];
+  /** The journal ids of messages whose turn failed, among all the entries the scan was started on. */
+  failed: Set<string>;
+  /** Whether direct messages were labelled, once a direct message asked (`labelsDirectMessages`). */
+  labelDirect: boolean | undefined;
+  /** A tool call or result is among `messages`. */
+  tools: boolean;
+}
+
+const scans = new WeakMap<TranscriptEntry, ContextScan>();
+
+function newScan(input: Parameters<typeof buildContext>[0], limit: number): ContextScan {
   const messages: StoredChatMessage[] = [{ role: "system", content: input.systemPrompt }];
   if (input.compaction) {
     if (input.compaction.notes) messages.push(notesOf(input.compaction));
@@ -46,54 +95,98 @@ export function buildContext(input: {
     const jid = (entry as { journalId?: unknown }).journalId;
     if (typeof jid === "string") failed.add(jid);
   }
-  // Whether direct messages are labelled is asked only by a direct message (never in a group's context).
-  let labelDirect: boolean | undefined;
-  const seen: Seen = {
+  return {
+    systemPrompt: input.systemPrompt,
+    compaction: input.compaction,
+    limit,
+    scanned: 0,
+    last: undefined,
+    messages,
+    context: [],
     failed,
+    labelDirect: undefined,
+    tools: messages.some(hasTools),
+  };
+}
+
+/** Whether `scan` is a build of the start of `input.entries` that the entries after it leave as it is. */
+function goesOn(scan: ContextScan, input: Parameters<typeof buildContext>[0], limit: number): boolean {
+  const { entries } = input;
+  if (
+    scan.systemPrompt !== input.systemPrompt ||
+    scan.compaction !== input.compaction ||
+    scan.limit !== limit
+  )
+    return false;
+  // The entry last looked at still in its place (a shorter tail has none there).
+  if (entries[scan.scanned - 1] !== scan.last) return false;
+  for (let i = scan.scanned; i < entries.length; i++) {
+    // A failed turn marks a message that may be before it: every message is looked at again.
+    if ((entries[i] as TranscriptEntry).type === "turn-failed") return false;
+  }
+  return scan.labelDirect === undefined || labelsDirectMessages(entries) === scan.labelDirect;
+}
+
+/** Adds `entries[scan.scanned..]` to the scan. */
+function scanTo(scan: ContextScan, entries: TranscriptEntry[]): void {
+  const seen: Seen = {
+    failed: scan.failed,
     labelDirect: () => {
-      labelDirect ??= labelsDirectMessages(input.entries);
-      return labelDirect;
+      scan.labelDirect ??= labelsDirectMessages(entries);
+      return scan.labelDirect;
     },
   };
-  const limit = input.groupHistoryLimit ?? DEFAULT_GROUP_HISTORY_LIMIT;
-  let context: GroupContextEntry[] = [];
-  const flushContext = () => {
-    if (context.length === 0) return;
-    const shown = context.slice(-limit);
-    const lines = shown.map((c) => `${c.senderName ?? c.senderId}: ${c.text}`);
-    const skipped = context.length - shown.length;
-    messages.push({
-      role: "user",
-      content: `[Messages in the group that were not addressed to you${skipped > 0 ? ` (the newest ${shown.length} of ${context.length})` : ""}; for context, no answer needed]\n${lines.join("\n")}`,
-    });
-    context = [];
-  };
-  for (const entry of input.entries) {
+  const { messages } = scan;
+  for (; scan.scanned < entries.length; scan.scanned++) {
+    const entry = entries[scan.scanned] as TranscriptEntry;
+    scan.last = entry;
     if (entry.type === "turn-interrupted") {
       // An automated turn a person ended: the model is told it stopped unfinished (runtime/authority).
       const note = (entry as { note?: unknown }).note;
       if (typeof note === "string") {
-        flushContext();
+        flushContext(scan);
         messages.push(interruptedNoteMessage(entry, note));
       }
       continue;
     }
     if (entry.type === "group-context") {
       const c = entry as GroupContextEntry;
-      if (typeof c.text === "string" && typeof c.senderId === "string") context.push(c);
+      if (typeof c.text === "string" && typeof c.senderId === "string") scan.context.push(c);
       continue;
     }
     if (entry.type !== "message") continue;
     const message = (entry as { message?: StoredChatMessage }).message;
     if (!message || typeof message.role !== "string") continue;
     if (message.role === "system") continue;
-    flushContext();
-    messages.push(asSeen(entry as MessageEntry, seen));
+    flushContext(scan);
+    const shown = asSeen(entry as MessageEntry, seen);
+    if (!scan.tools && hasTools(shown)) scan.tools = true;
+    messages.push(shown);
   }
-  flushContext();
-  // Without a tool call or result there is nothing to pair (most contexts of a chat): no second array.
-  const tools = messages.some((m) => m.role === "tool" || m.tool_calls !== undefined);
-  return tools ? pairToolCalls(messages) : messages;
+}
+
+function hasTools(message: StoredChatMessage): boolean {
+  return message.role === "tool" || message.tool_calls !== undefined;
+}
+
+/** The trailing run of unaddressed group messages becomes its message in the scan. */
+function flushContext(scan: ContextScan): void {
+  const run = contextMessage(scan.context, scan.limit);
+  if (!run) return;
+  scan.messages.push(run);
+  scan.context = [];
+}
+
+/** A run of group messages that did not address the agent, as one user message of the newest `limit`. */
+function contextMessage(context: GroupContextEntry[], limit: number): StoredChatMessage | undefined {
+  if (context.length === 0) return undefined;
+  const shown = context.slice(-limit);
+  const lines = shown.map((c) => `${c.senderName ?? c.senderId}: ${c.text}`);
+  const skipped = context.length - shown.length;
+  return {
+    role: "user",
+    content: `[Messages in the group that were not addressed to you${skipped > 0 ? ` (the newest ${shown.length} of ${context.length})` : ""}; for context, no answer needed]\n${lines.join("\n")}`,
+  };
 }
 
 /** The note of a `turn-interrupted` entry: one object per entry (as `notesOf`, for request-body.ts's reuse). */
