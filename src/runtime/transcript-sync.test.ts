@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMemoryLogger } from "../core/logger.js";
+import { TranscriptWriter } from "../sessions/transcript-writer.js";
 import { HOT_MS, TranscriptSync } from "./transcript-sync.js";
 
 /**
@@ -139,6 +140,42 @@ describe("TranscriptSync", () => {
     expect(sync.synced).toEqual([]);
     expect(syncer.pendingCount()).toBe(0);
     expect(marks).toEqual([]);
+    syncer.stop();
+  });
+
+  it("a path noted with the writer that wrote it is synced through that writer's descriptor while it holds the file", async () => {
+    const a = join(dir, "a.jsonl");
+    const b = join(dir, "b.jsonl");
+    const c = join(dir, "c.jsonl");
+    const sync = await interceptSync();
+    const { journal } = fakeJournal("r1");
+    const { logger } = createMemoryLogger();
+    const syncer = new TranscriptSync({ journal, logger, now: () => 0, everyMs: 60_000 });
+    const opened = [a, b, c].map((path) => TranscriptWriter.openSync(path));
+    const [held, closed, replaced] = opened as [TranscriptWriter, TranscriptWriter, TranscriptWriter];
+    const throughDescriptor: string[] = [];
+    for (const writer of opened) {
+      const original = writer.syncHeld.bind(writer);
+      writer.syncHeld = async () => {
+        const done = await original();
+        if (done) throughDescriptor.push(writer.path);
+        return done;
+      };
+    }
+    syncer.noteWritten(a, held);
+    // A writer closed before the pass holds nothing: its path is synced by name.
+    syncer.noteWritten(b, closed);
+    await closed.close();
+    // The newest note of a path says how: written since without a writer, it is synced by name.
+    syncer.noteWritten(c, replaced);
+    await writeFile(c, "{}\n");
+    syncer.noteWritten(c);
+    await syncer.pass();
+    expect(throughDescriptor).toEqual([a]);
+    expect(sync.synced.sort()).toEqual([b, c]);
+    expect(syncer.pendingCount()).toBe(0);
+    await held.close();
+    await replaced.close();
     syncer.stop();
   });
 });

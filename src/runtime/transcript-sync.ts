@@ -3,6 +3,11 @@ import type { Logger } from "../core/logger.js";
 import type { Journal } from "../sessions/journal.js";
 import { syncFile } from "./tail-cache.js";
 
+/** What a pass syncs through: a transcript writer that may still hold the file open (transcript-writer.ts). */
+export interface HeldWriter {
+  syncHeld(): Promise<boolean>;
+}
+
 /** How soon a reply held by the journal is in its transcript on disk too (a pass syncs every one noted since). */
 export const TRANSCRIPT_SYNC_MS = 1000;
 
@@ -34,7 +39,8 @@ const SYNCS_AT_ONCE = 2;
  * A transcript that no longer exists has nothing to sync.
  */
 export class TranscriptSync {
-  private dirty = new Set<string>();
+  /** The paths noted since the last pass, each with the writer that wrote its lines (when one held it open). */
+  private dirty = new Map<string, HeldWriter | undefined>();
   /** When each path was last synced (by its writer or a pass), by `now`. */
   private readonly synced = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
@@ -56,8 +62,13 @@ export class TranscriptSync {
     return at !== undefined && this.deps.now() - at < HOT_MS;
   }
 
-  noteWritten(path: string): void {
-    this.dirty.add(path);
+  /**
+   * `writer`: the open writer the lines went through, if any; the pass syncs through its descriptor while it
+   * still holds the file (no open and close of the path), else by the path. The newest note of a path says how:
+   * lines noted before it are in the same file, or in one that was deleted or replaced since (nobody reads those).
+   */
+  noteWritten(path: string, writer?: HeldWriter): void {
+    this.dirty.set(path, writer);
     this.schedule();
   }
 
@@ -125,12 +136,12 @@ export class TranscriptSync {
     let failure: unknown;
     const worker = async () => {
       while (next < paths.length) {
-        const path = paths[next++]!;
+        const [path, writer] = paths[next++]!;
         try {
-          await syncFile(path);
+          if (!(writer && (await writer.syncHeld()))) await syncFile(path);
           this.noteSynced(path);
         } catch (error) {
-          this.dirty.add(path);
+          if (!this.dirty.has(path)) this.dirty.set(path, writer);
           failure ??= error;
         }
       }

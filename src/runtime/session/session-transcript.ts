@@ -2,6 +2,7 @@ import { describeError } from "../../core/errors.js";
 import type { ReplyEnd } from "../../sessions/journal.js";
 import { type AppendOptions, appendTranscript, newEntryId } from "../../sessions/transcript.js";
 import { resumeBudgetBytes } from "../../sessions/transcript-resume.js";
+import type { TranscriptWriter } from "../../sessions/transcript-writer.js";
 import type {
   GroupContextEntry,
   MessageEntry,
@@ -65,12 +66,17 @@ export class SessionTranscript {
     return readResumeCached(this.warm(), this.path, resumeBudgetBytes(window));
   }
 
-  async append(entries: TranscriptEntry[], options: Omit<AppendOptions, "header"> = {}): Promise<void> {
+  /** Appends `entries`; returns the open writer they went through (a warm session's), if any. */
+  async append(
+    entries: TranscriptEntry[],
+    options: Omit<AppendOptions, "header"> = {},
+  ): Promise<TranscriptWriter | undefined> {
     const warm = this.warm();
     const writer = warm ? this.ports.storage.sessions?.writerFor(warm, this.path) : undefined;
     const withHeader: AppendOptions = { ...options, header: this.header };
     if (!warm || !writer) await appendTranscript(this.path, entries, withHeader);
     else noteWritten(warm, this.path, await writer.append(entries, withHeader));
+    return writer;
   }
 
   /**
@@ -83,7 +89,7 @@ export class SessionTranscript {
   async appendDurably(entries: TranscriptEntry[], trace: TurnTrace, ends: ReplyEnd[] = []): Promise<void> {
     const sync = this.ports.storage.transcriptSync;
     const viaJournal = sync?.viaJournal(this.path) === true;
-    await this.append(entries, { fsync: !viaJournal });
+    const writer = await this.append(entries, { fsync: !viaJournal });
     trace.unsynced.push(...entries);
     if (!sync || !viaJournal) {
       sync?.noteSynced(this.path);
@@ -91,7 +97,7 @@ export class SessionTranscript {
       return;
     }
     // After the write, before the record: the pass that covers the record syncs these lines.
-    sync.noteWritten(this.path);
+    sync.noteWritten(this.path, writer);
     const { id: sessionId, sessionKey } = this.header;
     if (
       !(await this.ports.storage.journal.reply(
@@ -153,7 +159,10 @@ export class SessionTranscript {
     const entries = settledEntries(settled, this.ports.runtime.clock.now());
     if (entries.length === 0) return;
     const written = this.append(entries);
-    if (settled.kind !== "unanswered") return written;
+    if (settled.kind !== "unanswered") {
+      await written;
+      return;
+    }
     await written.catch((error: unknown) =>
       this.ports.runtime.logger.warn("could not mark an unanswered message", { error: describeError(error) }),
     );
