@@ -51,7 +51,9 @@ function cacheFor(id) {
 }
 
 function loadBundle() {
-  const source = readFileSync(bundle, "utf8");
+  // The bundle is ASCII (scripts/bundle-ascii.ts): read as latin1, V8 makes a one-byte string of it, three times
+  // faster than a UTF-8 decode and half the memory.
+  const source = readFileSync(bundle, "latin1");
   const id = idOf(source);
   const script = new vm.Script(source, { filename: bundle, cachedData: cacheFor(id) });
   const module = { exports: {} };

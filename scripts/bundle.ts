@@ -22,6 +22,7 @@ import { createRequire } from "node:module";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
+import { toAscii } from "./bundle-ascii.js";
 import { trainCache } from "./bundle-cache.js";
 import { bundleIdLine } from "./bundle-id.js";
 import { IMPORT_FUNCTION, rewriteImports } from "./rewrite-imports.js";
@@ -159,7 +160,14 @@ export async function buildBundle(
   if (problems.length > 0) throw new Error(`the bundle cannot be built:\n  ${problems.join("\n  ")}`);
   const output = result.outputFiles.find((file) => file.path === outFile);
   if (!output) throw new Error(`esbuild wrote no ${outFile}`);
-  const body = output.text.endsWith("\n") ? output.text : `${output.text}\n`;
+  // ASCII, so that bin/clawdis.js reads it as latin1 (bundle-ascii.ts); a raw template that needs it throws here.
+  let text: string;
+  try {
+    text = toAscii(output.text);
+  } catch (error) {
+    throw new Error(`the bundle cannot be built:\n  ${(error as Error).message}`);
+  }
+  const body = text.endsWith("\n") ? text : `${text}\n`;
   await mkdir(dirname(outFile), { recursive: true });
   // The old cache goes first: it must never sit next to a bundle it was not made from.
   await rm(`${outFile}.cache`, { force: true });

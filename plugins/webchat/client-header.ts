@@ -4,7 +4,6 @@
  * Uses the script's elements, its state `st`, `api` and CLIENT_RENDER. Written inside String.raw, so it must
  * contain no backtick and no dollar-brace.
  */
-// biome-ignore lint/complexity/noUselessStringRaw: raw, so that a "\n" added to the browser code reaches the browser as is
 export const CLIENT_HEADER = String.raw`
   // ---- header and empty view ----
   function showModel() {
@@ -30,7 +29,7 @@ export const CLIENT_HEADER = String.raw`
     welcomeEl.textContent = "";
     const m = st.model;
     const configured = !!(m && m.configured);
-    para(welcomeEl, "Session " + st.sessionKey + " · " + (configured ? "model " + m.name + " at " + m.baseUrl : "no model configured"))
+    para(welcomeEl, "Session " + st.sessionKey + " \u00b7 " + (configured ? "model " + m.name + " at " + m.baseUrl : "no model configured"))
       .className = "welcome-session";
     if (configured) {
       para(welcomeEl, "Nothing said yet in this session. Chat commands: /status, /new, /stop, /think, /verbose.");
@@ -71,9 +70,9 @@ export const CLIENT_HEADER = String.raw`
     const same = row && (!st.sessionId || row.sessionId === st.sessionId);
     const title = same && typeof row.title === "string" ? row.title : "";
     st.title = title;
-    sessionEl.textContent = "session " + st.sessionKey + (title ? " — " + title : "");
+    sessionEl.textContent = "session " + st.sessionKey + (title ? " \u2014 " + title : "");
     sessionEl.dataset.title = title;
-    document.title = title ? title + " · clawdis" : "clawdis";
+    document.title = title ? title + " \u00b7 clawdis" : "clawdis";
   }
   /**
    * Re-reads the session's row (GET /api/sessions): the context in use for the gauge and the title. Calls during a

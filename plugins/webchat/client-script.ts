@@ -30,7 +30,6 @@ import { CLIENT_VIEW } from "./client-view.js";
  * - sending scrolls to the person's own message, wherever the view was; otherwise the view follows new content
  *   only while it is at the bottom.
  */
-// biome-ignore lint/complexity/noUselessStringRaw: a "\n" written in the browser code must reach the browser as is
 export const CLIENT_SCRIPT = String.raw`
 (() => {
   "use strict";
@@ -209,7 +208,7 @@ ${CLIENT_SEARCH}
     if (type === "delta") return onDelta(d);
     if (type === "tool-call") {
       closeOpen();
-      toolEl(d.callId, d.name, d.arguments, "running…");
+      toolEl(d.callId, d.name, d.arguments, "running\u2026");
       return;
     }
     if (type === "tool-result") return toolResult(d.callId, d.name, d.ok, d.output);
@@ -257,14 +256,14 @@ ${CLIENT_SEARCH}
     setState("error");
     const delay = Math.min(30000, 1000 * 2 ** st.retry);
     st.retry += 1;
-    setConn(message + " Retrying in " + Math.round(delay / 1000) + " s…");
+    setConn(message + " Retrying in " + Math.round(delay / 1000) + " s\u2026");
     clearTimeout(st.retryTimer);
     st.retryTimer = setTimeout(start, delay);
   }
   async function start() {
     if (!st.token) return askToken("");
     tokenForm.hidden = true;
-    setConn("connecting…");
+    setConn("connecting\u2026");
     let res;
     try {
       res = await api("/api/status");
@@ -316,7 +315,7 @@ ${CLIENT_SEARCH}
     source.onerror = () => {
       if (st.source !== source) return;
       if (source.readyState === EventSource.CLOSED) retryLater("Lost the gateway.");
-      else setConn("reconnecting…");
+      else setConn("reconnecting\u2026");
     };
   }
   // ---- sending ----

@@ -13,7 +13,6 @@
  *   not in the view: a notice says so;
  * - Escape or an empty search closes the list.
  */
-// biome-ignore lint/complexity/noUselessStringRaw: raw, so that a "\n" added to the browser code reaches the browser as is
 export const CLIENT_SEARCH = String.raw`
   // ---- search ----
   const searchForm = byId("search-form");
@@ -35,8 +34,8 @@ export const CLIENT_SEARCH = String.raw`
     a.dataset.entryId = hit.entryId;
     const meta = document.createElement("div");
     meta.className = "muted";
-    meta.textContent = new Date(hit.ts).toLocaleString() + " · " + (hit.sessionKey || "?") + " · " + hit.role +
-      (hit.current ? "" : " · earlier session");
+    meta.textContent = new Date(hit.ts).toLocaleString() + " \u00b7 " + (hit.sessionKey || "?") + " \u00b7 " + hit.role +
+      (hit.current ? "" : " \u00b7 earlier session");
     const text = document.createElement("div");
     const s = hit.snippet;
     const mark = document.createElement("mark");
@@ -55,7 +54,7 @@ export const CLIENT_SEARCH = String.raw`
   }
   async function search(q) {
     searchResults.hidden = false;
-    searchResults.textContent = "Searching…";
+    searchResults.textContent = "Searching\u2026";
     let res;
     try {
       res = await api("/api/search?limit=50&q=" + encodeURIComponent(q));

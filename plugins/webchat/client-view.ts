@@ -7,7 +7,6 @@
  * stays where it is; each bubble keeps its source text (`textOf`), an assistant bubble shows it rendered;
  * labels name the app a message came from unless it is the web chat (any tab: it is the person's own).
  */
-// biome-ignore lint/complexity/noUselessStringRaw: raw, so that a "\n" added to the browser code reaches the browser as is
 export const CLIENT_VIEW = String.raw`
   // ---- view ----
   function setState(name) { document.body.dataset.state = name; }
@@ -19,7 +18,7 @@ export const CLIENT_VIEW = String.raw`
     change(() => {
       busyEl.hidden = !turn && st.pendingSends === 0;
       busyEl.dataset.turn = String(turn);
-      busyText.textContent = turn ? "Assistant is working…" : "Waiting for the gateway…";
+      busyText.textContent = turn ? "Assistant is working\u2026" : "Waiting for the gateway\u2026";
     });
   }
   function atBottom() { return messagesEl.scrollHeight - messagesEl.scrollTop - messagesEl.clientHeight < 80; }
@@ -65,8 +64,8 @@ export const CLIENT_VIEW = String.raw`
   function isOurs(d) { return d.channel === "webchat" && d.chatId === st.chatId; }
   /** Everything said in the web chat is the person's own, from any tab or page load; other apps are named. */
   function fromWebchat(d) { return !d.channel || d.channel === "webchat"; }
-  function userLabel(d) { return fromWebchat(d) ? "You" : "You · " + d.channel; }
-  function assistantLabel(d) { return fromWebchat(d) ? "Assistant" : "Assistant → " + d.channel; }
+  function userLabel(d) { return fromWebchat(d) ? "You" : "You \u00b7 " + d.channel; }
+  function assistantLabel(d) { return fromWebchat(d) ? "Assistant" : "Assistant \u2192 " + d.channel; }
   function markCut(el, reason) {
     change(() => {
       el.dataset.stopReason = reason;
