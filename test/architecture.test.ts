@@ -350,14 +350,19 @@ describe("architecture", () => {
 });
 
 describe("architecture: what the gateway loads before it listens", () => {
-  it("the gateway's start loads neither the config schema nor JSON5 (a config from the cache validates nothing)", () => {
+  it("the gateway's start loads neither the config schema, JSON5 nor croner (a config from the cache validates nothing)", () => {
     // Static imports only: what `clawdis gateway` evaluates whatever the config; the schema comes by import()
     // when a file must be validated (a cache miss, a reload). zod itself still comes with the plugins' sections.
     const loaded = loadedBy(["src/cli/gateway.ts"], false);
     expect(loaded.has("src/gateway.ts")).toBe(true);
     expect(
       [...loaded].filter((file) =>
-        ["src/core/config.ts", "src/core/config-schema.ts", "node_modules/json5"].includes(file),
+        [
+          "src/core/config.ts",
+          "src/core/config-schema.ts",
+          "node_modules/json5",
+          "node_modules/croner",
+        ].includes(file),
       ),
     ).toEqual([]);
   });

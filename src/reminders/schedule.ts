@@ -1,4 +1,4 @@
-import { Cron } from "croner";
+import { type Cron, pausedCron } from "../core/croner.js";
 import { parseDuration } from "./duration.js";
 
 /**
@@ -41,7 +41,7 @@ export interface Firing {
 const MAX_WALK = 1000;
 
 function cronOf(expression: string, timeZone: string): Cron {
-  return new Cron(expression, { timezone: timeZone, paused: true });
+  return pausedCron(expression, { timezone: timeZone });
 }
 
 /** Why `expression` is not a cron expression this parser takes in `timeZone`, or undefined. */

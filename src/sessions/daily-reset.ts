@@ -1,4 +1,4 @@
-import { Cron } from "croner";
+import { pausedCron } from "../core/croner.js";
 
 /**
  * The daily reset (`inbound.reply.session.dailyResetAt`, docs/sessions.md). Pure: the clock (`now`, epoch ms) and
@@ -23,10 +23,7 @@ const LOOK_BACK_MS = 50 * 60 * 60 * 1000;
 export function latestResetAt(at: string, now: number, timeZone: string): number | undefined {
   const match = RESET_TIME.exec(at);
   if (!match) return undefined;
-  const cron = new Cron(`${Number(match[2])} ${Number(match[1])} * * *`, {
-    timezone: timeZone,
-    paused: true,
-  });
+  const cron = pausedCron(`${Number(match[2])} ${Number(match[1])} * * *`, { timezone: timeZone });
   let latest: number | undefined;
   let from = new Date(now - LOOK_BACK_MS);
   for (let i = 0; i < 4; i++) {
