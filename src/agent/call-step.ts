@@ -1,9 +1,15 @@
 import { newEntryId } from "../sessions/transcript.js";
 import type { MessageMeta, StoredChatMessage, StoredToolCall } from "../sessions/types.js";
-import { estimateTokens } from "./estimate-tokens.js";
 import type { LlmUsage } from "./llm-assemble.js";
 import { callModel } from "./model-call.js";
-import { drainedResult, entryTime, quietStop, type TurnState, turnResult } from "./turn-state.js";
+import {
+  contextEstimate,
+  drainedResult,
+  entryTime,
+  quietStop,
+  type TurnState,
+  turnResult,
+} from "./turn-state.js";
 import type { TurnResult } from "./turn-types.js";
 
 /** A response that asks for tools and goes on to its batch. */
@@ -78,7 +84,7 @@ function countCall(state: TurnState, usage: LlmUsage | undefined): void {
     state.contextTokens = usage.promptTokens;
     state.contextEstimated = false;
   } else {
-    state.contextTokens = estimateTokens(state.messages);
+    state.contextTokens = contextEstimate(state);
     state.contextEstimated = true;
   }
   state.callTokensBase = state.contextTokens;

@@ -1,5 +1,5 @@
 import { estimateTokens } from "./estimate-tokens.js";
-import { drainedResult, stoppedResult, type TurnState } from "./turn-state.js";
+import { contextEstimate, drainedResult, stoppedResult, type TurnState } from "./turn-state.js";
 import type { TurnResult } from "./turn-types.js";
 
 /**
@@ -16,12 +16,15 @@ export async function prepareCall(state: TurnState): Promise<TurnResult | undefi
     round === 1
       ? state.callTokensBase
       : Math.max(
-          estimateTokens(messages),
+          contextEstimate(state),
           state.callTokensBase + estimateTokens(messages.slice(state.messagesAtCall)),
         );
   for (const hook of state.hooks) {
     const replaced = await hook.prepareCall?.({ messages, inputTokens, round });
-    if (replaced) messages.splice(0, messages.length, ...replaced);
+    if (replaced) {
+      messages.splice(0, messages.length, ...replaced);
+      state.counted = undefined;
+    }
   }
   return endedBeforeCall(state);
 }

@@ -11,7 +11,7 @@ import { newLoopGuard } from "./loop-guard.js";
 import { prepareCall } from "./prepare-call.js";
 import { QUIET_STOP_TEXT, runTurn } from "./run-turn.js";
 import type { TurnHooks } from "./turn-hooks.js";
-import { startTurn, type TurnState } from "./turn-state.js";
+import { contextEstimate, startTurn, type TurnState } from "./turn-state.js";
 import type { TurnInput } from "./turn-types.js";
 
 const call = (id: string, name: string, args = "{}"): StoredToolCall => ({
@@ -404,6 +404,36 @@ describe("prepareCall and callStep", () => {
       { inputTokens: 500, round: 1, count: 1 },
       { inputTokens: 300 + 102, round: 2, count: 2 },
     ]);
+  });
+
+  it("the context's estimate counts only what came since the last count, and afresh after a compaction", async () => {
+    const last: StoredChatMessage = { role: "assistant", content: "kept" };
+    const said: StoredChatMessage[] = [
+      { role: "user", content: "x".repeat(400) },
+      { role: "user", content: "a" },
+      last,
+    ];
+    const turn = fakeTurn({ messages: said });
+    // Replaced in place: the same length and the same last message, but not what was counted before.
+    turn.input.hooks = {
+      prepareCall: async () => [
+        { role: "user", content: "y".repeat(4000) },
+        { role: "user", content: "b" },
+        last,
+      ],
+    };
+    const state = startTurn(turn.input);
+    expect(state.contextTokens).toBe(estimateTokens(said));
+    expect(state.counted?.count).toBe(3);
+    state.round = 2;
+    expect(await prepareCall(state)).toBeUndefined();
+    expect(contextEstimate(state)).toBe(estimateTokens(state.messages));
+    expect(contextEstimate(state)).toBeGreaterThan(1000);
+    // Messages added since are counted on top; a last message no longer in its place is a count afresh.
+    state.messages.push({ role: "tool", tool_call_id: "1", content: "z".repeat(40) });
+    expect(contextEstimate(state)).toBe(estimateTokens(state.messages));
+    state.messages[3] = { role: "tool", tool_call_id: "1", content: "z".repeat(4000) };
+    expect(contextEstimate(state)).toBe(estimateTokens(state.messages));
   });
 
   it("a compaction by the built-in hook counts into the state: compactions, the context as an estimate", async () => {

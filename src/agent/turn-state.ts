@@ -2,7 +2,7 @@ import type { StopReason } from "../plugin-api/types.js";
 import { newEntryId } from "../sessions/transcript.js";
 import type { MessageMeta, StoredChatMessage } from "../sessions/types.js";
 import { compactionHook } from "./compaction-hook.js";
-import { estimateTokens } from "./estimate-tokens.js";
+import { messageChars, tokensOfChars } from "./estimate-tokens.js";
 import type { LoopGuardState } from "./loop-guard.js";
 import { loopGuardHooks } from "./loop-guard-hooks.js";
 import type { TurnHooks } from "./turn-hooks.js";
@@ -37,12 +37,16 @@ export interface TurnState {
   /** The model's last non-blank text that came with tool calls (a quiet stop says it when it has none of its own). */
   lastText: string;
   compactions: number;
+  /**
+   * What `contextEstimate` counted last: the characters of `messages[0..count)`, the last of them `last`. A turn
+   * only appends to its messages between counts; a compaction replaces them and clears this.
+   */
+  counted?: { count: number; last: StoredChatMessage | undefined; chars: number };
 }
 
 /** A new turn's state: the input's messages, the loop guard (from `input.guard`), compaction when set, `input.hooks`. */
 export function startTurn(input: TurnInput): TurnState {
   const messages = [...input.messages];
-  const contextTokens = Math.max(estimateTokens(messages), input.previousContextTokens ?? 0);
   const guard = loopGuardHooks(input);
   const hooks: TurnHooks[] = [guard.hooks];
   const state: TurnState = {
@@ -51,13 +55,15 @@ export function startTurn(input: TurnInput): TurnState {
     hooks,
     guard,
     round: 0,
-    contextTokens,
+    contextTokens: 0,
     contextEstimated: input.previousContextTokens === undefined,
-    callTokensBase: contextTokens,
+    callTokensBase: 0,
     messagesAtCall: messages.length,
     lastText: "",
     compactions: 0,
   };
+  state.contextTokens = Math.max(contextEstimate(state), input.previousContextTokens ?? 0);
+  state.callTokensBase = state.contextTokens;
   if (input.compaction) {
     hooks.push(
       compactionHook(input, input.compaction, {
@@ -72,6 +78,23 @@ export function startTurn(input: TurnInput): TurnState {
   }
   if (input.hooks) hooks.push(...(isHookList(input.hooks) ? input.hooks : [input.hooks]));
   return state;
+}
+
+/**
+ * `estimateTokens(state.messages)`, counting only the messages added since the last count (a model call's
+ * estimate after the turn's start would otherwise walk the whole context again).
+ */
+export function contextEstimate(state: TurnState): number {
+  const { messages, counted } = state;
+  let from = 0;
+  let chars = 0;
+  if (counted && counted.count <= messages.length && messages[counted.count - 1] === counted.last) {
+    from = counted.count;
+    chars = counted.chars;
+  }
+  for (let i = from; i < messages.length; i++) chars += messageChars(messages[i] as StoredChatMessage);
+  state.counted = { count: messages.length, last: messages.at(-1), chars };
+  return tokensOfChars(chars);
 }
 
 /** The turn's result as the state has it now. */
