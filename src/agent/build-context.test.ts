@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { MessageEntry, TranscriptEntry } from "../sessions/types.js";
 import { buildContext, pairToolCalls, SCAN_KEPT_FROM } from "./build-context.js";
+import { knownChars, messageChars } from "./estimate-tokens.js";
 
 const ts = "2026-01-01T00:00:00.000Z";
 
@@ -266,6 +267,7 @@ describe("buildContext on a tail that grows turn by turn (the kept build)", () =
   };
 
   it("gives what a fresh build of the same entries gives, at every length, for many tails", () => {
+    let counted = 0;
     for (let seed = 1; seed <= 16; seed++) {
       const next = random(seed);
       const jids: string[] = [];
@@ -282,8 +284,15 @@ describe("buildContext on a tail that grows turn by turn (the kept build)", () =
           groupHistoryLimit: 3,
         });
         expect(kept, `seed ${seed}, ${tail.length} entries`).toEqual(fresh);
+        // What the build counted for the turn's first token estimate (contexts without tool calls).
+        const chars = knownChars(kept);
+        if (chars !== undefined) {
+          counted++;
+          expect(chars).toBe(kept.reduce((sum, m) => sum + messageChars(m), 0));
+        }
       }
     }
+    expect(counted).toBeGreaterThan(20);
   });
 
   it("goes on from the kept build: a message already shown is the same object in the next turn's context", () => {

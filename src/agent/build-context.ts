@@ -5,6 +5,7 @@ import type {
   StoredChatMessage,
   TranscriptEntry,
 } from "../sessions/types.js";
+import { messageChars, noteChars } from "./estimate-tokens.js";
 import { notesMessage } from "./plan-compaction.js";
 import { directSender, internalLabel, labelsDirectMessages, senderLabel } from "./sender-label.js";
 
@@ -48,7 +49,9 @@ export function buildContext(input: {
   const run = contextMessage(scan.context, limit);
   if (run) messages.push(run);
   // Without a tool call or result there is nothing to pair (most contexts of a chat): no second array.
-  return scan.tools ? pairToolCalls(messages) : messages;
+  if (scan.tools) return pairToolCalls(messages);
+  noteChars(messages, scan.chars + (run ? messageChars(run) : 0));
+  return messages;
 }
 
 /**
@@ -78,6 +81,8 @@ interface ContextScan {
   labelDirect: boolean | undefined;
   /** A tool call or result is among `messages`. */
   tools: boolean;
+  /** `messageChars` of `messages`, summed (estimate-tokens.ts). */
+  chars: number;
 }
 
 const scans = new WeakMap<TranscriptEntry, ContextScan>();
@@ -106,6 +111,7 @@ function newScan(input: Parameters<typeof buildContext>[0], limit: number): Cont
     failed,
     labelDirect: undefined,
     tools: messages.some(hasTools),
+    chars: messages.reduce((sum, m) => sum + messageChars(m), 0),
   };
 }
 
@@ -145,7 +151,9 @@ function scanTo(scan: ContextScan, entries: TranscriptEntry[]): void {
       const note = (entry as { note?: unknown }).note;
       if (typeof note === "string") {
         flushContext(scan);
-        messages.push(interruptedNoteMessage(entry, note));
+        const shown = interruptedNoteMessage(entry, note);
+        scan.chars += messageChars(shown);
+        messages.push(shown);
       }
       continue;
     }
@@ -161,6 +169,7 @@ function scanTo(scan: ContextScan, entries: TranscriptEntry[]): void {
     flushContext(scan);
     const shown = asSeen(entry as MessageEntry, seen);
     if (!scan.tools && hasTools(shown)) scan.tools = true;
+    scan.chars += messageChars(shown);
     messages.push(shown);
   }
 }
@@ -174,6 +183,7 @@ function flushContext(scan: ContextScan): void {
   const run = contextMessage(scan.context, scan.limit);
   if (!run) return;
   scan.messages.push(run);
+  scan.chars += messageChars(run);
   scan.context = [];
 }
 

@@ -18,3 +18,19 @@ export function messageChars(m: StoredChatMessage): number {
 export function tokensOfChars(chars: number): number {
   return Math.ceil(chars / 4);
 }
+
+/**
+ * The characters (`messageChars`) of context arrays whose builder counted them as it built them
+ * (build-context.ts): the turn's first estimate reads the sum instead of walking the array again. An array is
+ * never changed after it is registered (the turn copies it).
+ */
+const counted = new WeakMap<readonly StoredChatMessage[], number>();
+
+export function noteChars(messages: readonly StoredChatMessage[], chars: number): void {
+  counted.set(messages, chars);
+}
+
+/** The characters of `messages` as its builder counted them, if it did. */
+export function knownChars(messages: readonly StoredChatMessage[]): number | undefined {
+  return counted.get(messages);
+}

@@ -5,7 +5,7 @@ import type { MessageEntry, StoredChatMessage, StoredToolCall, TranscriptEntry }
 import { batchStep, gateCall, NOT_RUN, NOT_RUN_DRAINED, type RanBatch } from "./batch-step.js";
 import { callStep, type ToolRequest } from "./call-step.js";
 import { closeBatch, joinMessages } from "./close-batch.js";
-import { estimateTokens } from "./estimate-tokens.js";
+import { estimateTokens, noteChars } from "./estimate-tokens.js";
 import type { LlmResult, LlmStreamRequest } from "./llm-client.js";
 import { newLoopGuard } from "./loop-guard.js";
 import { prepareCall } from "./prepare-call.js";
@@ -425,6 +425,10 @@ describe("prepareCall and callStep", () => {
     const state = startTurn(turn.input);
     expect(state.contextTokens).toBe(estimateTokens(said));
     expect(state.counted?.count).toBe(3);
+    // A context its builder counted is not walked again: the turn starts from the builder's count.
+    const built: StoredChatMessage[] = [{ role: "user", content: "q" }];
+    noteChars(built, 4000);
+    expect(startTurn({ ...turn.input, messages: built }).contextTokens).toBe(1000);
     state.round = 2;
     expect(await prepareCall(state)).toBeUndefined();
     expect(contextEstimate(state)).toBe(estimateTokens(state.messages));

@@ -2,7 +2,7 @@ import type { StopReason } from "../plugin-api/types.js";
 import { newEntryId } from "../sessions/transcript.js";
 import type { MessageMeta, StoredChatMessage } from "../sessions/types.js";
 import { compactionHook } from "./compaction-hook.js";
-import { messageChars, tokensOfChars } from "./estimate-tokens.js";
+import { knownChars, messageChars, tokensOfChars } from "./estimate-tokens.js";
 import type { LoopGuardState } from "./loop-guard.js";
 import { loopGuardHooks } from "./loop-guard-hooks.js";
 import type { TurnHooks } from "./turn-hooks.js";
@@ -62,6 +62,9 @@ export function startTurn(input: TurnInput): TurnState {
     lastText: "",
     compactions: 0,
   };
+  // The builder of the context may have counted it already (build-context.ts): then nothing is walked here.
+  const chars = knownChars(input.messages);
+  if (chars !== undefined) state.counted = { count: messages.length, last: messages.at(-1), chars };
   state.contextTokens = Math.max(contextEstimate(state), input.previousContextTokens ?? 0);
   state.callTokensBase = state.contextTokens;
   if (input.compaction) {
