@@ -46,18 +46,20 @@ export async function builtinPlugins(): Promise<PluginDefinition[]> {
  * built in later issues), which warn when they ask for their transport. Loads only `plugins/<id>/config.ts`
  * modules (zod and the plugin API types). Every built-in plugin's `configSection` must be here (main.test.ts).
  */
-export async function builtinConfigSections(env: Env): Promise<ConfigSectionEntry[]> {
-  const [{ sectionEntry }, webhook, telegram, whatsapp] = await Promise.all([
+export async function builtinConfigSections(env: Env): Promise<readonly ConfigSectionEntry[]> {
+  const [{ sectionEntry }, { withSchemas }, webhook, telegram, whatsapp] = await Promise.all([
     import("./core/config-sections.js"),
+    import("./core/section-schema.js"),
     import("../plugins/webhook/config.js"),
     import("../plugins/telegram/config.js"),
     import("../plugins/whatsapp/config.js"),
   ]);
-  return [
+  // Their schemas are loaded functions (zod stays off the gateway's start): loaded here, for validation.
+  return withSchemas([
     sectionEntry("webhook", webhook.webhookConfigSection),
     sectionEntry("telegram", telegram.telegramConfigSection(env)),
     sectionEntry("whatsapp", whatsapp.whatsappConfigSection),
-  ];
+  ]);
 }
 
 /**

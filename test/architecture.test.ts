@@ -144,12 +144,19 @@ function pluginOffenders(files: SourceFile[]): string[] {
 }
 
 /** Rule: a plugin's config.ts imports only zod and, type-only, the plugin API. */
+/**
+ * A plugin's `config.ts` imports the plugin API's types and its own `config-schema.ts` (its types, and the module
+ * itself only by `import()`); `config-schema.ts` imports zod alone.
+ */
 function configModuleOffenders(files: SourceFile[]): string[] {
   return files.flatMap((file) =>
     importsOf(file)
-      .filter(
-        (site) => !(site.spec === "zod" || (site.typeOnly && site.target?.startsWith("src/plugin-api/"))),
-      )
+      .filter((site) => {
+        if (file.path.endsWith("config-schema.ts")) return site.spec !== "zod";
+        const own = site.target === rel(file.path).replace(/config\.ts$/, "config-schema.ts");
+        const apiTypes = site.typeOnly && site.target?.startsWith("src/plugin-api/");
+        return !(apiTypes || (own && (site.typeOnly || site.kind === "dynamic")));
+      })
       .map((site) => describeSite(file, site)),
   );
 }
@@ -269,10 +276,13 @@ describe("architecture", () => {
     expect(pluginOffenders(files)).toEqual([]);
   });
 
-  it("a plugin's config section module imports only zod and the plugin API's types", () => {
+  it("a plugin's config section module imports only the plugin API's types and its schema module zod alone", () => {
     const files = onDisk(
       pluginDirs
-        .map((dir) => join(root, "plugins", dir, "config.ts"))
+        .flatMap((dir) => [
+          join(root, "plugins", dir, "config.ts"),
+          join(root, "plugins", dir, "config-schema.ts"),
+        ])
         .filter((path) => {
           try {
             return statSync(path).isFile();
@@ -284,6 +294,7 @@ describe("architecture", () => {
     expect(files.map((file) => rel(file.path))).toEqual(
       expect.arrayContaining([
         "plugins/telegram/config.ts",
+        "plugins/telegram/config-schema.ts",
         "plugins/webhook/config.ts",
         "plugins/whatsapp/config.ts",
       ]),
@@ -326,7 +337,7 @@ describe("architecture", () => {
         (file) =>
           file === "node_modules/openai" ||
           file === "src/agent/llm-client.ts" ||
-          (file.startsWith("plugins/") && !/^plugins\/[^/]+\/config\.ts$/.test(file)),
+          (file.startsWith("plugins/") && !/^plugins\/[^/]+\/config(-schema)?\.ts$/.test(file)),
       );
     // What `clawdis <anything>` loads before a command runs: static imports only.
     expect(forbidden(loadedBy(["src/main.ts"], false))).toEqual([]);
@@ -350,19 +361,24 @@ describe("architecture", () => {
 });
 
 describe("architecture: what the gateway loads before it listens", () => {
-  it("the gateway's start loads neither the config schema, JSON5 nor croner (a config from the cache validates nothing)", () => {
-    // Static imports only: what `clawdis gateway` evaluates whatever the config; the schema comes by import()
-    // when a file must be validated (a cache miss, a reload). zod itself still comes with the plugins' sections.
-    const loaded = loadedBy(["src/cli/gateway.ts"], false);
+  it("the gateway's start loads neither a config schema (zod), JSON5 nor croner (a config from the cache validates nothing)", () => {
+    // Static imports only: what `clawdis gateway` evaluates whatever the config, and the built-in plugins'
+    // definitions, which it loads before it listens (main.ts builtinPlugins). The schemas come by import() when a
+    // file must be validated (a cache miss, a reload): the core's, and each section's (plugins/<id>/config-schema.ts).
+    const definitions = ["webchat", "webhook", "telegram", "whatsapp"].map((id) => `plugins/${id}/index.ts`);
+    const loaded = loadedBy(["src/cli/gateway.ts", ...definitions], false);
     expect(loaded.has("src/gateway.ts")).toBe(true);
+    expect(loaded.has("plugins/telegram/config.ts")).toBe(true);
     expect(
-      [...loaded].filter((file) =>
-        [
-          "src/core/config.ts",
-          "src/core/config-schema.ts",
-          "node_modules/json5",
-          "node_modules/croner",
-        ].includes(file),
+      [...loaded].filter(
+        (file) =>
+          [
+            "src/core/config.ts",
+            "src/core/config-schema.ts",
+            "node_modules/json5",
+            "node_modules/croner",
+            "node_modules/zod",
+          ].includes(file) || file.endsWith("/config-schema.ts"),
       ),
     ).toEqual([]);
   });
@@ -453,19 +469,28 @@ describe("architecture: the checks see every kind of import (they can fail)", ()
     expect(importCycles([at("src/agent/a.ts", 'import "./b.js";'), at("src/agent/b.ts", "")])).toEqual([]);
   });
 
-  it("flags a config module that imports more than zod and the plugin API's types", () => {
+  it("flags a config module that imports more than its schema module and the plugin API's types", () => {
     expect(
       configModuleOffenders([
         at("plugins/telegram/config.ts", 'import { definePlugin } from "../../src/plugin-api/index.js";'),
         at("plugins/telegram/config.ts", 'import "./index.js";'),
+        at("plugins/telegram/config.ts", 'import { z } from "zod";'),
+        at("plugins/telegram/config.ts", 'import { telegramSchema } from "./config-schema.js";'),
         at(
           "plugins/telegram/config.ts",
-          'import { z } from "zod"; import type { A } from "../../src/plugin-api/types.js";',
+          'import type { A } from "../../src/plugin-api/types.js"; import type { T } from "./config-schema.js"; const s = () => import("./config-schema.js");',
+        ),
+        at(
+          "plugins/telegram/config-schema.ts",
+          'import { z } from "zod"; import type { A } from "./config.js";',
         ),
       ]),
     ).toEqual([
       expect.stringContaining('static import of "../../src/plugin-api/index.js"'),
       expect.stringContaining('side-effect import of "./index.js"'),
+      expect.stringContaining('static import of "zod"'),
+      expect.stringContaining('static import of "./config-schema.js"'),
+      expect.stringContaining('static type import of "./config.js"'),
     ]);
   });
 });

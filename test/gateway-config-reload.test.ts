@@ -66,7 +66,7 @@ async function setup(
     writeFile(path, typeof config === "string" ? config : `${JSON.stringify(config, null, 2)}\n`);
   await save(base);
   const env = { CLAWDIS_STATE_DIR: t.stateDir, HOME: t.stateDir };
-  const sections: ConfigSectionEntry[] = await builtinConfigSections(env);
+  const sections: readonly ConfigSectionEntry[] = await builtinConfigSections(env);
   const first = await reloadConfigWithPlugins(path, env, sections, async () => []);
   if (!first.exists) throw new Error("the config file was just written");
   const { logger, lines } = createMemoryLogger();

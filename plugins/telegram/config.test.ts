@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { TELEGRAM_SECTION, telegramConfigSection, telegramSchema, telegramToken } from "./config.js";
+import { TELEGRAM_SECTION, telegramConfigSection, telegramToken } from "./config.js";
+import { telegramSchema } from "./config-schema.js";
 
 describe("the telegram section", () => {
   it("defaults when left out", () => {

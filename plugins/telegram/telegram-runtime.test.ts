@@ -11,7 +11,8 @@ import type {
   ReceiveResult,
 } from "../../src/plugin-api/types.js";
 import { FakeTelegram } from "../../test/fakes/telegram-server.js";
-import { type TelegramConfig, telegramSchema } from "./config.js";
+import type { TelegramConfig } from "./config.js";
+import { telegramSchema } from "./config-schema.js";
 import { type RuntimeOptions, TelegramRuntime } from "./telegram-runtime.js";
 
 /** The runtime with real grammY, the fake Bot API server and real files; the gateway side is a recording context. */

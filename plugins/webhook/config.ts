@@ -1,32 +1,17 @@
-import { z } from "zod";
 import type { PluginConfigSection } from "../../src/plugin-api/types.js";
+import type { WebhooksConfig } from "./config-schema.js";
+
+export type { WebhooksConfig } from "./config-schema.js";
 
 /**
- * The webhook plugin's config section, `webhooks`: a map of hook name to hook. Imports only zod and the plugin API
- * types, so commands that only read the config (`clawdis doctor`, `status`, `sessions`) load it without the plugin.
+ * The webhook plugin's config section, `webhooks`: a map of hook name to hook. Imports only the plugin API types:
+ * commands that only read the config (`clawdis doctor`, `status`, `sessions`) load it without the plugin, and its
+ * schema (config-schema.ts, zod) is loaded when a config is validated.
  */
-
-export const hookSchema = z.strictObject({
-  /** Session key the hook's input goes to; default the primary session. */
-  session: z.string().min(1).optional(),
-  /** Bearer token for this hook; default the gateway token. */
-  token: z.string().min(8).optional(),
-  /** Tools the agent may use on this hook's input (names, or "*"); default none: hook input is untrusted. */
-  tools: z.array(z.string().min(1)).default([]),
-});
-
-export const webhooksSchema = z
-  .record(
-    z.string().regex(/^[a-z0-9-]{1,64}$/, "a name of 1 to 64 lowercase letters, digits or '-'"),
-    hookSchema,
-  )
-  .default({});
-
-export type WebhooksConfig = z.infer<typeof webhooksSchema>;
 
 export const webhookConfigSection: PluginConfigSection<WebhooksConfig> = {
   key: "webhooks",
-  schema: webhooksSchema,
+  schema: async () => (await import("./config-schema.js")).webhooksSchema,
   enabled: (hooks) => Object.keys(hooks).length > 0,
   describe: {
     "<name>":

@@ -12,6 +12,7 @@ import { ClawdisError, describeError } from "../core/errors.js";
 import { createLogger } from "../core/logger.js";
 import { noModelHint } from "../core/no-model-hint.js";
 import { gatewayTokenPath, stateDir } from "../core/paths.js";
+import { loadSectionSchema } from "../core/section-schema.js";
 import { Gateway } from "../gateway.js";
 import {
   loadGatewayConfig,
@@ -99,6 +100,11 @@ export async function createGateway(
   if (options.listen) {
     for (const spec of config.plugins.load)
       plugins.push(await loadPluginModule(spec, dirname(loaded.path), io.env));
+  }
+  // A plugin whose section the config lacks takes its defaults from the section's schema: loaded now when it is a
+  // loader (a config composed with the section, from a file or the cache, has it, and loads no schema here).
+  for (const { configSection } of plugins) {
+    if (configSection && !Object.hasOwn(config, configSection.key)) await loadSectionSchema(configSection);
   }
   return new Gateway({
     config,

@@ -9,6 +9,7 @@ import { configCacheDir, configCacheKey, loadConfigCached, loadGatewayConfigCach
 import { type ConfigSectionsSource, sectionEntry } from "./config-sections.js";
 import { ClawdisError } from "./errors.js";
 import type { Env } from "./paths.js";
+import { sectionSchema } from "./section-schema.js";
 
 let home: string;
 let state: string;
@@ -265,7 +266,7 @@ describe("the gateway's start through the config cache", () => {
         ...entry,
         section: {
           ...entry.section,
-          schema: entry.section.schema.transform((value: unknown) => {
+          schema: (sectionSchema(entry.section) as z.ZodType).transform((value: unknown) => {
             validations++;
             return value;
           }),

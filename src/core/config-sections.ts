@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { PluginConfigSection } from "../plugin-api/types.js";
 import { type ClawdisConfig, configSchema } from "./config-schema.js";
 import { ClawdisError } from "./errors.js";
+import { sectionSchema } from "./section-schema.js";
 
 /**
  * Plugin-owned config sections and the root schema composed from them. The core never imports `plugins/`: the
@@ -59,9 +60,12 @@ function declarationProblems(section: PluginConfigSection<unknown>): string[] {
       `its key "${section.key}" is one of the core's own sections (${CORE_CONFIG_KEYS.join(", ")})`,
     );
   }
-  if (!isZodSchema(section.schema)) {
+  const schema = sectionSchema(section);
+  if (typeof section.schema === "function" && schema === undefined) {
+    problems.push("its schema was not loaded (section-schema.ts withSchemas comes before validation)");
+  } else if (!isZodSchema(schema)) {
     problems.push("its schema is not a zod 4 schema");
-  } else if (!section.schema.safeParse(undefined).success) {
+  } else if (!schema.safeParse(undefined).success) {
     problems.push("its schema refuses a config without the section: give it defaults (e.g. .default({}))");
   }
   if (section.enabled !== undefined && typeof section.enabled !== "function") {
@@ -109,7 +113,7 @@ export function composeConfigSchema(
       );
     }
     owners.set(section.key, owner);
-    shape[section.key] = section.schema;
+    shape[section.key] = sectionSchema(section) as z.ZodType;
   }
   for (const key of unchecked) shape[key] ??= z.unknown();
   return configSchema.extend(shape) as unknown as ComposedConfigSchema;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ClawdisError } from "../core/errors.js";
+import { loadSectionSchema } from "../core/section-schema.js";
 import { definePlugin, type PluginDefinition } from "../plugin-api/index.js";
 import { pluginConfigPath, validatePluginConfig } from "./plugin-config.js";
 
@@ -78,6 +79,27 @@ describe("validatePluginConfig: a plugin with its own section", () => {
       'plugins.entries.relay.config: plugin "relay" takes its settings from the top-level section "relay", not from here: move them there.',
     );
     expect(validatePluginConfig(withSection, {}, { relay: { url: "x" } })).toEqual({ url: "x" });
+  });
+
+  it("a section whose schema is a loader: its defaults once loaded; before, an error saying so", async () => {
+    const lazy = definePlugin({
+      apiVersion: 2,
+      id: "lazy",
+      configSection: {
+        key: "lazy",
+        schema: async () =>
+          z.strictObject({ url: z.string().default("http://y") }).default({ url: "http://y" }),
+        describe: { url: "where" },
+      },
+      create,
+    }) as PluginDefinition;
+    // With the section in the config nothing is loaded.
+    expect(validatePluginConfig(lazy, undefined, { lazy: { url: "z" } })).toEqual({ url: "z" });
+    const error = failure(() => validatePluginConfig(lazy, undefined, { gateway: {} }));
+    expect(error.code).toBe("CONFIG_INVALID");
+    expect(error.message).toContain('the config has no "lazy" section and its schema is not loaded');
+    await loadSectionSchema(lazy.configSection as NonNullable<PluginDefinition["configSection"]>);
+    expect(validatePluginConfig(lazy, undefined, { gateway: {} })).toEqual({ url: "http://y" });
   });
 
   it("takes the section over a configSchema it also declares", () => {

@@ -1,4 +1,5 @@
 import { ClawdisError } from "../core/errors.js";
+import { sectionSchema } from "../core/section-schema.js";
 import type { PluginDefinition } from "../plugin-api/index.js";
 
 interface SchemaIssue {
@@ -48,7 +49,15 @@ export function validatePluginConfig(
     }
     const sections = (gatewayConfig ?? {}) as Readonly<Record<string, unknown>>;
     if (Object.hasOwn(sections, configSection.key)) return sections[configSection.key];
-    return parseWith(configSection.schema, undefined, id, (path) => sectionPath(configSection.key, path));
+    // A config without the section (not composed with it): the section's defaults, from its schema.
+    const schema = sectionSchema(configSection);
+    if (!schema) {
+      throw new ClawdisError(
+        "CONFIG_INVALID",
+        `plugin "${id}": the config has no "${configSection.key}" section and its schema is not loaded (section-schema.ts loadSectionSchema)`,
+      );
+    }
+    return parseWith(schema, undefined, id, (path) => sectionPath(configSection.key, path));
   }
   if (!configSchema) {
     if (raw === undefined || isEmptyObject(raw)) return undefined;

@@ -7,6 +7,7 @@ import { loadGatewayConfigCached } from "../core/config-cache.js";
 import type { ConfigSectionEntry, ConfigSectionsSource } from "../core/config-sections.js";
 import { ClawdisError, describeError } from "../core/errors.js";
 import { type Env, expandHome } from "../core/paths.js";
+import { withSchemas } from "../core/section-schema.js";
 import type { PluginDefinition } from "../plugin-api/index.js";
 import { validatePluginDefinition } from "./plugin-definition.js";
 
@@ -210,6 +211,8 @@ export async function loadPluginSections(
     const definition = await loadPluginModule(spec, baseDir, env);
     if (definition.configSection) entries.push({ owner: definition.id, section: definition.configSection });
   }
+  // A section may load its schema (plugin-api `PluginConfigSection.schema`): loaded here, before validation.
+  await withSchemas(entries);
   return entries;
 }
 

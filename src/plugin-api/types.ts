@@ -519,8 +519,13 @@ export interface PluginReloadPolicy {
 export interface PluginConfigSection<C = unknown> {
   /** The top-level key, e.g. "telegram". Must not be one of the core's sections. */
   key: string;
-  /** Validates the section; must accept `undefined` (the section left out) by giving defaults. */
-  schema: z.ZodType<C>;
+  /**
+   * Validates the section; must accept `undefined` (the section left out) by giving defaults. Or a function that
+   * loads it (`async () => (await import("./config-schema.js")).schema`): the plugin's definition then loads
+   * without zod, and a gateway started on a config from the config cache never loads the schema (the built-in
+   * plugins do this). The config loader awaits it before it validates anything.
+   */
+  schema: z.ZodType<C> | (() => Promise<z.ZodType<C>>);
   /** Whether the section asks for the plugin to run (e.g. a bot token is set); default: always. */
   enabled?(config: C): boolean;
   /** One line per key: dotted path below the section and what it means. */

@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { type FakeOpenAI, startFakeOpenAI } from "../../test/fakes/openai-server.js";
 import { createGateway } from "../cli/gateway.js";
 import { recordingIO } from "../cli/io.js";
@@ -10,6 +11,7 @@ import type { LoadedConfig } from "../core/config.js";
 import { createMemoryLogger } from "../core/logger.js";
 import type { Gateway } from "../gateway.js";
 import { loadGatewayConfig } from "../host/plugin-loader.js";
+import { definePlugin, PLUGIN_API_VERSION, type PluginDefinition } from "../plugin-api/index.js";
 import { GatewaySupervisor } from "./gateway-supervisor.js";
 import { restartManifestPath } from "./restart-manifest.js";
 
@@ -63,6 +65,39 @@ describe("GatewaySupervisor", () => {
     supervisor = undefined;
     await fake.close();
     await rm(dir, { recursive: true, force: true });
+  });
+
+  it("a built-in plugin whose section the config lacks starts on its defaults: its schema loader runs at creation", async () => {
+    const seen: unknown[] = [];
+    let loads = 0;
+    const lazy = definePlugin({
+      apiVersion: PLUGIN_API_VERSION,
+      id: "lazy-section",
+      configSection: {
+        key: "lazySection",
+        schema: async () => {
+          loads++;
+          return z.strictObject({ greeting: z.string().default("hi") }).default({ greeting: "hi" });
+        },
+        describe: { greeting: "what it says" },
+      },
+      create: (context) => {
+        seen.push(context.config);
+        return { start: async () => {}, stop: async () => {}, send: async () => ({ ok: true }) };
+      },
+    }) as PluginDefinition;
+    const io = recordingIO(env());
+    const deps = { builtinPlugins: async () => [lazy], configSections: async () => [], version: "test" };
+    // Loaded without the section (no built-in sections composed): the plugin's defaults come from its schema.
+    const gateway = await createGateway(io, deps, { listen: true, loaded: await load(0) });
+    expect(loads).toBe(1);
+    try {
+      await gateway.start();
+      await gateway.pluginsStarted;
+      expect(seen).toEqual([{ greeting: "hi" }]);
+    } finally {
+      await gateway.stop();
+    }
   });
 
   it("restartGateway with a new gateway.port rebinds: a new gateway on the new port, the old port closed", async () => {

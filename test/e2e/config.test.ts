@@ -127,7 +127,7 @@ describe("e2e: config sections owned by plugins", () => {
         (url) =>
           url.includes("/node_modules/openai/") ||
           url.endsWith("/src/agent/llm-client.js") ||
-          /\/plugins\/[^/]+\/(?!config\.js$)[^/]+$/.test(url) ||
+          /\/plugins\/[^/]+\/(?!config(-schema)?\.js$)[^/]+$/.test(url) ||
           url.includes("/echo-plugin/"),
       );
       expect(heavy, args.join(" ")).toEqual([]);
