@@ -44,7 +44,8 @@ export async function builtinPlugins(): Promise<PluginDefinition[]> {
  * The config sections this build knows without loading a plugin's runtime: those of the built-in plugins
  * (`webhooks`), and those of the transports registered without a plugin to run them (`telegram`, `whatsapp`,
  * built in later issues), which warn when they ask for their transport. Loads only `plugins/<id>/config.ts`
- * modules (zod and the plugin API types). Every built-in plugin's `configSection` must be here (main.test.ts).
+ * modules and their schemas (`config-schema.ts`, zod). Every built-in plugin's `configSection` must be here
+ * (main.test.ts).
  */
 export async function builtinConfigSections(env: Env): Promise<readonly ConfigSectionEntry[]> {
   const [{ sectionEntry }, { withSchemas }, webhook, telegram, whatsapp] = await Promise.all([
