@@ -143,7 +143,8 @@ export class TranscriptWriter {
   /**
    * Flushes the file this writer holds (fsync through its descriptor, after the appends queued before it) and
    * resolves true; false, syncing nothing, when by then it holds none (closed, or an open of the path failed): the
-   * caller syncs by path then. Saves a sync pass an open and a close per transcript.
+   * caller syncs by path then. Saves a sync pass an open and a close per transcript; an append queued meanwhile
+   * waits for the fsync (a few hundred microseconds, at most once a pass for a session).
    */
   syncHeld(): Promise<boolean> {
     return inAppendOrder(this.path, async () => {
