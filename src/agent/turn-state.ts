@@ -91,7 +91,8 @@ export function contextEstimate(state: TurnState): number {
   const { messages, counted } = state;
   let from = 0;
   let chars = 0;
-  if (counted && counted.count <= messages.length && messages[counted.count - 1] === counted.last) {
+  // Counting goes on only while the message counted last is still in its place (a shorter array has none there).
+  if (counted && messages[counted.count - 1] === counted.last) {
     from = counted.count;
     chars = counted.chars;
   }

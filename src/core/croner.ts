@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import type { Cron as CronClass, CronOptions } from "croner";
 
-/** A croner job (the type only: the module comes from `paused`). */
+/** A croner job (the type only: the module itself is required by `pausedCron`). */
 export type Cron = CronClass;
 
 /** croner, required at its first use: the gateway's start needs no cron (it costs ~3 ms to load). */

@@ -36,15 +36,15 @@ export function noChanges(): Changes {
  * set it to a new number. Throws whatever `fn` throws.
  */
 export function applyUpdate(...update: Parameters<typeof recordUpdate>): SessionEntry | undefined {
-  const [, changes, key] = update;
-  const json = recordUpdate(...update);
-  // The stored entry is JSON data (parsed from `json`): copied, not parsed again.
-  return json === undefined ? undefined : copyJsonData(changes.entries.get(key));
+  const stored = recordUpdate(...update);
+  // The stored entry is JSON data (parsed from its JSON text): copied, not parsed again.
+  return stored === undefined ? undefined : copyJsonData(stored);
 }
 
 /**
- * `applyUpdate` without the copy for the caller: records the update in `changes` and returns the stored entry's
- * JSON text (undefined when it deleted the key or left it absent). Throws as `applyUpdate` does.
+ * `applyUpdate` without the copy for the caller: records the update in `changes` and returns the entry as stored
+ * there, which the caller must not change (undefined when it deleted the key or left it absent). Throws as
+ * `applyUpdate` does.
  */
 export function recordUpdate(
   image: StoreImage | undefined,
@@ -53,7 +53,7 @@ export function recordUpdate(
   fn: UpdateFn,
   now: number,
   path: string,
-): string | undefined {
+): SessionEntry | undefined {
   const { entries } = changes;
   const existing = entries.has(key) ? entries.get(key) : image?.entry(key);
   const current = existing ? usableEntry(existing).entry : undefined;
@@ -74,16 +74,16 @@ export function recordUpdate(
     Number.isFinite(next.updatedAt) &&
     next.updatedAt !== current?.updatedAt;
   // Stored as its JSON form, shared with no caller: exactly what a re-read of the file would give.
-  // One JSON text for both copies (stored, returned).
-  const json = JSON.stringify({ ...next, updatedAt: keep ? next.updatedAt : now });
-  const stored = JSON.parse(json) as SessionEntry;
+  const stored = JSON.parse(
+    JSON.stringify({ ...next, updatedAt: keep ? next.updatedAt : now }),
+  ) as SessionEntry;
   if (entries.has(key) && entries.get(key) === undefined) {
     // Deleted earlier in this batch: stored again, it is a new key (at the end).
     entries.delete(key);
     if (image?.entry(key) !== undefined) changes.moved.add(key);
   }
   entries.set(key, stored);
-  return json;
+  return stored;
 }
 
 /**
