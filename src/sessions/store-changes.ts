@@ -74,9 +74,7 @@ export function recordUpdate(
     Number.isFinite(next.updatedAt) &&
     next.updatedAt !== current?.updatedAt;
   // Stored as its JSON form, shared with no caller: exactly what a re-read of the file would give.
-  const stored = JSON.parse(
-    JSON.stringify({ ...next, updatedAt: keep ? next.updatedAt : now }),
-  ) as SessionEntry;
+  const stored = jsonDataOf({ ...next, updatedAt: keep ? next.updatedAt : now }) as SessionEntry;
   if (entries.has(key) && entries.get(key) === undefined) {
     // Deleted earlier in this batch: stored again, it is a new key (at the end).
     entries.delete(key);
@@ -108,4 +106,65 @@ export function copyJsonData<T>(value: T): T {
     else copy[key] = copyJsonData(from[key]);
   }
   return copy as T;
+}
+
+/** How deep `jsonDataOf` copies by itself; below that, a JSON round trip (which refuses a cycle as JSON does). */
+const COPY_DEPTH = 32;
+
+/**
+ * What `JSON.parse(JSON.stringify(value))` gives for an object or array, without the text in between: an own
+ * enumerable key whose value is undefined, a function or a symbol is left out (null in an array), a number that is
+ * not finite becomes null and -0 becomes 0, and the copy shares nothing with `value`. A value that is not plain
+ * data (an object with `toJSON`, a Date, a boxed primitive, a class instance, a bigint), or one nested deeper than
+ * COPY_DEPTH (a cycle, say), goes through the round trip itself, so what JSON does with it is what happens, its
+ * errors included. An own `__proto__` key stays an own key, as `JSON.parse` makes it.
+ */
+export function jsonDataOf(value: object): unknown {
+  return copyAsJson(value, 0);
+}
+
+/** What `copyAsJson` gives for a value JSON leaves out. */
+const SKIP: unique symbol = Symbol("left out");
+
+/** `value` as JSON data, or SKIP where JSON leaves it out (undefined, a function, a symbol). */
+function copyAsJson(value: unknown, depth: number): unknown {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return value;
+    case "number":
+      return Number.isFinite(value) ? value + 0 : null;
+    case "undefined":
+    case "function":
+    case "symbol":
+      return SKIP;
+    case "object":
+      break;
+    default:
+      return JSON.parse(JSON.stringify(value) ?? "null");
+  }
+  if (value === null) return null;
+  const proto = Object.getPrototypeOf(value);
+  const plain =
+    (Array.isArray(value) ? proto === Array.prototype : proto === Object.prototype || proto === null) &&
+    typeof (value as { toJSON?: unknown }).toJSON !== "function";
+  if (!plain || depth >= COPY_DEPTH) return JSON.parse(JSON.stringify(value) ?? "null");
+  if (Array.isArray(value)) {
+    const copy: unknown[] = new Array(value.length);
+    for (let i = 0; i < value.length; i++) {
+      const item = copyAsJson(value[i], depth + 1);
+      copy[i] = item === SKIP ? null : item;
+    }
+    return copy;
+  }
+  const copy: Record<string, unknown> = {};
+  const from = value as Record<string, unknown>;
+  for (const key of Object.keys(from)) {
+    const item = copyAsJson(from[key], depth + 1);
+    if (item === SKIP) continue;
+    if (key === "__proto__")
+      Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true });
+    else copy[key] = item;
+  }
+  return copy;
 }
