@@ -1,3 +1,6 @@
+// Just over 400 lines: the plugins' one lifecycle (validate, start, restart with backoff, reload, stop) over one
+// set of slots; the slots, the reload plan and the backoff are in plugin-slot.ts, plugin-reload.ts and
+// restart-delay.ts.
 import type { Clock } from "../core/clock.js";
 import type { TransportRestart } from "../core/config-diff.js";
 import type { ClawdisConfig } from "../core/config-schema.js";

@@ -1,3 +1,6 @@
+// Just over 400 lines: the journal's one contract (below) over one file: accept, reply, end, delivered, approvals,
+// compaction and repair share its state and its group commit; the state, the writer and the reading of records
+// are in journal-state.ts, journal-writer.ts and read-records.ts.
 import { randomUUID } from "node:crypto";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";

@@ -1,3 +1,5 @@
+// Over 400 lines: `GatewaySubagents` below is the one owner of the runs' life (spawn, run, ask, park, resume, end,
+// report) and of what is live; what it decides is pure in run-state.ts, run-resume.ts and run-ending.ts.
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -85,9 +87,7 @@ function cannotGoOn(why: string, after: "restart" | "answer"): string {
  * too, when its last batch is complete: run-resume.ts); one that cannot park within the drain deadline, or cannot
  * resume, ends `owner_restarted` and no call of it runs again. When a run ends, `result.md` is written and the
  * parent session gets a notice naming it (an automated internal input, `subagent-notice`, in its own turn); a
- * stopping gateway's notices go out at the next start. Over 400 lines: it is the one owner of the runs' life (spawn,
- * run, ask, park, resume, end, report) and of what is live; what it decides is pure in run-state.ts, run-resume.ts
- * and run-ending.ts.
+ * stopping gateway's notices go out at the next start.
  */
 export class GatewaySubagents {
   private readonly live = new Map<string, LiveRun>();

@@ -1,3 +1,5 @@
+// Over 400 lines: the asks and answers of both kinds (`Approvals` below) share one order per session and one
+// journal; what is decided is pure in approval-answer.ts and approval-gate.ts.
 import { randomUUID } from "node:crypto";
 import type { TurnHooks } from "../../agent/turn-hooks.js";
 import type { Clock } from "../../core/clock.js";
@@ -96,8 +98,6 @@ export interface ChildAsk {
  * While an approval waits in a session, input that is neither its answer nor from its person is held, in order,
  * and queued right behind the answer: nothing else closes the parked batch. A sub-agent's parked batch asks in its
  * parent's chat (`askChild`); its answer resumes the child (`resumeChild`), and it never holds the parent's input.
- * Over 400 lines: the asks and answers of both kinds share one order per session and one journal; what is decided
- * is pure in approval-answer.ts and approval-gate.ts.
  */
 export class Approvals {
   /** Approvals decided in this run whose `approval-decided` record may not be on disk yet. */
