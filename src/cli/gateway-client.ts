@@ -5,6 +5,7 @@ import { ClawdisError } from "../core/errors.js";
 import { type Env, gatewayTokenPath, stateDir } from "../core/paths.js";
 import { processRuns } from "../core/process-runs.js";
 import { stateOwnerOf } from "../runtime/state-lock.js";
+import { type LocalAnswer, localRequest } from "./local-request.js";
 
 /**
  * How local clients (`clawdis agent`, `chat`, `status`) find the running gateway: the address it wrote to
@@ -95,23 +96,23 @@ export async function probeGateway(
   );
   const urls = await candidateUrls(config, env);
   for (const url of urls) {
-    let response: Response;
+    let answer: LocalAnswer;
     try {
-      response = await fetch(`${url}/api/status`, {
+      answer = await localRequest(`${url}/api/status`, {
         headers: token ? { authorization: `Bearer ${token}` } : {},
-        signal: AbortSignal.timeout(timeoutMs),
+        timeoutMs,
       });
     } catch {
       continue;
     }
-    const text = await response.text().catch(() => "");
-    if (!response.ok) {
+    const { status, text } = answer;
+    if (status < 200 || status > 299) {
       const why =
-        response.status === 401
+        status === 401
           ? token
             ? `it refused the token in ${tokenPath} (HTTP 401): the token file was replaced after the gateway started; restart the gateway, or put its token back`
             : `it wants a token and ${tokenPath} does not exist (HTTP 401)`
-          : `it answered HTTP ${response.status}`;
+          : `it answered HTTP ${status}`;
       return { running: true, url, error: why };
     }
     let body: unknown;

@@ -4,6 +4,7 @@ import { describeError } from "../core/errors.js";
 import { processRuns } from "../core/process-runs.js";
 import { connectGateway } from "./gateway-client.js";
 import { type CliIO, EXIT } from "./io.js";
+import { type LocalAnswer, localRequest } from "./local-request.js";
 
 /** How long `clawdis gateway stop` waits for the process to exit: the gateway's own 30 s stop deadline, and some. */
 export const GATEWAY_STOP_WAIT_MS = 40_000;
@@ -34,12 +35,12 @@ export async function runGatewayStop(
     io.stderr("clawdis: no gateway is running on this state directory: nothing to stop\n");
     return EXIT.failed;
   }
-  let response: Response;
+  let answer: LocalAnswer;
   try {
-    response = await fetch(`${connection.url}/api/stop`, {
+    answer = await localRequest(`${connection.url}/api/stop`, {
       method: "POST",
       headers: { authorization: `Bearer ${connection.token}` },
-      signal: AbortSignal.timeout(5000),
+      timeoutMs: 5000,
     });
   } catch (error) {
     io.stderr(
@@ -47,11 +48,9 @@ export async function runGatewayStop(
     );
     return EXIT.failed;
   }
-  const text = await response.text().catch(() => "");
-  if (response.status !== 202) {
-    io.stderr(
-      `clawdis: the gateway at ${connection.url} answered ${response.status}: ${text.slice(0, 300)}\n`,
-    );
+  const { status, text } = answer;
+  if (status !== 202) {
+    io.stderr(`clawdis: the gateway at ${connection.url} answered ${status}: ${text.slice(0, 300)}\n`);
     return EXIT.failed;
   }
   const pid = parsePid(text);

@@ -15,6 +15,7 @@ import { resolveWhen } from "../reminders/schedule.js";
 import { whyInvalidSessionKey } from "../sessions/session-key-rules.js";
 import { connectGateway, type GatewayConnection } from "./gateway-client.js";
 import { type CliIO, EXIT } from "./io.js";
+import { localRequest } from "./local-request.js";
 
 /**
  * `clawdis reminders list|add|rm` (docs/cli.md): through the running gateway of this state directory when one
@@ -49,7 +50,7 @@ async function target(io: CliIO, sections: ConfigSectionsSource | undefined): Pr
 }
 
 async function call(gateway: GatewayConnection, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${gateway.url}${path}`, {
+  const { status, text } = await localRequest(`${gateway.url}${path}`, {
     method,
     headers: {
       authorization: `Bearer ${gateway.token}`,
@@ -57,7 +58,6 @@ async function call(gateway: GatewayConnection, method: string, path: string, bo
     },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
-  const text = await response.text();
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -67,7 +67,7 @@ async function call(gateway: GatewayConnection, method: string, path: string, bo
       `the gateway answered ${path} with something that is not JSON`,
     );
   }
-  return { status: response.status, body: parsed as Record<string, unknown> };
+  return { status, body: parsed as Record<string, unknown> };
 }
 
 /** An answer of the gateway that is not one the command expects: an error naming it. */

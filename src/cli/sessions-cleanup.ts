@@ -9,6 +9,7 @@ import { type CleanupAction, type CleanupReport, runCleanup } from "../sessions/
 import { SessionStore } from "../sessions/store.js";
 import { connectGateway } from "./gateway-client.js";
 import { type CliIO, EXIT } from "./io.js";
+import { localRequest } from "./local-request.js";
 
 export interface CleanupOptions {
   dryRun?: boolean;
@@ -38,15 +39,15 @@ export async function runSessionsCleanup(
   const gateway = await connectGateway(config, io.env);
   let report: CleanupReport;
   if (gateway) {
-    const response = await fetch(`${gateway.url}/api/sessions/cleanup`, {
+    const answer = await localRequest(`${gateway.url}/api/sessions/cleanup`, {
       method: "POST",
       headers: { authorization: `Bearer ${gateway.token}`, "content-type": "application/json" },
       body: JSON.stringify({ action }),
     });
-    const body = (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined;
-    if (response.status !== 200 || !body) {
+    const body = jsonObjectOf(answer.text);
+    if (answer.status !== 200 || !body) {
       const message = typeof body?.message === "string" ? `: ${body.message}` : "";
-      throw new ClawdisError("GATEWAY_UNREACHABLE", `the gateway answered HTTP ${response.status}${message}`);
+      throw new ClawdisError("GATEWAY_UNREACHABLE", `the gateway answered HTTP ${answer.status}${message}`);
     }
     report = body as unknown as CleanupReport;
   } else {
@@ -101,4 +102,13 @@ export function humanCleanup(report: CleanupReport, now: number): string {
 
 function mb(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+/** An answer's body as JSON (an object, as the gateway answers), or undefined when it is not JSON. */
+function jsonObjectOf(text: string): Record<string, unknown> | undefined {
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
 }

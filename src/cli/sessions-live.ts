@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { type Env, gatewayTokenPath } from "../core/paths.js";
 import { SESSION_PHASES, type SessionPhase } from "../runtime/session/phase.js";
 import { liveGatewayUrls } from "./gateway-client.js";
+import { localRequest } from "./local-request.js";
 
 /** How long `clawdis sessions --json` waits for the running gateway's list before leaving the phases out. */
 export const LIVE_SESSIONS_TIMEOUT_MS = 2000;
@@ -34,15 +35,15 @@ export async function livePhases(
   for (const url of urls) {
     let body: unknown;
     try {
-      const response = await fetch(`${url}/api/sessions`, {
+      const answer = await localRequest(`${url}/api/sessions`, {
         headers: token ? { authorization: `Bearer ${token}` } : {},
-        signal: AbortSignal.timeout(timeoutMs),
+        timeoutMs,
       });
-      if (!response.ok) {
-        why = `it answered HTTP ${response.status}`;
+      if (answer.status < 200 || answer.status > 299) {
+        why = `it answered HTTP ${answer.status}`;
         continue;
       }
-      body = await response.json();
+      body = JSON.parse(answer.text);
     } catch (error) {
       why =
         error instanceof Error && error.name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : why;

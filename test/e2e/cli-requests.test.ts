@@ -1,0 +1,50 @@
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+import { cleanupAll, E2eState, REPO_ROOT } from "./harness.js";
+
+/**
+ * The commands that ask the running gateway (`status`, `sessions`, `gateway stop`) talk to it over `node:http`
+ * (src/cli/local-request.ts), never through the built-in fetch: loading undici is 20-30 ms of a command that is
+ * judged against `node -e 0` (docs/benchmarks.md). Checked in the real binary, with a preload that reports at exit
+ * whether undici was loaded.
+ */
+const PRELOAD = join(REPO_ROOT, "test", "fixtures", "report-undici.cjs");
+const env = { NODE_OPTIONS: `--require ${PRELOAD}` };
+
+describe("e2e: commands that ask the running gateway", () => {
+  afterEach(cleanupAll);
+
+  it("status, sessions --json and gateway stop get their answers without loading the built-in fetch", async () => {
+    const state = await E2eState.create();
+    const gateway = await state.startGateway();
+    expect((await state.cli(["agent", "-m", "hello"])).stdout).toBe("echo: hello\n");
+
+    const status = await state.cli(["status"], undefined, { env });
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(/gateway: running/);
+    expect(status.stderr).toContain("undici loaded: false");
+
+    const sessions = await state.cli(["sessions", "--json"], undefined, { env });
+    expect(sessions.code).toBe(0);
+    const listed = JSON.parse(sessions.stdout) as { sessions: { key: string; phase?: string }[] };
+    // The phase comes from the running gateway (`GET /api/sessions`): the request was made.
+    expect(listed.sessions.find((s) => s.key === "main")?.phase).toBe("ready");
+    expect(sessions.stderr).toContain("undici loaded: false");
+
+    const stop = await state.cli(["gateway", "stop"], undefined, { env });
+    expect(stop.code).toBe(0);
+    expect(stop.stderr).toContain("undici loaded: false");
+    expect((await gateway.waitForExit()).code).toBe(0);
+  });
+
+  it("the preload sees undici when a process uses the built-in fetch (the check can fail)", async () => {
+    const { stderr } = await promisify(execFile)(
+      process.execPath,
+      ["-e", "fetch('http://127.0.0.1:1').catch(() => {})"],
+      { env: { ...process.env, ...env }, timeout: 20_000 },
+    );
+    expect(stderr).toContain("undici loaded: true");
+  });
+});
