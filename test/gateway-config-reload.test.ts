@@ -222,6 +222,22 @@ describe("config reload on a running gateway", () => {
     expect(await t.gateway.statusText("main")).not.toContain("config:");
   });
 
+  it("an empty file (a save caught between its truncation and its write) changes nothing; the full save after it applies", async () => {
+    const { t, reloader, save, base, lines } = await setup();
+    await save("");
+    expect(await reloader.reload()).toBe("rejected");
+    expect(lines.find((l) => l.level === "error")?.message).toContain(
+      "config edit rejected, the gateway keeps running on the last good config: the file is empty",
+    );
+    expect(t.gateway.config.inbound.reply.agent.model).toBe("fake-model");
+    expect(t.gateway.configState.snapshot(0).rejected?.error).toContain("save `{}` to run on the defaults");
+    await save("  \n");
+    expect(await reloader.reload()).toBe("rejected");
+    await save(withAgent(base, { model: "after the save" }));
+    expect(await reloader.reload()).toBe("applied");
+    expect(t.gateway.config.inbound.reply.agent.model).toBe("after the save");
+  });
+
   it("a syntax error is refused with its line and column, as at start", async () => {
     const { t, reloader, save, lines } = await setup();
     await save("{\n  gateway: { port 0 }\n}\n");

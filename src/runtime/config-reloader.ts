@@ -80,8 +80,9 @@ export type ReloadOutcome =
  * - a valid change is diffed against the running config (`diffConfig`): applied live, or with one transport
  *   restarted alone, or, for a key that needs the whole gateway, by an in-process restart (`restartGateway`);
  *   one log line per change names the changed keys (never a value);
- * - an invalid edit (syntax, schema, a plugin's settings, a plugin in plugins.load that does not load) changes
- *   nothing: the gateway keeps the last good config, the error is logged as at start, and `/status` says so
+ * - an invalid edit (syntax, schema, a plugin's settings, a plugin in plugins.load that does not load), or an
+ *   empty file where the gateway runs on more than the defaults (a save caught between its truncation and its
+ *   write), changes nothing: the gateway keeps the last good config, the error is logged as at start, and `/status` says so
  *   until a good save; a deleted file keeps the last good config with a warning; a file that cannot be read
  *   (a folder at its path, no permission) is rejected the same way, and the watcher is told to recover, so the
  *   next valid save is applied (no restart needed);
@@ -89,6 +90,10 @@ export type ReloadOutcome =
  *   save wins);
  * - saving the same text again does nothing.
  */
+/** Why an empty config file is not applied while the gateway runs. */
+export const EMPTY_CONFIG =
+  "the file is empty (a save under way, or emptied by hand); save `{}` to run on the defaults";
+
 export class ConfigReloader {
   private readonly path: string;
   private watcher: ConfigFileWatch | undefined;
@@ -204,6 +209,11 @@ export class ConfigReloader {
       return this.reject(error, sha);
     }
     const { diff } = plan;
+    // An empty file is a save under way (truncated, not written yet) far more often than a wish for the defaults:
+    // it changes nothing the gateway runs on; `{}` says "the defaults" on purpose.
+    if (read.text.trim() === "" && diff.changed.length > 0) {
+      return this.reject(new Error(EMPTY_CONFIG), sha);
+    }
     if (initial && diff.changed.length === 0) {
       // The file is what the gateway started on.
       state.confirmed(sha);
