@@ -30,7 +30,8 @@ export function localRequest(url: string, options: LocalRequestOptions): Promise
     const method = options.method ?? "GET";
     const headers = options.headers ?? {};
     let answered = false;
-    const req = request(url, { method, headers, ...(signal ? { signal } : {}) }, (res) => {
+    // `agent: false`: a connection of its own, closed after the answer (Node's global agent keeps sockets alive).
+    const req = request(url, { method, headers, agent: false, ...(signal ? { signal } : {}) }, (res) => {
       answered = true;
       let text = "";
       let ended = false;
