@@ -1,7 +1,7 @@
 import { ClawdisError } from "../core/errors.js";
 import { quoteId, whyInvalid } from "./session-id.js";
 import type { StoreImage } from "./store-image.js";
-import { usableEntry } from "./store-parse.js";
+import { setOwn, usableEntry } from "./store-parse.js";
 import type { SessionEntry } from "./types.js";
 
 /**
@@ -95,16 +95,7 @@ export function copyJsonData<T>(value: T): T {
   if (value === null || typeof value !== "object") return value;
   const copy: Record<string, unknown> = {};
   const from = value as Record<string, unknown>;
-  for (const key in from) {
-    if (key === "__proto__")
-      Object.defineProperty(copy, key, {
-        value: copyJsonData(from[key]),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    else copy[key] = copyJsonData(from[key]);
-  }
+  for (const key in from) setOwn(copy, key, copyJsonData(from[key]));
   return copy as T;
 }
 
@@ -161,10 +152,7 @@ function copyAsJson(value: unknown, depth: number): unknown {
   const from = value as Record<string, unknown>;
   for (const key of Object.keys(from)) {
     const item = copyAsJson(from[key], depth + 1);
-    if (item === SKIP) continue;
-    if (key === "__proto__")
-      Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true });
-    else copy[key] = item;
+    if (item !== SKIP) setOwn(copy, key, item);
   }
   return copy;
 }
