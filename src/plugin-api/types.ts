@@ -538,8 +538,8 @@ export interface PluginDefinition<C = unknown> {
   id: string;
   version?: string;
   /**
-   * Its transport sends replies through `confirmingFetch` (confirming-fetch.ts): the gateway runs the send thread
-   * only while a plugin that says so is enabled, started before its first launch (a gateway without one spends
+   * Its transport sends replies through `confirmingFetch` (confirming-fetch.ts): the gateway starts the send thread
+   * at the first launch of a plugin that says so and keeps it until it stops (a gateway that launches none spends
    * no thread on it). Without it, `confirmingFetch` confirms on the main thread.
    */
   sendThread?: boolean;
