@@ -91,7 +91,7 @@ export type ReloadOutcome =
  * - saving the same text again does nothing.
  */
 /** Why an empty config file is not applied while the gateway runs. */
-export const EMPTY_CONFIG =
+const EMPTY_CONFIG =
   "the file is empty (a save under way, or emptied by hand); save `{}` to run on the defaults";
 
 export class ConfigReloader {
