@@ -240,6 +240,17 @@ export class JournalWriter {
     this.identity = { dev: info.dev, ino: info.ino };
   }
 
+  /**
+   * Whether `bytes` (the file as read) are already what `compact` would write: a gateway stopped cleanly, or
+   * started and stopped with nothing new, left it so.
+   */
+  isCompact(bytes: Buffer): boolean {
+    const lines = this.options.state.compactLines();
+    let size = 0;
+    for (const line of lines) size += Buffer.byteLength(line) + 1;
+    return size === bytes.length && bytes.equals(Buffer.from(`${lines.join("\n")}\n`));
+  }
+
   /** Rewrites the file with only what is still needed: the dedupe keys and the open records. */
   async compact(): Promise<void> {
     const lines = this.options.state.compactLines();

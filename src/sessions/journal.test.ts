@@ -203,6 +203,44 @@ describe("Journal", () => {
     await journal.close();
   });
 
+  it("an open that finds the file already compact fdatasyncs it in place; any other compacting open rewrites it", async () => {
+    const { logger } = createMemoryLogger();
+    const path = join(dir, "inbound.jsonl");
+    const first = new Journal({ dir, logger });
+    await first.openJournal();
+    await first.end(await first.accept(message("done"), 1), "replied", 2);
+    const open = await first.accept(message("open"), 3);
+    await first.close();
+    const before = await stat(path);
+    // Not compact (an accept and an end of a finished record): rewritten to the seen keys and the open record.
+    const second = new Journal({ dir, logger });
+    expect((await second.openJournal()).map((r) => r.jid)).toEqual([open]);
+    await second.close();
+    const compacted = await stat(path);
+    expect(compacted.ino, "the compacting open wrote a new file").not.toBe(before.ino);
+    const text = await readFile(path, "utf8");
+    expect(text.trim().split("\n").map((line) => JSON.parse(line).op)).toEqual(["seen", "accept"]);
+    // Already compact (nothing happened since): the same file, the same bytes, the same open record.
+    const third = new Journal({ dir, logger });
+    expect((await third.openJournal()).map((r) => r.jid)).toEqual([open]);
+    expect(third.isDuplicate(message("done"))).toBe(true);
+    await third.close();
+    expect((await stat(path)).ino, "the file was not rewritten").toBe(compacted.ino);
+    expect(await readFile(path, "utf8")).toBe(text);
+    // The same records and the same size, the keys of one line in another order: not the bytes the compaction
+    // would write, so rewritten.
+    const seen = text.split("\n")[0]!;
+    const reordered = JSON.stringify({ keys: JSON.parse(seen).keys, op: "seen" });
+    expect(reordered.length).toBe(seen.length);
+    await writeFile(path, text.replace(seen, reordered));
+    const edited = (await stat(path)).ino;
+    const fourth = new Journal({ dir, logger });
+    expect((await fourth.openJournal()).map((r) => r.jid)).toEqual([open]);
+    await fourth.close();
+    expect((await stat(path)).ino, "a file that is not compact is rewritten").not.toBe(edited);
+    expect(await readFile(path, "utf8")).toBe(text);
+  });
+
   it("opened without compaction (a one-shot run), the file keeps its inode", async () => {
     const { logger } = createMemoryLogger();
     const first = new Journal({ dir, logger });

@@ -150,7 +150,8 @@ export class Journal {
 
   /**
    * Reads the journal (streaming, line by line) and returns the records left open by the previous run (oldest
-   * first). Compacts the file first unless `readOnly` (a one-shot `clawdis agent` run leaves the file as it is).
+   * first). Compacts the file first unless `compact` is false (a one-shot `clawdis agent` run leaves the file as
+   * it is); a file that already holds exactly what the compaction would write is left as it is.
    */
   async openJournal(
     options: { compact?: boolean; repair?: (replies: UnsyncedReply[]) => Promise<void> } = {},
@@ -158,7 +159,7 @@ export class Journal {
     await mkdir(this.options.dir, { recursive: true, mode: 0o700 });
     this.state.unsynced = [];
     const apply = (record: JournalRecord, bytes: number) => this.state.apply(record, bytes);
-    const { bad } = await readRecords(this.path, apply);
+    const { bad, whole } = await readRecords(this.path, apply);
     // What the send thread recorded follows the file: only `delivered` and `end` records, for records in it.
     const confirmed = await readRecords(this.confirmationsPath, (record) => {
       if (record.op === "delivered" || record.op === "end") apply(record, 0);
@@ -172,12 +173,15 @@ export class Journal {
     ] as const) {
       if (lines > 0) this.options.logger.warn("journal: skipped lines that do not parse", { path, lines });
     }
-    if (options.compact !== false && (await this.repairNow())) {
-      await this.writer.compact();
-      // The compacted file says what the confirmations said.
-      if (confirmed.records > 0 || confirmed.bad > 0) await rm(this.confirmationsPath, { force: true });
-    }
+    const compact = options.compact !== false && (await this.repairNow());
+    // A file that is already what the compaction would write (the usual restart) is kept as it is: no temp file,
+    // fsync, rename and directory fsync on the way to listening. It needs no sync either: its bytes came from a
+    // compaction (fsync'd before its rename) or from appends that were fsync'd before anything relied on them.
+    if (compact && !(whole !== undefined && this.writer.isCompact(whole))) await this.writer.compact();
     await this.writer.reopen();
+    // The file on disk now says what the confirmations said.
+    if (compact && (confirmed.records > 0 || confirmed.bad > 0))
+      await rm(this.confirmationsPath, { force: true });
     return [...this.state.open.values()];
   }
 

@@ -1,14 +1,19 @@
 import { open } from "node:fs/promises";
 import { type JournalRecord, MAX_RECORD_BYTES } from "./journal-state.js";
 
+/** The size of the chunks the file is read in: a file up to this size comes in one, and is returned as `whole`. */
+export const READ_CHUNK_BYTES = 1024 * 1024;
+
 /**
- * Calls `onRecord` for each line that parses, streaming; returns how many did not. A missing file is empty.
- * A line longer than twice MAX_RECORD_BYTES (garbage, or a file of zeros) is skipped without being held whole.
+ * Calls `onRecord` for each line that parses, streaming; returns how many did not, and, for a file of at most
+ * READ_CHUNK_BYTES, its bytes (`whole`: what a caller compares with what it would write instead of the file). A
+ * missing file is empty, with no `whole`. A line longer than twice MAX_RECORD_BYTES (garbage, or a file of zeros)
+ * is skipped without being held whole.
  */
 export async function readRecords(
   path: string,
   onRecord: (record: JournalRecord, bytes: number) => void,
-): Promise<{ bad: number; records: number }> {
+): Promise<{ bad: number; records: number; whole?: Buffer }> {
   let bad = 0;
   let records = 0;
   const limit = 2 * MAX_RECORD_BYTES;
@@ -30,12 +35,16 @@ export async function readRecords(
   let stream: AsyncIterable<Buffer>;
   try {
     const handle = await open(path, "r");
-    stream = handle.createReadStream({ highWaterMark: 1024 * 1024 });
+    stream = handle.createReadStream({ highWaterMark: READ_CHUNK_BYTES });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return { bad, records };
     throw error;
   }
+  let chunks = 0;
+  let first: Buffer | undefined;
   for await (const chunk of stream) {
+    chunks++;
+    first ??= chunk;
     let from = 0;
     for (;;) {
       const nl = chunk.indexOf(10, from);
@@ -60,5 +69,6 @@ export async function readRecords(
   }
   if (skipping) bad++;
   else if (partBytes > 0) take(Buffer.concat(parts));
-  return { bad, records };
+  if (chunks > 1) return { bad, records };
+  return { bad, records, whole: first ?? Buffer.alloc(0) };
 }
