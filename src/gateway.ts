@@ -557,6 +557,8 @@ export class Gateway {
     ];
     const probeKeys = [...endpoint, "inbound.reply.session.timeouts.sidecarLlmSeconds"];
     if (plan.diff.live.some((key) => probeKeys.includes(key))) {
+      // The old probe's check in flight ends: its result would describe an endpoint no longer used.
+      void this.probe.stop();
       this.probe = this.newProbe(next);
       if (!this.options.oneShot) this.probe.refresh();
     }
@@ -754,6 +756,9 @@ export class Gateway {
         name: "drain",
         run: () => drainWithin(() => this.queue.drain(), abortTurns, DRAIN_DEADLINE_MS, this.clock),
       },
+      // The endpoint check in flight ends (its request, or its wait before a retry): a gateway stopping while its
+      // model endpoint is down does not wait out the backoff, and logs nothing about it after.
+      { name: "model-probe", run: () => this.probe.stop() },
       // A reminder being journaled as the stop came finishes (its turn is then answered after the next start).
       { name: "reminders", run: () => this.reminders.stop() },
       // An upkeep pass under way finishes; title calls in flight are cut short.

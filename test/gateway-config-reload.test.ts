@@ -140,6 +140,31 @@ describe("config reload on a running gateway", () => {
     expect(t.gateway.modelProbe.snapshot().name).toBe("other-model");
   });
 
+  it("a new model endpoint ends the old endpoint's check in flight: its request goes away", async () => {
+    const { reloader, save, base, fake } = await setup();
+    fake.hangModels = true;
+    const next = await startFakeOpenAI();
+    try {
+      // A new model on the same endpoint: a new check there, held.
+      const count = fake.modelRequests.length;
+      await save(withAgent(base, { model: "other-model" }));
+      expect(await reloader.reload()).toBe("applied");
+      const held = await fake.waitForModelsRequest(count + 1);
+      let gone: string | undefined;
+      void held.closed.then((how) => {
+        gone = how;
+      });
+      await save(withAgent(base, { baseUrl: next.url, model: "other-model" }));
+      expect(await reloader.reload()).toBe("applied");
+      await until(() => gone !== undefined, "the old endpoint's GET /models to go away");
+      expect(gone).toBe("aborted");
+      await next.waitForModelsRequest(1);
+    } finally {
+      fake.releaseModels();
+      await next.close();
+    }
+  });
+
   it("mention settings apply live: an unmentioned group message is answered once requireMention is off", async () => {
     const { t, reloader, save, base } = await setup();
     const group = { chatType: "group" as const, chatId: "g1", text: "anyone?" };

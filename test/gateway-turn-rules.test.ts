@@ -186,6 +186,16 @@ describe("gateway rules: /status and a hanging endpoint", () => {
     expect(text).toContain(`Model: fake-model at ${fake.url}`);
     expect(fake.requests).toHaveLength(0);
   });
+
+  it("a stop ends the endpoint check in flight: its request goes away, and nothing is logged about it", async () => {
+    fake = await startFakeOpenAI();
+    fake.hangModels = true;
+    const started = await startTestGateway({ fake });
+    const check = await fake.waitForModelsRequest(1);
+    await started.close();
+    expect(await within(check.closed, 10_000, "the held GET /models to go away")).toBe("aborted");
+    expect(started.logs.filter((line) => line.message.includes("model endpoint check"))).toEqual([]);
+  });
 });
 
 describe("gateway rules: a bad transcript line", () => {

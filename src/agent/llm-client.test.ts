@@ -497,6 +497,51 @@ describe("the chat request: what the SDK would send, and its retries", () => {
     expect(fake.requests).toHaveLength(3);
   });
 
+  it("GET /models is tried again by the same rule: a 5xx after the backoff, a 429 after its retry-after-ms", async () => {
+    fake.models = ["m1"];
+    fake.modelsFailures = [{ status: 503 }, { status: 429, headers: { "retry-after-ms": "1500" } }];
+    expect(await retrying(2).listModels(new AbortController().signal)).toEqual({ ok: true, models: ["m1"] });
+    expect(fake.modelRequests).toHaveLength(3);
+    expect(waits).toHaveLength(2);
+    expect(waits[0]).toBeGreaterThan(375 - 1e-9);
+    expect(waits[0]).toBeLessThanOrEqual(500);
+    expect(waits[1]).toBe(1500);
+  });
+
+  it("GET /models: no retry past maxRetries, none for a 4xx the rule does not retry", async () => {
+    fake.modelsFailures = [{ status: 500 }, { status: 500 }];
+    expect(await retrying(1).listModels(new AbortController().signal)).toMatchObject({ ok: false });
+    expect(fake.modelRequests).toHaveLength(2);
+    fake.modelsFailures = [{ status: 404 }];
+    expect(await retrying(2).listModels(new AbortController().signal)).toMatchObject({ ok: false });
+    expect(fake.modelRequests).toHaveLength(3);
+  });
+
+  it("an abort ends the wait before a GET /models retry at once (a gateway stopping does not wait it out)", async () => {
+    fake.modelsFailures = [{ status: 429, headers: { "retry-after-ms": "600000" } }];
+    let waiting!: () => void;
+    const inWait = new Promise<void>((resolve) => {
+      waiting = resolve;
+    });
+    const client = createLlmClient({
+      baseUrl: fake.url,
+      apiKey: "sk-test",
+      maxRetries: 2,
+      sleep: (ms, signal) => {
+        waits.push(ms);
+        waiting();
+        return abortableSleep(ms, signal);
+      },
+    });
+    const controller = new AbortController();
+    const pending = client.listModels(controller.signal);
+    await inWait;
+    controller.abort();
+    expect(await pending).toMatchObject({ ok: false });
+    expect(waits).toEqual([600000]);
+    expect(fake.modelRequests).toHaveLength(1);
+  });
+
   it("an abort ends the wait before a retry at once, however long the server asked for", async () => {
     fake.enqueue({ status: 429, errorHeaders: { "retry-after-ms": "600000" } });
     let waiting!: () => void;

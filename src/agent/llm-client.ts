@@ -222,13 +222,25 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
     return result;
   }
 
+  // The SDK's own retries wait on a timer that its signal does not end (a gateway stopping while its endpoint is
+  // down would wait out the backoff): the list is asked without them, and tried again here by the same rule, with
+  // a wait that the signal ends.
   async function listModels(signal: AbortSignal): Promise<ListModelsResult> {
     let loaded: Sdk | undefined;
+    const sleep = options.sleep ?? abortableSleep;
     try {
       const { client, sdk } = await connect();
       loaded = sdk;
-      const page = await client.models.list({ signal });
-      return { ok: true, models: page.data.map((model) => model.id) };
+      for (let retried = 0; ; retried++) {
+        try {
+          const page = await client.models.list({ signal, maxRetries: 0 });
+          return { ok: true, models: page.data.map((model) => model.id) };
+        } catch (error) {
+          const again = retried < maxRetries && !signal.aborted && listRetry(error, sdk);
+          if (!again) throw error;
+          await sleep(retryDelayMs(again.headers, retried), signal);
+        }
+      }
     } catch (error) {
       if (signal.aborted) return { ok: false, error: `model endpoint ${baseUrl} did not answer in time` };
       return { ok: false, error: describeLlmFailure(classifyError(error, loaded), { baseUrl }) };
@@ -321,6 +333,17 @@ function chatSender(
       }
     },
   };
+}
+
+/**
+ * Whether a failed `GET /models` is worth another try, by model-retry.ts's rule (a connection that failed, or a
+ * retryable status), with the headers its wait is read from; undefined when not.
+ */
+function listRetry(error: unknown, sdk: Sdk): { headers: Headers | undefined } | undefined {
+  if (error instanceof sdk.APIConnectionError) return { headers: undefined };
+  if (error instanceof sdk.APIError && typeof error.status === "number" && error.headers instanceof Headers)
+    return shouldRetryAnswer(error.status, error.headers) ? { headers: error.headers } : undefined;
+  return undefined;
 }
 
 /** Drops an answer's body unread: its connection is not read on (the SDK does the same before a retry). */

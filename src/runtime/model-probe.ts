@@ -41,6 +41,8 @@ export class ModelProbe {
   private firstCheck: Promise<void> | undefined;
   private state: { reachable: boolean | null; checkedAt?: number; error?: string } = { reachable: null };
   private inFlight: Promise<void> | undefined;
+  /** Aborted by `stop`: ends a check in flight (its request and its wait before a retry). */
+  private readonly stopped = new AbortController();
 
   constructor(
     agent: AgentConfig,
@@ -102,12 +104,24 @@ export class ModelProbe {
     if (at === undefined || this.clock.now() - at > STALE_MS) this.refresh();
   }
 
+  /**
+   * Ends the check in flight (its request, or its wait before a retry) and starts none after: resolves once it has
+   * ended, with nothing recorded or logged for it. For a gateway that stops, or replaces this probe.
+   */
+  stop(): Promise<void> {
+    this.stopped.abort();
+    return this.inFlight ?? Promise.resolve();
+  }
+
   /** Starts one background check (at most one at a time); resolves when it is done. */
   refresh(): Promise<void> {
     const llm = this.client();
-    if (!llm) return Promise.resolve();
+    if (!llm || this.stopped.signal.aborted) return Promise.resolve();
     this.inFlight ??= (async () => {
-      const result = await llm.listModels(AbortSignal.timeout(this.checkSeconds * 1000));
+      const result = await llm.listModels(
+        AbortSignal.any([this.stopped.signal, AbortSignal.timeout(this.checkSeconds * 1000)]),
+      );
+      if (this.stopped.signal.aborted) return;
       if (result.ok && !this.model && this.discover) {
         if (result.models.length === 1) {
           this.model = { name: result.models[0]!, source: "the endpoint's only model" };

@@ -133,6 +133,11 @@ export interface FakeOpenAI {
    */
   hangModels: boolean;
   /**
+   * Failures for the next `GET /v1/models` requests, one each, in order (a status and its headers, with an
+   * OpenAI-style error body); the list answers once none is left.
+   */
+  modelsFailures: { status: number; headers?: Record<string, string> }[];
+  /**
    * When set, every request (model list and chat) without `Authorization: Bearer <apiKey>` is answered 401 with
    * an OpenAI-style body, as OpenAI does (an endpoint that needs a key). Default undefined: any key, or none.
    */
@@ -268,6 +273,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     titleRequests: [],
     titleText: "A test conversation",
     hangModels: false,
+    modelsFailures: [],
     apiKey: undefined,
     events,
     enqueue: (...replies) => {
@@ -408,6 +414,15 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       events.emit("models-request", request);
       if (fake.hangModels && (await waitModelsRelease(res)) === "gone") return;
       if (isGone(res)) return;
+      const failure = fake.modelsFailures.shift();
+      if (failure) {
+        return sendJson(
+          res,
+          failure.status,
+          { error: { message: `models failed with ${failure.status}`, type: "server_error" } },
+          failure.headers,
+        );
+      }
       const data = fake.models.map((id) => ({
         id,
         object: "model",
