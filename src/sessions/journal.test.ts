@@ -219,7 +219,12 @@ describe("Journal", () => {
     const compacted = await stat(path);
     expect(compacted.ino, "the compacting open wrote a new file").not.toBe(before.ino);
     const text = await readFile(path, "utf8");
-    expect(text.trim().split("\n").map((line) => JSON.parse(line).op)).toEqual(["seen", "accept"]);
+    expect(
+      text
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line).op),
+    ).toEqual(["seen", "accept"]);
     // Already compact (nothing happened since): the same file, the same bytes, the same open record.
     const third = new Journal({ dir, logger });
     expect((await third.openJournal()).map((r) => r.jid)).toEqual([open]);
