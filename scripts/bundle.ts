@@ -144,6 +144,12 @@ export async function buildBundle(
     banner: { js: `(function (${BUNDLE_PARAMS}) {\n"use strict";` },
     footer: { js: "})" },
     logLevel: "silent",
+    // Whitespace and syntax only: 30 % less text to read and hold at every start (a third of the bundle was
+    // indentation). Names are kept, so stack traces and profiles still name the functions; a stack trace in the
+    // TypeScript files comes from the compiled modules (`node --enable-source-maps`, bin/clawdis.js).
+    minifyWhitespace: true,
+    minifySyntax: true,
+    legalComments: "none",
     plugins: [externals(root, outFile, uses, problems)],
   });
   checkUses(uses, root, problems);

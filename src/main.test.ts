@@ -396,7 +396,7 @@ describe("the start-up bundle (scripts/bundle.ts)", () => {
     expect(text.startsWith(`(function (${BUNDLE_PARAMS}) {\n"use strict";`)).toBe(true);
     expect(text).toContain('__clawdisImport("esm-only")');
     expect(text).toContain(
-      '__clawdisImport(new URL("../plugins/whatsapp/connection.js", __importMetaUrl).href)',
+      '__clawdisImport(new URL("../plugins/whatsapp/connection.js",__importMetaUrl).href)',
     );
     expect(text).not.toContain("import(");
     const body = text.slice(0, text.lastIndexOf("//# clawdis-bundle "));
