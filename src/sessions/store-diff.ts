@@ -20,22 +20,48 @@ export type OutsideEdit =
   | { kind: "reparse"; why: string };
 
 /**
+ * The file now, as `diffStore` reads it against the file held (`old`): its length, the length of their common
+ * prefix, their common suffix up to a limit, and its bytes in a range. `wholeNext` makes one of a buffer; a
+ * read that compared the file with the held one as it went (store-splice.ts) makes one without holding it whole.
+ */
+export interface NextFile {
+  readonly length: number;
+  /** commonPrefix(old, next). */
+  readonly prefix: number;
+  /** commonSuffix(old, next, limit). */
+  suffix(limit: number): number;
+  /** The bytes `[from, to)` of the file now. */
+  bytes(from: number, to: number): Buffer;
+}
+
+/** `next` (a whole file) as diffStore reads it against `old`. */
+export function wholeNext(old: Buffer, next: Buffer): NextFile {
+  return {
+    length: next.length,
+    prefix: commonPrefix(old, next),
+    suffix: (limit) => commonSuffix(old, next, limit),
+    bytes: (from, to) => next.subarray(from, to),
+  };
+}
+
+/**
  * Compares `next` (the file now) with `old` (the file we hold, in the layout `layout`): the common prefix and
  * suffix are found with memcmp-fast compares, the entries entirely inside them are kept as they are, and only
  * the bytes between are parsed, as a run of entry lines that must be exactly in the layout (anything else, a
  * key that also appears among the kept entries included, asks for a full parse). Pure.
  */
-export function diffStore(old: Buffer, layout: Layout, next: Buffer): OutsideEdit {
+export function diffStore(old: Buffer, layout: Layout, file: Buffer | NextFile): OutsideEdit {
+  const next = Buffer.isBuffer(file) ? wholeNext(old, file) : file;
   const n = layout.keys.length;
-  if (old.equals(next)) return { kind: "same" };
+  if (next.length === old.length && next.prefix === old.length) return { kind: "same" };
   if (n === 0) return reparse("the file held no entry");
   // Entries whose whole line is in the common prefix (front) or in the common suffix (back) are kept. The
   // suffix is sought up to the end of the front (not of the prefix), so that the bytes between are fewest.
-  const prefix = commonPrefix(old, next);
+  const prefix = next.prefix;
   const front = countWhile(n, (i) => lineEnd(layout, i, old.length) <= prefix);
   if (front === 0 && prefix < OPEN.length) return reparse("the start of the file changed");
   const start = front > 0 ? lineEnd(layout, front - 1, old.length) : OPEN.length;
-  const suffix = commonSuffix(old, next, Math.min(old.length, next.length) - start);
+  const suffix = next.suffix(Math.min(old.length, next.length) - start);
   const firstBack = Math.max(
     front,
     n - countWhile(n, (i) => layout.starts[n - 1 - i]! >= old.length - suffix),
@@ -55,16 +81,17 @@ export function diffStore(old: Buffer, layout: Layout, next: Buffer): OutsideEdi
   ];
   const edit = { kind: "entries" as const, from: front, to: firstBack };
   // The bytes between the kept entries: their separators, and entry lines in the layout.
-  const between = next.subarray(start, end);
+  const between = next.bytes(start, end);
   if (front > 0 && back > 0 ? between.equals(SEP) : front + back > 0 && between.length === 0) {
     return { ...edit, keys: [], values: [], starts: kept([]) };
   }
   const from = front > 0 ? start + SEP.length : start;
   const to = back > 0 ? end - SEP.length : end;
-  if (front > 0 && !next.subarray(start, from).equals(SEP)) return reparse("no separator after the front");
-  if (back > 0 && (to < from || !next.subarray(to, end).equals(SEP)))
+  if (front > 0 && !between.subarray(0, from - start).equals(SEP))
+    return reparse("no separator after the front");
+  if (back > 0 && (to < from || !between.subarray(to - start, end - start).equals(SEP)))
     return reparse("no separator before the back");
-  const lines = next.subarray(from, Math.max(from, to));
+  const lines = between.subarray(from - start, Math.max(from, to) - start);
   let parsed: unknown;
   try {
     parsed = JSON.parse(`{${lines.toString("utf8")}}`);
@@ -89,7 +116,8 @@ export function diffStore(old: Buffer, layout: Layout, next: Buffer): OutsideEdi
     return reparse("the changed entries are not in the layout");
   }
   // In the layout, the lines split where a line starts with two spaces and a quote (one per key).
-  return { ...edit, keys, values, starts: kept([from, ...lineStarts(next, from, to)]) };
+  const inside = lineStarts(between, from - start, to - start).map((at) => at + start);
+  return { ...edit, keys, values, starts: kept([from, ...inside]) };
 }
 
 function reparse(why: string): OutsideEdit {

@@ -192,6 +192,25 @@ describe("reading only when someone else wrote", () => {
     expect((await onDisk()).k9?.note).toBe("n9");
   });
 
+  it("an outside edit of whole entries is patched into the bytes held, in place: no buffer the size of the file", async () => {
+    const { store } = makeStore();
+    await twentyKeys(store);
+    const held = () => (store as unknown as { image: { buffer: Buffer; bytes: Buffer } }).image;
+    const before = held().buffer.buffer;
+    const raw = await onDisk();
+    saveByRename(pretty({ ...raw, k9: { ...raw.k9, note: "edited by hand" }, k2: { ...raw.k2, n: 7 } }));
+    expect((await store.get("k9"))?.note).toBe("edited by hand");
+    expect((await store.get("k2"))?.n).toBe(7);
+    expect(held().buffer.buffer, "the same memory, patched").toBe(before);
+    expect(held().bytes.equals(await readFile(path)), "the bytes held are the file's").toBe(true);
+    expect(store.parseCount).toBe(1);
+    // A change that is not one of whole entries in the layout (the file's spacing) is read and parsed whole.
+    writeFileSync(path, JSON.stringify({ ...raw, k1: { ...raw.k1, note: "one line" } }));
+    expect((await store.get("k1"))?.note).toBe("one line");
+    expect(store.parseCount).toBe(2);
+    expect(held().bytes.equals(await readFile(path))).toBe(true);
+  });
+
   it("readers do not read again and again a version someone else just saved", async () => {
     const { store } = makeStore();
     await twentyKeys(store);

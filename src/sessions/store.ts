@@ -34,6 +34,7 @@ import {
   UNKNOWN_VERSION,
 } from "./store-read.js";
 import { keepBadCopy, replacementFor } from "./store-set-aside.js";
+import { readStoreSpliced } from "./store-splice.js";
 import { COARSE_TICK_MS, changedWithinTick, SAME_TICK_MS, trustedAfterRead } from "./store-trust.js";
 import { type PiecesWrite, writePiecesAtomic } from "./store-write.js";
 import type { SessionEntry, SessionMap } from "./types.js";
@@ -303,6 +304,8 @@ export class SessionStore {
   /** The rest of `current`: the file read, and adopted (or set aside under the lock). */
   private async readCurrent(): Promise<StoreImage | undefined> {
     // (What is read may be older than a write of ours that lands meanwhile: then the next access reads again.)
+    const spliced = this.adoptAgainstHeld();
+    if (spliced) return spliced;
     const read = await this.readBytes();
     if (!read.exists) return this.noteMissing();
     if (!read.tooLarge) {
@@ -325,6 +328,8 @@ export class SessionStore {
       if (version === undefined) return this.noteMissing();
       const held = this.image;
       if (held?.trusted && sameVersion(held.version, version)) return held;
+      const spliced = this.adoptAgainstHeld();
+      if (spliced) return spliced;
       const read = await this.readBytes();
       if (!read.exists) return this.noteMissing();
       let reason: string;
@@ -379,6 +384,36 @@ export class SessionStore {
       StoreImage.parsed(read.version, read.bytes, raw, parsed.map, trusted),
       parsed.problems,
     );
+  }
+
+  /**
+   * `adopt` for the usual outside edit, without a buffer the size of the file: the file is read against the bytes
+   * held (store-splice.ts) and, when only whole entries in the layout changed, the held image is patched in
+   * place. One synchronous step, so nothing changes the held bytes between the read and the patch; only while
+   * no write of the held image is in flight (its pieces are views of those bytes). Undefined: read the file
+   * whole (`readBytes` and `adopt`), as for anything else (no image in the layout, a reparse, a file that is
+   * missing, too large or kept changing).
+   */
+  private adoptAgainstHeld(): StoreImage | undefined {
+    const held = this.image;
+    const layout = held?.knownLayout();
+    if (!held || !layout || this.writing === held) return undefined;
+    const read = readStoreSpliced(this.path, held.bytes, this.maxBytes);
+    if (!read?.exists || read.tooLarge) return undefined;
+    this.fineTimes ??= changeTimesAreFine(this.dir);
+    const trusted = trustedAfterRead(read.version, read.readAt, this.fineTimes, this.tickMs);
+    const edit = diffStore(held.bytes, layout, read.file);
+    if (edit.kind === "reparse") return undefined;
+    this.reads++;
+    if (edit.kind === "same") {
+      held.version = read.version;
+      held.trusted = trusted;
+      return held;
+    }
+    this.parses++;
+    const bytes = read.file.patch(held.buffer);
+    const { image, problems } = held.edited(edit, { version: read.version, bytes, trusted }, true);
+    return this.install(image, problems);
   }
 
   private install(image: StoreImage, problems: EntryProblem[] | undefined): StoreImage {
