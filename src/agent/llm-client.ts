@@ -6,8 +6,8 @@ import type { StoredChatMessage, StoredToolCall } from "../sessions/types.js";
 import { NO_API_KEY, outputLimitField, trimSlashes } from "./endpoint.js";
 import { createHttpFetch } from "./http-fetch.js";
 import { type ChunkLike, type FinishReason, type LlmUsage, ReplyAssembler } from "./llm-assemble.js";
-import { describeLlmFailure, innermostMessage, type LlmFailure, systemErrorCode } from "./llm-errors.js";
-import { retryDelayMs, shouldRetryAnswer } from "./model-retry.js";
+import { classifyError, describeLlmFailure } from "./llm-errors.js";
+import { retryDelayMs, retryOfError, shouldRetryAnswer } from "./model-retry.js";
 import { chatRequestBody } from "./request-body.js";
 import { loadSseParser, sseEvents } from "./sse-events.js";
 
@@ -236,7 +236,7 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
           const page = await client.models.list({ signal, maxRetries: 0 });
           return { ok: true, models: page.data.map((model) => model.id) };
         } catch (error) {
-          const again = retried < maxRetries && !signal.aborted && listRetry(error, sdk);
+          const again = retried < maxRetries && !signal.aborted && retryOfError(error, sdk);
           if (!again) throw error;
           await sleep(retryDelayMs(again.headers, retried), signal);
         }
@@ -335,17 +335,6 @@ function chatSender(
   };
 }
 
-/**
- * Whether a failed `GET /models` is worth another try, by model-retry.ts's rule (a connection that failed, or a
- * retryable status), with the headers its wait is read from; undefined when not.
- */
-function listRetry(error: unknown, sdk: Sdk): { headers: Headers | undefined } | undefined {
-  if (error instanceof sdk.APIConnectionError) return { headers: undefined };
-  if (error instanceof sdk.APIError && typeof error.status === "number" && error.headers instanceof Headers)
-    return shouldRetryAnswer(error.status, error.headers) ? { headers: error.headers } : undefined;
-  return undefined;
-}
-
 /** Drops an answer's body unread: its connection is not read on (the SDK does the same before a retry). */
 async function cancelBody(response: Response): Promise<void> {
   const body: unknown = response.body;
@@ -381,35 +370,6 @@ function streamOf(response: Response): AsyncIterable<Uint8Array> {
   if (body && typeof body === "object" && Symbol.asyncIterator in body)
     return body as AsyncIterable<Uint8Array>;
   throw new Error("the model's answer has no body to stream");
-}
-
-/** Sorts the SDK's errors into the kinds `describeLlmFailure` words (`sdk` undefined: it failed to load). */
-function classifyError(error: unknown, sdk: Sdk | undefined): LlmFailure {
-  if (sdk && error instanceof sdk.APIConnectionError) {
-    return { kind: "connection", code: systemErrorCode(error.cause), message: innermostMessage(error) };
-  }
-  if (sdk && error instanceof sdk.APIError) {
-    return {
-      kind: "status",
-      status: error.status,
-      message: serverMessage(error),
-      code: error.code ?? undefined,
-    };
-  }
-  const code = systemErrorCode(error);
-  if (code) return { kind: "connection", code, message: innermostMessage(error) };
-  return { kind: "other", message: innermostMessage(error) };
-}
-
-/** The server's own words: `{error: {message}}`, `{error: "…"}`, or the raw body text. */
-function serverMessage(error: InstanceType<Sdk["APIError"]>): string {
-  const body: unknown = error.error;
-  if (typeof body === "string") return body;
-  if (body && typeof body === "object" && typeof (body as { message?: unknown }).message === "string") {
-    return (body as { message: string }).message;
-  }
-  const prefix = error.status ? `${error.status} ` : "";
-  return error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
 }
 
 export function convertTool(tool: ToolDefinition): ChatCompletionTool {

@@ -1,6 +1,6 @@
 /**
- * One actionable line for every way a model call can fail. Pure: the client classifies the SDK's error into
- * an `LlmFailure`, this turns it into words that say what to check.
+ * One actionable line for every way a model call can fail. Pure: `classifyError` sorts the SDK's error into an
+ * `LlmFailure`, `describeLlmFailure` turns that into words that say what to check.
  */
 
 export type LlmFailure =
@@ -91,4 +91,35 @@ export function innermostMessage(error: unknown): string {
     current = current.cause;
   }
   return message;
+}
+
+type Sdk = typeof import("openai");
+
+/** Sorts the SDK's errors into the kinds `describeLlmFailure` words (`sdk` undefined: it failed to load). */
+export function classifyError(error: unknown, sdk: Sdk | undefined): LlmFailure {
+  if (sdk && error instanceof sdk.APIConnectionError) {
+    return { kind: "connection", code: systemErrorCode(error.cause), message: innermostMessage(error) };
+  }
+  if (sdk && error instanceof sdk.APIError) {
+    return {
+      kind: "status",
+      status: error.status,
+      message: serverMessage(error),
+      code: error.code ?? undefined,
+    };
+  }
+  const code = systemErrorCode(error);
+  if (code) return { kind: "connection", code, message: innermostMessage(error) };
+  return { kind: "other", message: innermostMessage(error) };
+}
+
+/** The server's own words: `{error: {message}}`, `{error: "…"}`, or the raw body text. */
+function serverMessage(error: InstanceType<Sdk["APIError"]>): string {
+  const body: unknown = error.error;
+  if (typeof body === "string") return body;
+  if (body && typeof body === "object" && typeof (body as { message?: unknown }).message === "string") {
+    return (body as { message: string }).message;
+  }
+  const prefix = error.status ? `${error.status} ` : "";
+  return error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
 }
