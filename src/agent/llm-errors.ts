@@ -93,10 +93,17 @@ export function innermostMessage(error: unknown): string {
   return message;
 }
 
-type Sdk = typeof import("openai");
+/** An error of the SDK's `APIError` class, as far as `classifyError` reads it. */
+type SdkApiError = Error & { status?: number; code?: string | null; error?: unknown; headers?: unknown };
+
+/** The SDK's error classes (the `openai` module's own; only the llm client imports it). */
+export interface SdkErrors {
+  APIConnectionError: abstract new (...args: never[]) => Error;
+  APIError: abstract new (...args: never[]) => SdkApiError;
+}
 
 /** Sorts the SDK's errors into the kinds `describeLlmFailure` words (`sdk` undefined: it failed to load). */
-export function classifyError(error: unknown, sdk: Sdk | undefined): LlmFailure {
+export function classifyError(error: unknown, sdk: SdkErrors | undefined): LlmFailure {
   if (sdk && error instanceof sdk.APIConnectionError) {
     return { kind: "connection", code: systemErrorCode(error.cause), message: innermostMessage(error) };
   }
@@ -114,7 +121,7 @@ export function classifyError(error: unknown, sdk: Sdk | undefined): LlmFailure 
 }
 
 /** The server's own words: `{error: {message}}`, `{error: "…"}`, or the raw body text. */
-function serverMessage(error: InstanceType<Sdk["APIError"]>): string {
+function serverMessage(error: SdkApiError): string {
   const body: unknown = error.error;
   if (typeof body === "string") return body;
   if (body && typeof body === "object" && typeof (body as { message?: unknown }).message === "string") {

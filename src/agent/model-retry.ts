@@ -1,3 +1,4 @@
+import type { SdkErrors } from "./llm-errors.js";
 /**
  * When the chat request to the model is tried again, and after how long: the openai SDK's rule (6.49.0,
  * `shouldRetry`, `retryRequest` and `calculateDefaultRetryTimeoutMillis` in its client), kept as it is so that
@@ -47,21 +48,12 @@ export function retryDelayMs(
   return Number.isFinite(wait) && wait > 0 ? wait : 0;
 }
 
-/** The SDK's error classes that `retryOfError` tells apart (the `openai` module's own). */
-export interface SdkErrorClasses {
-  APIConnectionError: abstract new (...args: never[]) => Error;
-  APIError: abstract new (...args: never[]) => Error & { status?: unknown; headers?: unknown };
-}
-
 /**
  * Whether a request the SDK made (`GET /models`) and that failed with `error` is worth another try by the rule
  * above (a connection that failed, or a retryable status), with the headers its wait is read from; undefined
  * when not.
  */
-export function retryOfError(
-  error: unknown,
-  sdk: SdkErrorClasses,
-): { headers: Headers | undefined } | undefined {
+export function retryOfError(error: unknown, sdk: SdkErrors): { headers: Headers | undefined } | undefined {
   if (error instanceof sdk.APIConnectionError) return { headers: undefined };
   if (error instanceof sdk.APIError && typeof error.status === "number" && error.headers instanceof Headers)
     return shouldRetryAnswer(error.status, error.headers) ? { headers: error.headers } : undefined;
