@@ -398,6 +398,24 @@ describe("the chat request: what the SDK would send, and its retries", () => {
         waits.push(ms);
       },
     });
+  /** A client whose wait before a retry is a real abortable timer; `inWait` resolves once it waits. */
+  const waitingClient = () => {
+    let waiting!: () => void;
+    const inWait = new Promise<void>((resolve) => {
+      waiting = resolve;
+    });
+    const client = createLlmClient({
+      baseUrl: fake.url,
+      apiKey: "sk-test",
+      maxRetries: 2,
+      sleep: (ms, signal) => {
+        waits.push(ms);
+        waiting();
+        return abortableSleep(ms, signal);
+      },
+    });
+    return { client, inWait };
+  };
   const call = (client: LlmClient, signal = new AbortController().signal) =>
     client.stream({ model: "m", messages: [user("x")], signal });
 
@@ -519,20 +537,7 @@ describe("the chat request: what the SDK would send, and its retries", () => {
 
   it("an abort ends the wait before a GET /models retry at once (a gateway stopping does not wait it out)", async () => {
     fake.modelsFailures = [{ status: 429, headers: { "retry-after-ms": "600000" } }];
-    let waiting!: () => void;
-    const inWait = new Promise<void>((resolve) => {
-      waiting = resolve;
-    });
-    const client = createLlmClient({
-      baseUrl: fake.url,
-      apiKey: "sk-test",
-      maxRetries: 2,
-      sleep: (ms, signal) => {
-        waits.push(ms);
-        waiting();
-        return abortableSleep(ms, signal);
-      },
-    });
+    const { client, inWait } = waitingClient();
     const controller = new AbortController();
     const pending = client.listModels(controller.signal);
     await inWait;
@@ -544,20 +549,7 @@ describe("the chat request: what the SDK would send, and its retries", () => {
 
   it("an abort ends the wait before a retry at once, however long the server asked for", async () => {
     fake.enqueue({ status: 429, errorHeaders: { "retry-after-ms": "600000" } });
-    let waiting!: () => void;
-    const inWait = new Promise<void>((resolve) => {
-      waiting = resolve;
-    });
-    const client = createLlmClient({
-      baseUrl: fake.url,
-      apiKey: "sk-test",
-      maxRetries: 2,
-      sleep: (ms, signal) => {
-        waits.push(ms);
-        waiting();
-        return abortableSleep(ms, signal);
-      },
-    });
+    const { client, inWait } = waitingClient();
     const controller = new AbortController();
     const pending = call(client, controller.signal);
     await inWait;
