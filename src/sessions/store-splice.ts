@@ -11,7 +11,7 @@ const READ_ATTEMPTS = 3;
 
 /**
  * The file now, read against the bytes held (`old`): its common prefix and suffix with them, and the bytes
- * between, which are all it holds of the file. A NextFile for diffStore; `patch` and `whole` make the file's bytes.
+ * between, which are all it holds of the file. A NextFile for diffStore; `patch` makes the file's bytes.
  */
 export class SplicedFile implements NextFile {
   constructor(
@@ -66,18 +66,6 @@ export class SplicedFile implements NextFile {
    */
   patch(buffer: Buffer): Buffer {
     return applySegments(buffer, this.segments(), this.length).subarray(0, this.length);
-  }
-
-  /** The file's bytes in a buffer of their own, with `spare` bytes of room after them. */
-  whole(spare: number): Buffer {
-    const buffer = Buffer.allocUnsafeSlow(this.length + Math.max(spare, 1));
-    let at = 0;
-    for (const s of this.segments()) {
-      const piece = s.bytes === undefined ? this.old.subarray(s.from, s.to) : s.bytes;
-      buffer.set(piece, at);
-      at += piece.length;
-    }
-    return buffer.subarray(0, this.length);
   }
 }
 
