@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { wholeNext } from "./store-diff.js";
-import { readStoreSpliced } from "./store-splice.js";
+import { fileHolds, readStoreSpliced } from "./store-splice.js";
 
 const dir = mkdtempSync(join(tmpdir(), "clawdis-splice-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -114,5 +114,18 @@ describe("readStoreSpliced: the file read against the bytes held, as a NextFile"
     const path = join(dir, "big.json");
     writeFileSync(path, base);
     expect(readStoreSpliced(path, base, 100)).toMatchObject({ exists: true, tooLarge: true });
+  });
+});
+
+describe("fileHolds: the file is exactly these bytes", () => {
+  it.each(cases)("%s", (_name, old, next) => {
+    const path = join(dir, "holds.json");
+    writeFileSync(path, next);
+    expect(fileHolds(path, old)).toBe(old.equals(next));
+    expect(fileHolds(path, next)).toBe(true);
+  });
+
+  it("a missing file holds nothing", () => {
+    expect(fileHolds(join(dir, "none.json"), Buffer.alloc(0))).toBe(false);
   });
 });

@@ -111,6 +111,26 @@ export function readStoreSpliced(
   }
 }
 
+/**
+ * Whether the file at `path` holds exactly `bytes`, compared through one small buffer (as readStoreSpliced, and
+ * for the same reason). False when it is missing or differs anywhere, its length included.
+ */
+export function fileHolds(path: string, bytes: Buffer): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw error;
+  }
+  try {
+    if (fstatSync(fd).size !== bytes.length) return false;
+    return firstDifferenceFrom(fd, bytes, bytes.length, Buffer.allocUnsafe(CHUNK)) === bytes.length;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** The file of `size` bytes as a SplicedFile, or undefined when it was shorter than that (changed meanwhile). */
 function splice(fd: number, old: Buffer, size: number, chunk: Buffer): SplicedFile | undefined {
   const limit = Math.min(old.length, size);
