@@ -1,6 +1,7 @@
 import { createLlmClient, type Endpoint, type LlmClient, resolveEndpoint } from "../agent/llm-client.js";
 import type { Clock } from "../core/clock.js";
 import type { AgentConfig } from "../core/config-schema.js";
+import { linkedAbort } from "../core/linked-abort.js";
 import type { Logger } from "../core/logger.js";
 import type { Env } from "../core/paths.js";
 import {
@@ -118,9 +119,18 @@ export class ModelProbe {
     const llm = this.client();
     if (!llm || this.stopped.signal.aborted) return Promise.resolve();
     this.inFlight ??= (async () => {
-      const result = await llm.listModels(
-        AbortSignal.any([this.stopped.signal, AbortSignal.timeout(this.checkSeconds * 1000)]),
-      );
+      // The check's own signal: its deadline, or `stop`. (Not AbortSignal.any over the probe's long-lived signal:
+      // each check would stay registered on it; both links are undone when the check ends.)
+      const check = linkedAbort(AbortSignal.timeout(this.checkSeconds * 1000));
+      const onStop = () => check.controller.abort(this.stopped.signal.reason);
+      this.stopped.signal.addEventListener("abort", onStop, { once: true });
+      let result: Awaited<ReturnType<LlmClient["listModels"]>>;
+      try {
+        result = await llm.listModels(check.controller.signal);
+      } finally {
+        check.dispose();
+        this.stopped.signal.removeEventListener("abort", onStop);
+      }
       if (this.stopped.signal.aborted) return;
       if (result.ok && !this.model && this.discover) {
         if (result.models.length === 1) {
