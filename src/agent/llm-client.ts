@@ -119,6 +119,7 @@ export interface LlmClientOptions {
 export function createLlmClient(options: LlmClientOptions): LlmClient {
   const baseUrl = trimSlashes(options.baseUrl);
   const maxRetries = options.maxRetries ?? 2;
+  const sleep = options.sleep ?? abortableSleep;
   let connected: Promise<Connection> | undefined;
   const connect = (): Promise<Connection> => {
     connected ??= (async () => {
@@ -131,7 +132,7 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
         timeout: SDK_TIMEOUT_MS,
         fetch: fetchFn,
       });
-      const chat = chatSender(client, sdk, fetchFn, maxRetries, options.sleep ?? abortableSleep);
+      const chat = chatSender(client, sdk, fetchFn, maxRetries, sleep);
       return { client, sdk, chat };
     })();
     return connected;
@@ -227,7 +228,6 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
   // a wait that the signal ends.
   async function listModels(signal: AbortSignal): Promise<ListModelsResult> {
     let loaded: Sdk | undefined;
-    const sleep = options.sleep ?? abortableSleep;
     try {
       const { client, sdk } = await connect();
       loaded = sdk;

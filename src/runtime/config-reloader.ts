@@ -72,6 +72,10 @@ export type ReloadOutcome =
   | "restart-failed"
   | "stopped";
 
+/** Why an empty config file is not applied while the gateway runs. */
+const EMPTY_CONFIG =
+  "the file is empty (a save under way, or emptied by hand); save `{}` to run on the defaults";
+
 /**
  * Applies edits of `clawdis.json` while the gateway runs (docs/configuration.md, "Changing the config while it
  * runs"). Contract:
@@ -82,18 +86,14 @@ export type ReloadOutcome =
  *   one log line per change names the changed keys (never a value);
  * - an invalid edit (syntax, schema, a plugin's settings, a plugin in plugins.load that does not load), or an
  *   empty file where the gateway runs on more than the defaults (a save caught between its truncation and its
- *   write), changes nothing: the gateway keeps the last good config, the error is logged as at start, and `/status` says so
- *   until a good save; a deleted file keeps the last good config with a warning; a file that cannot be read
+ *   write), changes nothing: the gateway keeps the last good config, the error is logged as at start, and
+ *   `/status` says so until a good save; a deleted file keeps the last good config with a warning; a file that cannot be read
  *   (a folder at its path, no permission) is rejected the same way, and the watcher is told to recover, so the
  *   next valid save is applied (no restart needed);
  * - looks at the file run one at a time; changes that arrive meanwhile are read once more afterwards (the last
  *   save wins);
  * - saving the same text again does nothing.
  */
-/** Why an empty config file is not applied while the gateway runs. */
-const EMPTY_CONFIG =
-  "the file is empty (a save under way, or emptied by hand); save `{}` to run on the defaults";
-
 export class ConfigReloader {
   private readonly path: string;
   private watcher: ConfigFileWatch | undefined;

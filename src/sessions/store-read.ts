@@ -54,12 +54,12 @@ export type StoreBytes =
   /** Over the size limit: the version only, nothing read. */
   | { exists: true; version: FileVersion; tooLarge: true; bytes?: undefined; readAt: number };
 
-function isNotFound(error: unknown): boolean {
+export function isNotFound(error: unknown): boolean {
   return (error as NodeJS.ErrnoException | undefined)?.code === "ENOENT";
 }
 
 /** How often a read starts over because the file was written in place while it was read. */
-const READ_ATTEMPTS = 3;
+export const READ_ATTEMPTS = 3;
 
 /** A version no file has: the next check reads the file again. */
 export const UNKNOWN_VERSION: FileVersion = { ino: -1n, mtimeNs: -1n, ctimeNs: -1n, size: -1n };

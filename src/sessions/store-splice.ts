@@ -1,13 +1,18 @@
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import type { NextFile } from "./store-diff.js";
 import { applySegments, type Segment } from "./store-patch.js";
-import { type FileVersion, MAX_STORE_BYTES, sameVersion, UNKNOWN_VERSION, versionOf } from "./store-read.js";
+import {
+  type FileVersion,
+  isNotFound,
+  MAX_STORE_BYTES,
+  READ_ATTEMPTS,
+  sameVersion,
+  UNKNOWN_VERSION,
+  versionOf,
+} from "./store-read.js";
 
 /** The chunk the file is compared in: one buffer, reused (never a buffer the size of the file). */
 const CHUNK = 64 * 1024;
-
-/** How often a read starts over because the file was written in place while it was read (as readStoreBytes). */
-const READ_ATTEMPTS = 3;
 
 /**
  * The file now, read against the bytes held (`old`): its common prefix and suffix with them, and the bytes
@@ -92,7 +97,7 @@ export function readStoreSpliced(
   try {
     fd = openSync(path, "r");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { exists: false };
+    if (isNotFound(error)) return { exists: false };
     throw error;
   }
   try {
@@ -120,7 +125,7 @@ export function fileHolds(path: string, bytes: Buffer): boolean {
   try {
     fd = openSync(path, "r");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+    if (isNotFound(error)) return false;
     throw error;
   }
   try {

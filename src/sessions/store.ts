@@ -355,10 +355,7 @@ export class SessionStore {
    * else is parsed whole. Returns why the file does not parse (the image is left as it was) instead.
    */
   private adopt(read: { version: FileVersion; bytes: Buffer; readAt: number }): StoreImage | string {
-    // Any later change shows in the version when change times are fine (its ctime was read), or when it was
-    // read a clock tick after its last change.
-    this.fineTimes ??= changeTimesAreFine(this.dir);
-    const trusted = trustedAfterRead(read.version, read.readAt, this.fineTimes, this.tickMs);
+    const trusted = this.trustedAfterRead(read);
     const held = this.image;
     if (held?.bytes.equals(read.bytes)) {
       held.version = read.version;
@@ -400,8 +397,7 @@ export class SessionStore {
     if (!held || !layout || this.writing === held) return undefined;
     const read = readStoreSpliced(this.path, held.bytes, this.maxBytes);
     if (!read?.exists || read.tooLarge) return undefined;
-    this.fineTimes ??= changeTimesAreFine(this.dir);
-    const trusted = trustedAfterRead(read.version, read.readAt, this.fineTimes, this.tickMs);
+    const trusted = this.trustedAfterRead(read);
     const edit = diffStore(held.bytes, layout, read.file);
     if (edit.kind === "reparse") return undefined;
     this.reads++;
@@ -414,6 +410,15 @@ export class SessionStore {
     const bytes = read.file.patch(held.buffer);
     const { image, problems } = held.edited(edit, { version: read.version, bytes, trusted }, true);
     return this.install(image, problems);
+  }
+
+  /**
+   * Whether a version just read may be trusted: any later change shows in the version when change times are fine
+   * (its ctime was read), or when it was read a clock tick after its last change.
+   */
+  private trustedAfterRead(read: { version: FileVersion; readAt: number }): boolean {
+    this.fineTimes ??= changeTimesAreFine(this.dir);
+    return trustedAfterRead(read.version, read.readAt, this.fineTimes, this.tickMs);
   }
 
   private install(image: StoreImage, problems: EntryProblem[] | undefined): StoreImage {
