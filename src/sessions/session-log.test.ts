@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createLogger, type LogLine } from "../core/logger.js";
+import { formatSessionLogLine } from "./log-line.js";
 import { SECRET_MASK } from "./log-redact.js";
 import { SESSION_LOG_FILES_PER_SLICE, SESSION_LOG_FLUSH_MS, SessionLogs } from "./session-log.js";
 
@@ -44,6 +45,22 @@ describe("SessionLogs", () => {
       "2026-12-06T21:00:00.000Z model n=3",
       "",
     ]);
+  });
+
+  it("keeps every byte of lines past the first buffer, characters of several bytes included", async () => {
+    const path = join(dir, "s-long", "logs", "session.log");
+    const writer = logs();
+    const log = writer.at(path);
+    const expected: string[] = [];
+    const now = new Date(Date.parse("2026-12-06T21:00:00.000Z")).toISOString();
+    // The first line alone is several times the first buffer; then they grow a little at a time.
+    for (let n = 0; n < 40; n++) {
+      const fields = { n, text: "é🙂ß".repeat(n === 0 ? 600 : n * 7) };
+      log.line("turn", fields);
+      expected.push(formatSessionLogLine(now, "turn", fields, ["planted-secret-1"]));
+    }
+    await writer.flush();
+    expect(await readFile(path, "utf8")).toBe(`${expected.join("\n")}\n`);
   });
 
   it("makes the session folder and logs/ 0700 and the log 0600", async () => {

@@ -43,9 +43,15 @@ export const SESSION_LOG_FILES_PER_SLICE = 4;
  * dropped: the session log never fails a turn.
  */
 export class SessionLogs {
-  private pending = new Map<string, string[]>();
+  /**
+   * The lines given since the last pass began, by file, as the bytes they will be written as: a line is encoded
+   * into its file's buffer at once, so what waits up to SESSION_LOG_FLUSH_MS is one buffer per file, not every
+   * line's string (held for a second, those outlived the young generation and cost the collector copies and a
+   * promotion each).
+   */
+  private pending = new Map<string, PendingBytes>();
   /** The lines of the pass under way, by file, not written yet (undefined while no pass runs). */
-  private writing: Map<string, string[]> | undefined;
+  private writing: Map<string, PendingBytes> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly failed = new Set<string>();
   /**
@@ -67,9 +73,12 @@ export class SessionLogs {
 
   line(path: string, kind: string, fields: Readonly<Record<string, LogFieldValue>>): void {
     const text = formatSessionLogLine(this.isoTime(this.options.now()), kind, fields, this.options.secrets());
-    const queued = this.pending.get(path);
-    if (queued) queued.push(text);
-    else this.pending.set(path, [text]);
+    let queued = this.pending.get(path);
+    if (queued === undefined) {
+      queued = new PendingBytes();
+      this.pending.set(path, queued);
+    }
+    queued.addLine(text);
     if (this.timer === undefined && this.writing === undefined) {
       this.timer = setTimeout(() => this.startPass(), SESSION_LOG_FLUSH_MS);
       this.timer.unref();
@@ -88,7 +97,7 @@ export class SessionLogs {
     this.timer = undefined;
     this.takePending();
     if (this.writing) {
-      for (const [path, lines] of this.writing) this.append(path, lines);
+      for (const [path, bytes] of this.writing) this.append(path, bytes);
       this.writing = undefined;
     }
   }
@@ -96,11 +105,11 @@ export class SessionLogs {
   /** The lines given so far join the pass (after any lines of the same file it still holds: order is kept). */
   private takePending(): void {
     if (this.pending.size === 0) return;
-    const writing = this.writing ?? new Map<string, string[]>();
-    for (const [path, lines] of this.pending) {
+    const writing = this.writing ?? new Map<string, PendingBytes>();
+    for (const [path, bytes] of this.pending) {
       const before = writing.get(path);
-      if (before) before.push(...lines);
-      else writing.set(path, lines);
+      if (before) before.addBytes(bytes.view());
+      else writing.set(path, bytes);
     }
     this.pending = new Map();
     this.writing = writing;
@@ -117,10 +126,10 @@ export class SessionLogs {
       const writing = this.writing;
       if (!writing) return;
       let n = 0;
-      for (const [path, lines] of writing) {
+      for (const [path, bytes] of writing) {
         if (n++ === SESSION_LOG_FILES_PER_SLICE) break;
         writing.delete(path);
-        this.append(path, lines);
+        this.append(path, bytes);
       }
       if (writing.size > 0) {
         setImmediate(slice).unref();
@@ -135,9 +144,9 @@ export class SessionLogs {
     slice();
   }
 
-  private append(path: string, lines: string[]): void {
-    const data = `${lines.join("\n")}\n`;
-    const bytes = Buffer.byteLength(data);
+  private append(path: string, pending: PendingBytes): void {
+    const data = pending.view();
+    const bytes = data.length;
     try {
       let fd = openLog(path);
       try {
@@ -180,7 +189,40 @@ function openLog(path: string): number {
   }
 }
 
-function writeAllSync(fd: number, text: string): void {
-  const buffer = Buffer.from(text, "utf8");
+function writeAllSync(fd: number, buffer: Uint8Array): void {
   for (let at = 0; at < buffer.length; ) at += writeSync(fd, buffer, at, buffer.length - at);
+}
+
+/** Bytes of a file's first buffer (from Node's shared pool): a line or two; it doubles as lines come. */
+const FIRST_BUFFER_BYTES = 256;
+
+/** Lines waiting for one file, encoded (UTF-8, each ended by "\n") into one growing buffer. */
+class PendingBytes {
+  private buffer = Buffer.allocUnsafe(FIRST_BUFFER_BYTES);
+  private length = 0;
+
+  addLine(text: string): void {
+    this.room(Buffer.byteLength(text, "utf8") + 1);
+    this.length += this.buffer.write(text, this.length, "utf8");
+    this.buffer[this.length++] = 0x0a;
+  }
+
+  addBytes(bytes: Uint8Array): void {
+    this.room(bytes.length);
+    this.buffer.set(bytes, this.length);
+    this.length += bytes.length;
+  }
+
+  /** The bytes so far (a view: valid until the next add). */
+  view(): Uint8Array {
+    return this.buffer.subarray(0, this.length);
+  }
+
+  private room(adding: number): void {
+    const needed = this.length + adding;
+    if (needed <= this.buffer.length) return;
+    const next = Buffer.allocUnsafe(Math.max(needed, this.buffer.length * 2));
+    this.buffer.copy(next, 0, 0, this.length);
+    this.buffer = next;
+  }
 }
