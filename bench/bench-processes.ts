@@ -101,7 +101,10 @@ export interface GatewayProcess extends ChildServer {
 export async function startGateway(
   stateDir: string,
   config: unknown,
-  options: SpansOption = {},
+  options: SpansOption & {
+    /** The `bin/clawdis.js` to start (default this checkout's, CLAWDIS_BIN): another build, to compare. */
+    bin?: string;
+  } = {},
 ): Promise<GatewayProcess> {
   await mkdir(stateDir, { recursive: true });
   await writeFile(join(stateDir, "clawdis.json"), JSON.stringify(config));
@@ -109,10 +112,14 @@ export async function startGateway(
   const env = { ...process.env, ...launch.env, CLAWDIS_STATE_DIR: stateDir, HOME: stateDir };
   // `CLAWDIS_BENCH_NODE_ARGS` (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") goes to the gateway's node.
   const nodeArgs = (process.env.CLAWDIS_BENCH_NODE_ARGS ?? "").split(" ").filter((a) => a.length > 0);
-  const child = spawn(process.execPath, [...nodeArgs, ...launch.args, CLAWDIS_BIN, "gateway"], {
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, ...launch.args, options.bin ?? CLAWDIS_BIN, "gateway"],
+    {
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   const chunks: string[] = [];
   const counts = new Map<string, number>();
   const watched = ["idle session unloaded", "memory of a burst given back", "compact=true"];

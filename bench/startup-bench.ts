@@ -44,7 +44,7 @@ function userConfig(port: number): string {
 }
 
 /** A store shaped like a busy gateway's: the primary session and groups with the usual fields, mixed ages. */
-function storeText(now: number, keys = KEYS): string {
+export function storeText(now: number, keys = KEYS): string {
   const map: Record<string, unknown> = {};
   for (let n = 0; n < keys; n++) {
     map[n === 0 ? "main" : `group:-100${n}`] = {
@@ -93,7 +93,7 @@ process.on("SIGTERM", () => server.close(() => process.exit(0)));
 `;
 
 /** One cold run of `node <args>` to its exit, in ms; throws when it fails. */
-function run(args: string[], env: NodeJS.ProcessEnv): { ms: number; stdout: string } {
+export function run(args: string[], env: NodeJS.ProcessEnv): { ms: number; stdout: string } {
   const start = process.hrtime.bigint();
   const result = spawnSync(process.execPath, args, { env, encoding: "utf8", maxBuffer: 1 << 28 });
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
@@ -105,7 +105,7 @@ function run(args: string[], env: NodeJS.ProcessEnv): { ms: number; stdout: stri
 /** ageMs depends on the moment each program read the clock; everything else must be the same bytes. */
 const withoutAges = (json: string) => json.replace(/"ageMs": \d+/g, '"ageMs": 0');
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
@@ -131,7 +131,7 @@ function accepts(port: number): Promise<boolean> {
  * Spawns `node <args>` and resolves with the ms until `port` accepts a connection (tried every millisecond); then
  * stops the process (SIGTERM) and waits for its exit. Throws when it exits before it listens.
  */
-async function timeToListen(args: string[], env: NodeJS.ProcessEnv, port: number): Promise<number> {
+export async function timeToListen(args: string[], env: NodeJS.ProcessEnv, port: number): Promise<number> {
   const start = process.hrtime.bigint();
   const child = spawn(process.execPath, args, { env, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";

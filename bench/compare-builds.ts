@@ -1,0 +1,281 @@
+/**
+ * `node dist/bench/compare-builds.js <checkout>`: this build against another one, on the parts of `npm run bench`
+ * that a change to the runtime moves. `<checkout>` is a built clawdis checkout of another commit (`git worktree
+ * add ../before <commit>`, then `npm install` or `npx tsc --noCheck && node dist/scripts/bundle.js` in it); its
+ * `bin/clawdis.js` is started. The parts, each with both builds round by round in turn (the order rotating, so
+ * neither always runs on a machine the other warmed or loaded):
+ * - messages per second into 100 group sessions with an instant model, and the gateway's CPU per message;
+ * - hand-in → model request on 1,000 sessions in use (sequential messages: each round's median and p99), and CPU;
+ * - `clawdis sessions --json` cold on a 10,000-key store, and the gateway's start → listening (a model and
+ *   Telegram configured).
+ * The table's "ours" is this build and the baseline the other. There are no targets: "no slower" is read from the
+ * ratio against the spread of the rounds (min–max of each side), which is the machine's, not the code's.
+ * `CLAWDIS_COMPARE_ROUNDS` (default 8) sets the rounds of each part.
+ */
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { startFakeOpenAI } from "../test/fakes/openai-server.js";
+import { FakeTelegram } from "../test/fakes/telegram-server.js";
+import {
+  AgentClient,
+  CLAWDIS_BIN,
+  cpuMs,
+  type GatewayProcess,
+  gatewayConfig,
+  modelArrival,
+  ms,
+  pool,
+  seededKey,
+  seedSessions,
+  startGateway,
+  startModelServer,
+} from "./bench-processes.js";
+import { type BenchRow, formatTable, median, percentile } from "./bench-row.js";
+import { freePort, run, storeText, timeToListen } from "./startup-bench.js";
+
+const ROUNDS = Number(process.env.CLAWDIS_COMPARE_ROUNDS ?? 8);
+
+interface Build {
+  name: string;
+  bin: string;
+}
+
+/**
+ * Runs `measure` for every build, `ROUNDS` times each after one unrecorded round, the builds' order rotating by
+ * one each round. Returns each build's recorded results, in the order of `builds`.
+ */
+async function rotating<T>(builds: readonly Build[], measure: (build: number) => Promise<T>): Promise<T[][]> {
+  const results: T[][] = builds.map(() => []);
+  for (let round = -1; round < ROUNDS; round++) {
+    for (let k = 0; k < builds.length; k++) {
+      const index = (k + Math.max(round, 0)) % builds.length;
+      const result = await measure(index);
+      if (round >= 0) results[index]!.push(result);
+    }
+  }
+  return results;
+}
+
+/**
+ * The other build's gateway. A config key it does not know yet (`session.titles` came later) is left out: it
+ * refuses the file (exit 2) naming the key, and without the key it behaves as the bench wants.
+ */
+async function startFor(build: Build, stateDir: string, config: unknown): Promise<GatewayProcess> {
+  try {
+    return await startGateway(stateDir, config, { bin: build.bin });
+  } catch (error) {
+    if (!String(error).includes("session.titles: unknown key")) throw error;
+    const older = JSON.parse(JSON.stringify(config)) as {
+      inbound: { reply: { session: Record<string, unknown> } };
+    };
+    delete older.inbound.reply.session.titles;
+    return await startGateway(stateDir, older, { bin: build.bin });
+  }
+}
+
+function row(
+  name: string,
+  unit: string,
+  values: number[][],
+  note: string,
+  builds: readonly Build[],
+): BenchRow {
+  return { name, unit, ours: values[0]!, baselineName: builds[1]!.name, baseline: values[1]!, note };
+}
+
+async function throughput(builds: readonly Build[], root: string, modelUrl: string): Promise<BenchRow[]> {
+  const total = 2000;
+  const gateways: GatewayProcess[] = [];
+  try {
+    for (const [i, build] of builds.entries()) {
+      const stateDir = join(root, `throughput-${i}`);
+      await seedSessions(stateDir, { prefix: "room", count: 100, messages: 20 });
+      gateways.push(await startFor(build, stateDir, gatewayConfig(modelUrl)));
+    }
+    const clients = gateways.map((g) => new AgentClient(g.url, g.token));
+    let round = 0;
+    const results = await rotating(builds, async (b) => {
+      const gateway = gateways[b]!;
+      const cpuBefore = await cpuMs(gateway.pid);
+      const start = process.hrtime.bigint();
+      const at = round++;
+      await pool(100, 100, async (s) => {
+        for (let m = 0; m < total / 100; m++) {
+          modelArrival(await clients[b]!.post(`round ${at} message ${m}`, seededKey("room", s)));
+        }
+      });
+      const rate = total / (ms(start, process.hrtime.bigint()) / 1000);
+      return { rate, cpu: ((await cpuMs(gateway.pid)) - cpuBefore) / total };
+    });
+    for (const client of clients) client.close();
+    const note = `${total} messages a round, 100 in flight (one per session)`;
+    return [
+      row(
+        "messages/s into 100 group sessions, instant model",
+        "msg/s",
+        results.map((r) => r.map((x) => x.rate)),
+        note,
+        builds,
+      ),
+      row(
+        "gateway CPU per message, same rounds",
+        "ms",
+        results.map((r) => r.map((x) => x.cpu)),
+        "from /proc (user + system, every thread)",
+        builds,
+      ),
+    ];
+  } finally {
+    for (const gateway of gateways) await gateway.stop();
+  }
+}
+
+async function latency(builds: readonly Build[], root: string, modelUrl: string): Promise<BenchRow[]> {
+  const sessions = 1000;
+  const perRound = 300;
+  const gateways: GatewayProcess[] = [];
+  try {
+    for (const [i, build] of builds.entries()) {
+      const stateDir = join(root, `latency-${i}`);
+      await seedSessions(stateDir, { prefix: "room", count: sessions, messages: 20 });
+      gateways.push(await startFor(build, stateDir, gatewayConfig(modelUrl)));
+    }
+    const clients = gateways.map((g) => new AgentClient(g.url, g.token));
+    // In use: every session messaged twice (its first message after a start opens and reads its transcript).
+    for (const client of clients) {
+      for (let pass = 0; pass < 2; pass++) {
+        for (let i = 0; i < sessions; i++)
+          modelArrival(await client.post(`warm ${pass} ${i}`, seededKey("room", i)));
+      }
+    }
+    let next = 0;
+    const results = await rotating(builds, async (b) => {
+      const gateway = gateways[b]!;
+      const cpuBefore = await cpuMs(gateway.pid);
+      const toModel: number[] = [];
+      for (let n = 0; n < perRound; n++) {
+        const i = next++;
+        const answer = await clients[b]!.post(`message ${i} about the plan`, seededKey("room", i % sessions));
+        toModel.push(ms(answer.sentAt, modelArrival(answer)));
+      }
+      return {
+        p50: median(toModel),
+        p99: percentile(toModel, 99),
+        cpu: ((await cpuMs(gateway.pid)) - cpuBefore) / perRound,
+      };
+    });
+    for (const client of clients) client.close();
+    const note = `${perRound} sequential messages a round, ${sessions} sessions in use`;
+    return [
+      row(
+        "hand-in → model request p50 (of each round)",
+        "ms",
+        results.map((r) => r.map((x) => x.p50)),
+        note,
+        builds,
+      ),
+      row(
+        "hand-in → model request p99 (of each round)",
+        "ms",
+        results.map((r) => r.map((x) => x.p99)),
+        note,
+        builds,
+      ),
+      row(
+        "gateway CPU per message, same rounds",
+        "ms",
+        results.map((r) => r.map((x) => x.cpu)),
+        "from /proc; includes the work written behind",
+        builds,
+      ),
+    ];
+  } finally {
+    for (const gateway of gateways) await gateway.stop();
+  }
+}
+
+async function commands(builds: readonly Build[], root: string): Promise<BenchRow[]> {
+  const state = join(root, "cli-state");
+  await mkdir(join(state, "sessions"), { recursive: true });
+  await writeFile(join(state, "sessions", "sessions.json"), storeText(Date.now()));
+  const env: NodeJS.ProcessEnv = { ...process.env, CLAWDIS_STATE_DIR: state, HOME: root };
+  delete env.CLAWDIS_CONFIG_PATH;
+  const json = await rotating(builds, async (b) => run([builds[b]!.bin, "sessions", "--json"], env).ms);
+
+  const fake = await startFakeOpenAI();
+  const telegram = await FakeTelegram.start();
+  try {
+    const port = await freePort();
+    const config = {
+      gateway: { port },
+      inbound: { reply: { agent: { baseUrl: fake.url, model: "fake-model" } } },
+      telegram: { botToken: telegram.token, apiRoot: telegram.url, allowFrom: [111] },
+    };
+    // A state directory per build (neither reads what the other wrote), each restarted round after round.
+    const envs: NodeJS.ProcessEnv[] = [];
+    for (const [i] of builds.entries()) {
+      const gatewayState = join(root, `start-state-${i}`);
+      await mkdir(gatewayState, { recursive: true });
+      await writeFile(join(gatewayState, "clawdis.json"), JSON.stringify(config));
+      const startEnv: NodeJS.ProcessEnv = {
+        ...process.env,
+        CLAWDIS_STATE_DIR: gatewayState,
+        HOME: gatewayState,
+      };
+      delete startEnv.CLAWDIS_CONFIG_PATH;
+      envs.push(startEnv);
+    }
+    const start = await rotating(builds, (b) => timeToListen([builds[b]!.bin, "gateway"], envs[b]!, port));
+    return [
+      row("clawdis sessions --json, cold, 10k keys", "ms", json, "no config file", builds),
+      row(
+        "clawdis gateway: start → listening",
+        "ms",
+        start,
+        "a model and Telegram configured, one state dir",
+        builds,
+      ),
+    ];
+  } finally {
+    await fake.close();
+    await telegram.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const other = process.argv[2];
+  if (!other) {
+    process.stderr.write("usage: node dist/bench/compare-builds.js <other built checkout>\n");
+    process.exit(2);
+  }
+  const otherBin = join(resolve(other), "bin", "clawdis.js");
+  if (!existsSync(join(resolve(other), "dist"))) {
+    process.stderr.write(
+      `compare-builds: ${other} has no dist/: build it first (npm install, or npm run build)\n`,
+    );
+    process.exit(2);
+  }
+  const builds: Build[] = [
+    { name: `this build (${dirname(dirname(CLAWDIS_BIN))})`, bin: CLAWDIS_BIN },
+    { name: `other build (${resolve(other)})`, bin: otherBin },
+  ];
+  const root = await mkdtemp(join(tmpdir(), "clawdis-compare-"));
+  const model = await startModelServer();
+  const rows: BenchRow[] = [];
+  try {
+    process.stderr.write("compare: throughput…\n");
+    rows.push(...(await throughput(builds, root, model.url)));
+    process.stderr.write("compare: latency…\n");
+    rows.push(...(await latency(builds, root, model.url)));
+    process.stderr.write("compare: commands…\n");
+    rows.push(...(await commands(builds, root)));
+  } finally {
+    await model.stop();
+    await rm(root, { recursive: true, force: true });
+  }
+  process.stdout.write(`${formatTable(rows)}\n`);
+}
+
+await main();
