@@ -75,26 +75,54 @@ async function startFor(build: Build, stateDir: string, config: unknown): Promis
   }
 }
 
-function row(
-  name: string,
-  unit: string,
-  values: number[][],
-  note: string,
+/** A row per spec: its figure picked from each round's result, this build's against the other's. */
+function rowsOf<T>(
   builds: readonly Build[],
-): BenchRow {
-  return { name, unit, ours: values[0]!, baselineName: builds[1]!.name, baseline: values[1]!, note };
+  results: T[][],
+  specs: [name: string, unit: string, pick: (result: T) => number, note: string][],
+): BenchRow[] {
+  return specs.map(([name, unit, pick, note]) => ({
+    name,
+    unit,
+    ours: results[0]!.map(pick),
+    baselineName: builds[1]!.name,
+    baseline: results[1]!.map(pick),
+    note,
+  }));
+}
+
+/**
+ * One gateway per build on a state directory of its own seeded with `sessions` sessions, a client for each; runs
+ * `part` with them and stops them (also when it fails).
+ */
+async function withGateways<T>(
+  builds: readonly Build[],
+  dir: string,
+  sessions: number,
+  modelUrl: string,
+  part: (gateways: GatewayProcess[], clients: AgentClient[]) => Promise<T>,
+): Promise<T> {
+  const gateways: GatewayProcess[] = [];
+  try {
+    for (const [i, build] of builds.entries()) {
+      const stateDir = join(dir, `build-${i}`);
+      await seedSessions(stateDir, { prefix: "room", count: sessions, messages: 20 });
+      gateways.push(await startFor(build, stateDir, gatewayConfig(modelUrl)));
+    }
+    const clients = gateways.map((g) => new AgentClient(g.url, g.token));
+    try {
+      return await part(gateways, clients);
+    } finally {
+      for (const client of clients) client.close();
+    }
+  } finally {
+    for (const gateway of gateways) await gateway.stop();
+  }
 }
 
 async function throughput(builds: readonly Build[], root: string, modelUrl: string): Promise<BenchRow[]> {
   const total = 2000;
-  const gateways: GatewayProcess[] = [];
-  try {
-    for (const [i, build] of builds.entries()) {
-      const stateDir = join(root, `throughput-${i}`);
-      await seedSessions(stateDir, { prefix: "room", count: 100, messages: 20 });
-      gateways.push(await startFor(build, stateDir, gatewayConfig(modelUrl)));
-    }
-    const clients = gateways.map((g) => new AgentClient(g.url, g.token));
+  return withGateways(builds, join(root, "throughput"), 100, modelUrl, async (gateways, clients) => {
     let round = 0;
     const results = await rotating(builds, async (b) => {
       const gateway = gateways[b]!;
@@ -109,40 +137,19 @@ async function throughput(builds: readonly Build[], root: string, modelUrl: stri
       const rate = total / (ms(start, process.hrtime.bigint()) / 1000);
       return { rate, cpu: ((await cpuMs(gateway.pid)) - cpuBefore) / total };
     });
-    for (const client of clients) client.close();
     const note = `${total} messages a round, 100 in flight (one per session)`;
-    return [
-      row(
-        "messages/s into 100 group sessions, instant model",
-        "msg/s",
-        results.map((r) => r.map((x) => x.rate)),
-        note,
-        builds,
-      ),
-      row(
-        "gateway CPU per message, same rounds",
-        "ms",
-        results.map((r) => r.map((x) => x.cpu)),
-        "from /proc (user + system, every thread)",
-        builds,
-      ),
-    ];
-  } finally {
-    for (const gateway of gateways) await gateway.stop();
-  }
+    const cpuNote = "from /proc (user + system, every thread)";
+    return rowsOf(builds, results, [
+      ["messages/s into 100 group sessions, instant model", "msg/s", (x) => x.rate, note],
+      ["gateway CPU per message, same rounds", "ms", (x) => x.cpu, cpuNote],
+    ]);
+  });
 }
 
 async function latency(builds: readonly Build[], root: string, modelUrl: string): Promise<BenchRow[]> {
   const sessions = 1000;
   const perRound = 300;
-  const gateways: GatewayProcess[] = [];
-  try {
-    for (const [i, build] of builds.entries()) {
-      const stateDir = join(root, `latency-${i}`);
-      await seedSessions(stateDir, { prefix: "room", count: sessions, messages: 20 });
-      gateways.push(await startFor(build, stateDir, gatewayConfig(modelUrl)));
-    }
-    const clients = gateways.map((g) => new AgentClient(g.url, g.token));
+  return withGateways(builds, join(root, "latency"), sessions, modelUrl, async (gateways, clients) => {
     // In use: every session messaged twice (its first message after a start opens and reads its transcript).
     for (const client of clients) {
       for (let pass = 0; pass < 2; pass++) {
@@ -160,40 +167,17 @@ async function latency(builds: readonly Build[], root: string, modelUrl: string)
         const answer = await clients[b]!.post(`message ${i} about the plan`, seededKey("room", i % sessions));
         toModel.push(ms(answer.sentAt, modelArrival(answer)));
       }
-      return {
-        p50: median(toModel),
-        p99: percentile(toModel, 99),
-        cpu: ((await cpuMs(gateway.pid)) - cpuBefore) / perRound,
-      };
+      const cpu = ((await cpuMs(gateway.pid)) - cpuBefore) / perRound;
+      return { p50: median(toModel), p99: percentile(toModel, 99), cpu };
     });
-    for (const client of clients) client.close();
     const note = `${perRound} sequential messages a round, ${sessions} sessions in use`;
-    return [
-      row(
-        "hand-in → model request p50 (of each round)",
-        "ms",
-        results.map((r) => r.map((x) => x.p50)),
-        note,
-        builds,
-      ),
-      row(
-        "hand-in → model request p99 (of each round)",
-        "ms",
-        results.map((r) => r.map((x) => x.p99)),
-        note,
-        builds,
-      ),
-      row(
-        "gateway CPU per message, same rounds",
-        "ms",
-        results.map((r) => r.map((x) => x.cpu)),
-        "from /proc; includes the work written behind",
-        builds,
-      ),
-    ];
-  } finally {
-    for (const gateway of gateways) await gateway.stop();
-  }
+    const cpuNote = "from /proc; includes the work written behind";
+    return rowsOf(builds, results, [
+      ["hand-in → model request p50 (of each round)", "ms", (x) => x.p50, note],
+      ["hand-in → model request p99 (of each round)", "ms", (x) => x.p99, note],
+      ["gateway CPU per message, same rounds", "ms", (x) => x.cpu, cpuNote],
+    ]);
+  });
 }
 
 async function commands(builds: readonly Build[], root: string): Promise<BenchRow[]> {
@@ -228,15 +212,12 @@ async function commands(builds: readonly Build[], root: string): Promise<BenchRo
       envs.push(startEnv);
     }
     const start = await rotating(builds, (b) => timeToListen([builds[b]!.bin, "gateway"], envs[b]!, port));
+    const each = (ms: number) => ms;
     return [
-      row("clawdis sessions --json, cold, 10k keys", "ms", json, "no config file", builds),
-      row(
-        "clawdis gateway: start → listening",
-        "ms",
-        start,
-        "a model and Telegram configured, one state dir",
-        builds,
-      ),
+      ...rowsOf(builds, json, [["clawdis sessions --json, cold, 10k keys", "ms", each, "no config file"]]),
+      ...rowsOf(builds, start, [
+        ["clawdis gateway: start → listening", "ms", each, "a model and Telegram configured"],
+      ]),
     ];
   } finally {
     await fake.close();
