@@ -158,6 +158,21 @@ export async function startGateway(
   };
 }
 
+/**
+ * Until `gateway` logged that it gave back the memory of the burst that ended (its compacting collection,
+ * `memory of a burst given back … compact=true`, more than `before` times: COLLECT_QUIET_MS after the burst's last
+ * load, collection-waves.ts); rejects after `waitMs`. A burst of session loads (putting sessions in use) ends in
+ * such collections, with pauses of 30-150 ms: measured rounds start after them, on sessions in use.
+ */
+export async function gaveBack(gateway: GatewayProcess, before: number, waitMs: number): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  while (gateway.count("compact=true") <= before) {
+    if (Date.now() > deadline)
+      throw new Error(`the gateway did not give the memory of the burst back in ${waitMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /** The gateway config of the benches: the model server as endpoint, groups answered without a mention. */
 export function gatewayConfig(modelUrl: string, session: Record<string, unknown> = {}): unknown {
   return {

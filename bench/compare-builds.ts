@@ -10,7 +10,8 @@
  *   Telegram configured).
  * The table's "ours" is this build and the baseline the other. There are no targets: "no slower" is read from the
  * ratio against the spread of the rounds (min–max of each side), which is the machine's, not the code's.
- * `CLAWDIS_COMPARE_ROUNDS` (default 8) sets the rounds of each part.
+ * `CLAWDIS_COMPARE_ROUNDS` (default 8) sets the rounds of each part; `CLAWDIS_COMPARE_ONLY=throughput|latency|commands`
+ * runs one part.
  */
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -24,6 +25,7 @@ import {
   cpuMs,
   type GatewayProcess,
   gatewayConfig,
+  gaveBack,
   modelArrival,
   ms,
   pool,
@@ -36,6 +38,8 @@ import { type BenchRow, formatTable, median, percentile } from "./bench-row.js";
 import { freePort, run, storeText, timeToListen } from "./startup-bench.js";
 
 const ROUNDS = Number(process.env.CLAWDIS_COMPARE_ROUNDS ?? 8);
+/** At most this long after the sessions were put in use for a build's gateway to give the burst's memory back. */
+const GIVE_BACK_WAIT_MS = 15_000;
 
 interface Build {
   name: string;
@@ -151,11 +155,22 @@ async function latency(builds: readonly Build[], root: string, modelUrl: string)
   const perRound = 300;
   return withGateways(builds, join(root, "latency"), sessions, modelUrl, async (gateways, clients) => {
     // In use: every session messaged twice (its first message after a start opens and reads its transcript).
+    // Loading them is a burst, which ends in collections that give its memory back (pauses of 30-150 ms): the
+    // rounds start after every build's, so that neither build's lands in the rounds.
+    const compacted = gateways.map((g) => g.count("compact=true"));
     for (const client of clients) {
       for (let pass = 0; pass < 2; pass++) {
         for (let i = 0; i < sessions; i++)
           modelArrival(await client.post(`warm ${pass} ${i}`, seededKey("room", i)));
       }
+    }
+    for (const [b, gateway] of gateways.entries()) {
+      // A build that does not log it (older than the collections) is not waited for.
+      await gaveBack(gateway, compacted[b]!, GIVE_BACK_WAIT_MS).catch(() =>
+        process.stderr.write(
+          `compare: ${builds[b]!.name} did not log its burst's collection; not waited for\n`,
+        ),
+      );
     }
     let next = 0;
     const results = await rotating(builds, async (b) => {
@@ -246,12 +261,17 @@ async function main(): Promise<void> {
   const model = await startModelServer();
   const rows: BenchRow[] = [];
   try {
-    process.stderr.write("compare: throughput…\n");
-    rows.push(...(await throughput(builds, root, model.url)));
-    process.stderr.write("compare: latency…\n");
-    rows.push(...(await latency(builds, root, model.url)));
-    process.stderr.write("compare: commands…\n");
-    rows.push(...(await commands(builds, root)));
+    const only = process.env.CLAWDIS_COMPARE_ONLY;
+    const parts = [
+      { name: "throughput", run: () => throughput(builds, root, model.url) },
+      { name: "latency", run: () => latency(builds, root, model.url) },
+      { name: "commands", run: () => commands(builds, root) },
+    ];
+    for (const part of parts) {
+      if (only !== undefined && only !== part.name) continue;
+      process.stderr.write(`compare: ${part.name}…\n`);
+      rows.push(...(await part.run()));
+    }
   } finally {
     await model.stop();
     await rm(root, { recursive: true, force: true });

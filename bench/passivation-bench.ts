@@ -16,6 +16,7 @@ import {
   AgentClient,
   type GatewayProcess,
   gatewayConfig,
+  gaveBack,
   memoryMb,
   modelArrival,
   pool,
@@ -35,25 +36,12 @@ const IN_FLIGHT = 16;
 const SETTLE_MS = 1000;
 /** At most this long after the last of 10,000 messages for the gateway to give the burst's memory back. */
 const GIVE_BACK_WAIT_MS = 30_000;
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function message(client: AgentClient, from: number, to: number): Promise<void> {
   await pool(to - from, IN_FLIGHT, async (i) => {
     modelArrival(await client.post(`hello ${from + i}`, seededKey("room", from + i)));
   });
-}
-
-/**
- * Until the gateway logged that it gave back the memory of the burst that ended: its compacting collection
- * (`memory of a burst given back … compact=true`) once more than `before` times, COLLECT_QUIET_MS after the burst.
- */
-async function gaveBack(gateway: GatewayProcess, before: number): Promise<void> {
-  const deadline = Date.now() + GIVE_BACK_WAIT_MS;
-  while (gateway.count("compact=true") <= before) {
-    if (Date.now() > deadline) throw new Error("the gateway did not give the memory of the burst back");
-    await sleep(100);
-  }
 }
 
 /** Until the gateway logged `count` unloads (a timeout says how far it got). */
@@ -97,7 +85,7 @@ export async function benchPassivation(): Promise<BenchRow[]> {
           // Read once the burst's memory was given back (the gateway does that once nothing happened for a while):
           // the collection after the last message (warm) or the last unload (passive).
           const compacted = gateway.count("compact=true");
-          await gaveBack(gateway, compacted);
+          await gaveBack(gateway, compacted, GIVE_BACK_WAIT_MS);
           await sleep(SETTLE_MS);
           const many = await memoryMb(gateway.pid);
           if (kind === "warm") {

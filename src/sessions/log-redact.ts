@@ -40,7 +40,6 @@ const MAY_HOLD_TOKEN = new RegExp(
   "i",
 );
 
-/** `text` with every secret value and anything that looks like a token masked. */
 /** `secrets` longest first, sorted once per list (the callers pass the same list until the config changes). */
 const sortedLists = new WeakMap<readonly string[], readonly string[]>();
 function longestFirst(secrets: readonly string[]): readonly string[] {
@@ -52,6 +51,7 @@ function longestFirst(secrets: readonly string[]): readonly string[] {
   return sorted;
 }
 
+/** `text` with every secret value and anything that looks like a token masked. */
 export function maskSecrets(text: string, secrets: readonly string[]): string {
   let out = text;
   // Longest first: a secret that holds another is masked whole.
