@@ -35,7 +35,7 @@ import {
   startModelServer,
 } from "./bench-processes.js";
 import { type BenchRow, formatTable, median, percentile } from "./bench-row.js";
-import { freePort, run, storeText, timeToListen } from "./startup-bench.js";
+import { freePort, run, startState, storeText, timeToListen } from "./startup-bench.js";
 
 const ROUNDS = Number(process.env.CLAWDIS_COMPARE_ROUNDS ?? 8);
 /** At most this long after the sessions were put in use for a build's gateway to give the burst's memory back. */
@@ -207,25 +207,10 @@ async function commands(builds: readonly Build[], root: string): Promise<BenchRo
   const telegram = await FakeTelegram.start();
   try {
     const port = await freePort();
-    const config = {
-      gateway: { port },
-      inbound: { reply: { agent: { baseUrl: fake.url, model: "fake-model" } } },
-      telegram: { botToken: telegram.token, apiRoot: telegram.url, allowFrom: [111] },
-    };
     // A state directory per build (neither reads what the other wrote), each restarted round after round.
     const envs: NodeJS.ProcessEnv[] = [];
-    for (const [i] of builds.entries()) {
-      const gatewayState = join(root, `start-state-${i}`);
-      await mkdir(gatewayState, { recursive: true });
-      await writeFile(join(gatewayState, "clawdis.json"), JSON.stringify(config));
-      const startEnv: NodeJS.ProcessEnv = {
-        ...process.env,
-        CLAWDIS_STATE_DIR: gatewayState,
-        HOME: gatewayState,
-      };
-      delete startEnv.CLAWDIS_CONFIG_PATH;
-      envs.push(startEnv);
-    }
+    for (const [i] of builds.entries())
+      envs.push(await startState(join(root, `start-state-${i}`), port, fake.url, telegram));
     const start = await rotating(builds, (b) => timeToListen([builds[b]!.bin, "gateway"], envs[b]!, port));
     const each = (ms: number) => ms;
     return [

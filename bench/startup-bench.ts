@@ -153,6 +153,30 @@ export async function timeToListen(args: string[], env: NodeJS.ProcessEnv, port:
   return ms;
 }
 
+/**
+ * A state directory for the start → listening rows: a config file as a real user's gateway has (a model and
+ * Telegram, against the fakes at `modelUrl` and `telegram`, on `port`), written once: every start from the second
+ * on is a restart that takes the validated config from the cache (core/config-cache.ts). Returns the environment
+ * a gateway on it is started with.
+ */
+export async function startState(
+  stateDir: string,
+  port: number,
+  modelUrl: string,
+  telegram: Pick<FakeTelegram, "token" | "url">,
+): Promise<NodeJS.ProcessEnv> {
+  await mkdir(stateDir, { recursive: true });
+  const config = {
+    gateway: { port },
+    inbound: { reply: { agent: { baseUrl: modelUrl, model: "fake-model" } } },
+    telegram: { botToken: telegram.token, apiRoot: telegram.url, allowFrom: [111] },
+  };
+  await writeFile(join(stateDir, "clawdis.json"), JSON.stringify(config));
+  const env: NodeJS.ProcessEnv = { ...process.env, CLAWDIS_STATE_DIR: stateDir, HOME: stateDir };
+  delete env.CLAWDIS_CONFIG_PATH;
+  return env;
+}
+
 export async function benchStartup(): Promise<BenchRow[]> {
   const dir = await mkdtemp(join(tmpdir(), "clawdis-startup-bench-"));
   const fake = await startFakeOpenAI();
@@ -297,25 +321,10 @@ export async function benchStartup(): Promise<BenchRow[]> {
 
     // gateway: one state directory (every round after the warm-up is a restart), a model and Telegram configured
     // (a fake Bot API server on 127.0.0.1), as a real user's gateway is.
-    const gatewayState = join(dir, "gateway-state");
-    await mkdir(gatewayState, { recursive: true });
     const trivial = join(dir, "trivial-http.mjs");
     await writeFile(trivial, TRIVIAL_HTTP);
-    const gatewayEnv: NodeJS.ProcessEnv = {
-      ...process.env,
-      CLAWDIS_STATE_DIR: gatewayState,
-      HOME: gatewayState,
-    };
-    delete gatewayEnv.CLAWDIS_CONFIG_PATH;
-    // One config file for every round, as a user restarts with the same file: the warm-up round validates it and
-    // caches the validation (core/config-cache.ts), the measured rounds start from the cache.
     const gatewayPort = await freePort();
-    const gatewayConfig = {
-      gateway: { port: gatewayPort },
-      inbound: { reply: { agent: { baseUrl: fake.url, model: "fake-model" } } },
-      telegram: { botToken: telegram.token, apiRoot: telegram.url, allowFrom: [111] },
-    };
-    await writeFile(join(gatewayState, "clawdis.json"), JSON.stringify(gatewayConfig));
+    const gatewayEnv = await startState(join(dir, "gateway-state"), gatewayPort, fake.url, telegram);
     const start = await interleaved(
       ROUNDS,
       async () => timeToListen([bin, "gateway"], gatewayEnv, gatewayPort),
