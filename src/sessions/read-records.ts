@@ -1,4 +1,5 @@
 import { open } from "node:fs/promises";
+import { utf8Text } from "../core/utf8-text.js";
 import { type JournalRecord, MAX_RECORD_BYTES } from "./journal-state.js";
 
 /** The size of the chunks the file is read in: a file up to this size comes in one, and is returned as `whole`. */
@@ -21,10 +22,13 @@ export async function readRecords(
   let partBytes = 0;
   let skipping = false;
   const take = (line: Buffer) => {
-    if (line.length === 0 || line.toString("utf8").trim().length === 0) return;
+    if (line.length === 0) return;
+    // Decoded once: the blank check and the parse share the text (a record can be a megabyte).
+    const text = utf8Text(line);
+    if (text.trim().length === 0) return;
     let record: JournalRecord;
     try {
-      record = JSON.parse(line.toString("utf8")) as JournalRecord;
+      record = JSON.parse(text) as JournalRecord;
     } catch {
       bad++;
       return;

@@ -1,4 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { utf8Text } from "../core/utf8-text.js";
 import { isSearchRole, messageText, type SearchMatcher, type SearchRole } from "./search-match.js";
 
 /**
@@ -169,7 +170,7 @@ function* searchArea(area: Buffer, options: FileSearchOptions): Generator<FileHi
   for (const [start, end] of candidateLines(area, options.matcher.prefilter)) {
     let entry: unknown;
     try {
-      entry = JSON.parse(area.toString("utf8", start, end));
+      entry = JSON.parse(utf8Text(area.subarray(start, end)));
     } catch {
       continue;
     }

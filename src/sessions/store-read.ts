@@ -1,6 +1,7 @@
 import type { BigIntStats } from "node:fs";
 import { statSync } from "node:fs";
 import { open, stat } from "node:fs/promises";
+import { utf8Text } from "../core/utf8-text.js";
 import { type ParsedStore, parseStoreText } from "./store-parse.js";
 
 /**
@@ -134,7 +135,7 @@ export async function readStoreFile(path: string): Promise<StoreRead> {
       parsed: { ok: false, reason: tooLargeReason(read.version.size) },
     };
   }
-  const text = read.bytes.toString("utf8");
+  const text = utf8Text(read.bytes);
   return { exists: true, version: read.version, text, parsed: parseStoreText(text) };
 }
 

@@ -6,6 +6,7 @@ import { dirname } from "node:path";
 import { type Clock, systemClock } from "../core/clock.js";
 import { ClawdisError, describeError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
+import { utf8Text } from "../core/utf8-text.js";
 import { quoteId } from "./session-id.js";
 import { transcriptPathFor } from "./session-paths.js";
 import { UpdateBatches } from "./store-batches.js";
@@ -373,7 +374,7 @@ export class SessionStore {
       }
     }
     this.parses++;
-    const text = read.bytes.toString("utf8");
+    const text = utf8Text(read.bytes);
     const parsed = parseStoreText(text);
     if (!parsed.ok) return storeParseReason(text, parsed.reason);
     const raw = parsed.raw as RawStore;

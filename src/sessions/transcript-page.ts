@@ -1,5 +1,6 @@
 import { closeSync, fstatSync } from "node:fs";
 import { type BackwardScan, readAt, readLinesBackward } from "../core/read-lines-backward.js";
+import { utf8Text } from "../core/utf8-text.js";
 import { isBlankLine, parseTranscriptEntry } from "./transcript-parse.js";
 import { firstLineBad, openToRead, type ResumeBadLine, readTranscriptStart } from "./transcript-resume.js";
 import type { TranscriptEntry } from "./types.js";
@@ -93,7 +94,7 @@ export async function readTranscriptPage(path: string, options: PageOptions): Pr
         badNewestFirst.push({ offset: line.offset, reason: `longer than ${maxBytes} bytes: not read` });
         continue;
       }
-      const text = line.bytes.toString("utf8");
+      const text = utf8Text(line.bytes);
       if (isBlankLine(text)) continue;
       const parsed = parseTranscriptEntry(text);
       if (!parsed.ok) badNewestFirst.push({ offset: line.offset, reason: parsed.reason });

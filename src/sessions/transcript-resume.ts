@@ -5,6 +5,7 @@ import {
   readAt,
   readLinesBackward,
 } from "../core/read-lines-backward.js";
+import { utf8Text } from "../core/utf8-text.js";
 import type { FileIdentity } from "./file-identity.js";
 import { isMissingFile } from "./transcript-lines.js";
 import {
@@ -141,7 +142,7 @@ export async function readTranscriptStart(
   if (end === undefined || bytes.length > cap) {
     return { problem: `line 1 is longer than ${cap} bytes: not read`, read };
   }
-  const text = bytes.toString("utf8");
+  const text = utf8Text(bytes);
   if (isBlankLine(text)) return { problem: "line 1 is empty", end, read };
   const first = parseFirstLine(text);
   return { first, end, read, ...(first.kind === "header" ? {} : { problem: first.reason }) };
@@ -243,7 +244,7 @@ export async function readTranscriptForResume(
       // Line 1 was classified above; met here only when it was too long to read there.
       if (line.offset === 0 || line.bytes === undefined) continue;
       oldestRead = line.offset;
-      const text = line.bytes.toString("utf8");
+      const text = utf8Text(line.bytes);
       if (isBlankLine(text)) {
         if (line.offset < size) blankLines++;
         continue;

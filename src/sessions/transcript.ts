@@ -13,6 +13,7 @@ import { dirname } from "node:path";
 import { promisify } from "node:util";
 import { absolutePath } from "../core/absolute-path.js";
 import { ClawdisError } from "../core/errors.js";
+import { utf8Text } from "../core/utf8-text.js";
 import { remakeFolderSync } from "./remake-folder.js";
 import { isMissingFile, transcriptLines } from "./transcript-lines.js";
 import { isBlankLine, parseFirstLine, parseTranscriptEntry } from "./transcript-parse.js";
@@ -287,7 +288,7 @@ export async function readTranscript(
   try {
     for await (const raw of transcriptLines(path)) {
       if (options.signal?.aborted) break;
-      const text = raw.bytes.toString("utf8");
+      const text = utf8Text(raw.bytes);
       if (raw.line === 1) {
         if (isBlankLine(text)) {
           result.headerProblem = "line 1 is empty";

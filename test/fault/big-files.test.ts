@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { open, readFile, rename, stat } from "node:fs/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import { cleanupAll, type E2eState } from "../e2e/harness.js";
+import { spliced, writePieces } from "../helpers/write-pieces.js";
 import { budget, scenarioTimeout } from "./fault-budget.js";
 import { faultState, journalPath } from "./fault-state.js";
 import { Ledger } from "./ledger.js";
@@ -10,16 +11,8 @@ import { sendApi } from "./traffic.js";
 const MiB = 1024 * 1024;
 /** Past V8's longest string (about 512 MiB): a file read whole into one string cannot be read at all. */
 const PAST_STRING_LIMIT = 600 * MiB;
-
-/** Writes `path` from `lines()`, one write per line, without holding the whole file in memory. */
-async function writeLines(path: string, lines: Iterable<string>): Promise<void> {
-  const handle = await open(path, "w");
-  try {
-    for (const line of lines) await handle.write(`${line}\n`);
-  } finally {
-    await handle.close();
-  }
-}
+/** Stands for a record's large text in its JSON until the text's bytes are spliced in (`spliced`). */
+const TEXT = "<<text>>";
 
 /** The peak resident memory of a process so far (`VmHWM`, Linux), in MiB. */
 async function peakRssMiB(pid: number): Promise<number> {
@@ -53,12 +46,12 @@ describe("fault: files too big to read whole", () => {
     "a 600 MB journal of finished records: doctor reports it, the gateway starts and answers",
     async () => {
       const { state, ledger } = await primed();
-      const text = "j".repeat(MiB);
+      const text = Buffer.from("j".repeat(MiB));
       const records = Math.ceil(PAST_STRING_LIMIT / MiB);
       const now = Date.now();
-      function* journal(): Generator<string> {
+      function* journal(): Generator<string | Buffer> {
         const keys: string[] = [];
-        yield JSON.stringify({ op: "seen", keys });
+        yield `${JSON.stringify({ op: "seen", keys })}\n`;
         for (let i = 0; i < records; i++) {
           const jid = randomUUID();
           const msg = {
@@ -68,16 +61,16 @@ describe("fault: files too big to read whole", () => {
             senderId: "hook:ci",
             senderName: "ci",
             messageId: `big-${i}`,
-            text,
+            text: TEXT,
             receivedAt: now,
             automated: true,
             sessionKey: "hooks:ci",
           };
-          yield JSON.stringify({ op: "accept", jid, at: now, msg });
-          yield JSON.stringify({ op: "end", jid, at: now, outcome: "replied" });
+          yield* spliced(JSON.stringify({ op: "accept", jid, at: now, msg }), TEXT, text);
+          yield `\n${JSON.stringify({ op: "end", jid, at: now, outcome: "replied" })}\n`;
         }
       }
-      await writeLines(journalPath(state), journal());
+      await writePieces(journalPath(state), journal());
       expect((await stat(journalPath(state))).size).toBeGreaterThan(PAST_STRING_LIMIT);
 
       const doctor = await state.cli(["doctor"], undefined, { timeoutMs: 120_000 });
@@ -143,28 +136,29 @@ describe("fault: files too big to read whole", () => {
       const { state, ledger, sessionId } = await primed({ inbound: { reply: { agent: { contextTokens } } } });
       const targetBytes = budget(40, 300) * MiB;
       const filler = "f".repeat(400);
-      const handle = await open(state.transcriptPath(sessionId), "a");
       let written = 0;
-      for (let i = 0; written < targetBytes; i++) {
-        const ts = new Date().toISOString();
-        const user = {
-          type: "message",
-          id: `big-u${i}`,
-          ts,
-          message: { role: "user", content: `old ${i} ${filler}` },
-        };
-        const reply = {
-          type: "message",
-          id: `big-a${i}`,
-          ts,
-          message: { role: "assistant", content: `echo: old ${i} ${filler}` },
-          meta: { final: true },
-        };
-        const lines = `${JSON.stringify(user)}\n${JSON.stringify(reply)}\n`;
-        await handle.write(lines);
-        written += lines.length;
+      function* transcript(): Generator<string> {
+        for (let i = 0; written < targetBytes; i++) {
+          const ts = new Date().toISOString();
+          const user = {
+            type: "message",
+            id: `big-u${i}`,
+            ts,
+            message: { role: "user", content: `old ${i} ${filler}` },
+          };
+          const reply = {
+            type: "message",
+            id: `big-a${i}`,
+            ts,
+            message: { role: "assistant", content: `echo: old ${i} ${filler}` },
+            meta: { final: true },
+          };
+          const lines = `${JSON.stringify(user)}\n${JSON.stringify(reply)}\n`;
+          written += lines.length;
+          yield lines;
+        }
       }
-      await handle.close();
+      await writePieces(state.transcriptPath(sessionId), transcript(), "a");
 
       const gw = await state.startGateway();
       const before = await peakRssMiB(gw.pid);
