@@ -4,19 +4,28 @@
  * `sessions --json` and `sessions` on a small store, `gateway` until it listens (on 127.0.0.1, port 0, a model
  * endpoint on a closed local port: nothing leaves the machine) — then writes `<bundle>.cache`: the bundle's id
  * followed by V8's code cache, which now holds the functions those runs compiled. Exits 0 once written.
+ *
+ * The runs find their config file in the config cache (core/config-cache.ts), as nearly every start does: a child
+ * process (`<bundle> --fill-config-cache <state>`) validates it first. So the config schema and zod (40 % of the
+ * bundle's text) are never compiled here and their code is not in the cache, which every start deserializes: a
+ * start that has to validate (its config file changed) compiles them then.
  */
+
+import { spawnSync } from "node:child_process";
 import { existsSync, watch } from "node:fs";
-import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import vm from "node:vm";
 import { bundleId } from "./bundle-id.js";
 
-type Main = (argv: string[]) => Promise<number>;
+/** src/main.ts `main`: the bundle's id is the config cache's schema fingerprint, as bin/clawdis.js hands it in. */
+type Main = (argv: string[], bundleId?: string) => Promise<number>;
 
-async function train(bundle: string): Promise<void> {
+/** The bundle loaded as bin/clawdis.js loads it: its compiled script (for its cache), id and `main`. */
+async function loadBundle(bundle: string): Promise<{ script: vm.Script; id: string; main: Main }> {
   const source = await readFile(bundle, "utf8");
   const id = bundleId(source);
   if (!id) throw new Error(`${bundle} has no id line`);
@@ -33,25 +42,40 @@ async function train(bundle: string): Promise<void> {
   );
   const main = module.exports.main;
   if (!main) throw new Error(`${bundle} exports no main`);
+  return { script, id, main };
+}
 
+function useState(state: string): void {
+  process.env.CLAWDIS_STATE_DIR = state;
+  process.env.HOME = state;
+}
+
+/** The child's part: validates the config file of `state` once, which puts it in the config cache. */
+async function fillConfigCache(bundle: string, state: string): Promise<void> {
+  const { main, id } = await loadBundle(bundle);
+  useState(state);
+  const code = await main(["sessions", "--json"], id);
+  if (code !== 0) throw new Error(`clawdis sessions --json exited ${code} while filling the config cache`);
+}
+
+/** The config cache's one entry in `state` as name, inode and modification time; throws when there is none. */
+async function configCacheEntry(state: string): Promise<string> {
+  const dir = join(state, "cache");
+  const names = (await readdir(dir).catch(() => [])).filter((name) => name.startsWith("config."));
+  if (names.length !== 1) throw new Error(`${dir} holds ${names.length} config cache entries, not 1`);
+  const info = await stat(join(dir, names[0]!), { bigint: true });
+  return `${names[0]} ${info.ino} ${info.mtimeNs}`;
+}
+
+async function train(bundle: string): Promise<void> {
   const state = await mkdtemp(join(tmpdir(), "clawdis-train-"));
   try {
-    process.env.CLAWDIS_STATE_DIR = state;
-    process.env.HOME = state;
-    const expect = async (argv: string[], code = 0) => {
-      const got = await main(argv);
-      if (got !== code) throw new Error(`clawdis ${argv.join(" ")} exited ${got}`);
-    };
-    await expect(["--version"]);
     await mkdir(join(state, "sessions"));
     const now = Date.now();
     const store = Object.fromEntries(
       Array.from({ length: 20 }, (_, n) => [`group:${n}`, { sessionId: `s${n}`, updatedAt: now - n }]),
     );
     await writeFile(join(state, "sessions", "sessions.json"), JSON.stringify(store, null, 2));
-    await expect(["sessions", "--json"]);
-    await expect(["sessions"]);
-
     await writeFile(
       join(state, "clawdis.json"),
       JSON.stringify({
@@ -59,6 +83,24 @@ async function train(bundle: string): Promise<void> {
         inbound: { reply: { agent: { baseUrl: "http://127.0.0.1:9/v1", model: "train" } } },
       }),
     );
+    const filled = spawnSync(
+      process.execPath,
+      [fileURLToPath(import.meta.url), bundle, "--fill-config-cache", state],
+      { env: process.env, stdio: ["ignore", "ignore", "pipe"], encoding: "utf8", timeout: 30_000 },
+    );
+    if (filled.status !== 0) {
+      throw new Error(`filling the config cache failed (exit ${filled.status}): ${filled.stderr.trim()}`);
+    }
+    const filledEntry = await configCacheEntry(state);
+    const { script, id, main } = await loadBundle(bundle);
+    useState(state);
+    const expect = async (argv: string[], code = 0) => {
+      const got = await main(argv, id);
+      if (got !== code) throw new Error(`clawdis ${argv.join(" ")} exited ${got}`);
+    };
+    await expect(["--version"]);
+    await expect(["sessions", "--json"]);
+    await expect(["sessions"]);
     const address = join(state, "gateway.json");
     const listening = new Promise<void>((resolve) => {
       const watcher = watch(state, () => {
@@ -68,9 +110,14 @@ async function train(bundle: string): Promise<void> {
         }
       });
     });
-    const gateway = main(["gateway"]);
+    const gateway = main(["gateway"], id);
     const first = await Promise.race([listening.then(() => "listening"), gateway]);
     if (first !== "listening") throw new Error(`clawdis gateway exited ${first} before it listened`);
+    // A run that validated the file (a cache miss) would have written the entry again: zod is in the code now.
+    const entry = await configCacheEntry(state);
+    if (entry !== filledEntry) {
+      throw new Error(`the runs did not take the config from the cache (${filledEntry} -> ${entry})`);
+    }
     const cache = Buffer.concat([Buffer.from(id, "latin1"), script.createCachedData()]);
     const tmp = `${bundle}.cache.tmp-${process.pid}`;
     await writeFile(tmp, cache);
@@ -83,7 +130,8 @@ async function train(bundle: string): Promise<void> {
   }
 }
 
-train(process.argv[2] ?? "").then(
+const [bundleArg = "", mode, stateArg = ""] = process.argv.slice(2);
+(mode === "--fill-config-cache" ? fillConfigCache(bundleArg, stateArg) : train(bundleArg)).then(
   () => process.exit(0),
   (error: unknown) => {
     process.stderr.write(`train-bundle-cache: ${error instanceof Error ? error.message : String(error)}\n`);
