@@ -411,6 +411,9 @@ describe("the start-up bundle (scripts/bundle.ts)", () => {
       const bundle = await buildBundle(repoRoot, join(root, "dist", "bundle", "clawdis.cjs"));
       const text = await readFile(bundle, "utf8");
       for (const name of ["zod", "commander", "json5"]) expect(text).not.toContain(`require("${name}")`);
+      // zod as its CommonJS build (AS_COMMONJS): no export getters set up when the bundle is evaluated.
+      expect(text).toContain("ZodString");
+      expect(text).not.toMatch(/\bZodString:\(\)=>/);
       expect(text).toContain('__clawdisImport("proper-lockfile")');
       expect(trainCache(repoRoot, bundle)).toBeUndefined();
       const version = await runBin(root, ["--version"]);

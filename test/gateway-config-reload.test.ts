@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -33,6 +34,8 @@ interface Setup {
   /** The config the gateway started on. */
   base: Json;
   fake: FakeOpenAI;
+  /** How many times the reloader asked for the config sections (to validate). */
+  sectionsAsked(): number;
 }
 
 const open: Setup[] = [];
@@ -52,6 +55,8 @@ async function setup(
     config?: Json;
     /** The reloader's watcher; default none (each test calls `reload()`). `clock`: the gateway's manual clock. */
     watch?: (clock: TestGateway["clock"]) => NonNullable<ConfigReloaderOptions["watch"]>;
+    /** The config cache as the reloader sees it: the start's text only, as after a start. */
+    cacheHoldsStart?: boolean;
   } = {},
 ): Promise<Setup> {
   const fake = await startFakeOpenAI();
@@ -71,10 +76,23 @@ async function setup(
   if (!first.exists) throw new Error("the config file was just written");
   const { logger, lines } = createMemoryLogger();
   const restarts: { reason: string; next: LoadedConfig }[] = [];
+  let asked = 0;
+  const startText = first.text;
   const reloader = new ConfigReloader({
     loaded: first.loaded,
     env,
-    sections,
+    sections: async () => {
+      asked++;
+      return sections;
+    },
+    ...(options.cacheHoldsStart
+      ? {
+          cached: () => {
+            const text = readFileSync(path, "utf8");
+            return text === startText ? { loaded: first.loaded, text } : undefined;
+          },
+        }
+      : {}),
     loadSections: async () => [],
     target: () => t.gateway,
     restartGateway: async (reason, next) => {
@@ -87,7 +105,7 @@ async function setup(
     watch: options.watch?.(t.clock) ?? (() => ({ start: async () => {}, close: async () => {} })),
   });
   await reloader.start();
-  const s = { t, reloader, path, lines, restarts, save, base, fake };
+  const s = { t, reloader, path, lines, restarts, save, base, fake, sectionsAsked: () => asked };
   open.push(s);
   return s;
 }
@@ -124,6 +142,19 @@ describe("config reload on a running gateway", () => {
     const { t, lines, base } = await setup();
     expect(lines).toEqual([]);
     expect(t.gateway.configState.snapshot(0).sha256).toBe(configDigest(`${JSON.stringify(base, null, 2)}\n`));
+  });
+
+  it("a file the config cache holds is taken from it: no schema at start; an edit it does not hold is validated", async () => {
+    const s = await setup({ cacheHoldsStart: true });
+    expect(s.sectionsAsked(), "sections loaded at the start's look").toBe(0);
+    // The start's look confirmed the file: the digest of the text the gateway runs on, nothing rejected.
+    const atStart = s.t.gateway.configState.snapshot(0);
+    expect(atStart.sha256).toBe(configDigest(`${JSON.stringify(s.base, null, 2)}\n`));
+    expect(atStart.rejected).toBeUndefined();
+    await s.save(withAgent(s.base, { model: "other-model" }));
+    expect(await s.reloader.reload()).toBe("applied");
+    expect(s.sectionsAsked(), "sections loaded for the edit").toBe(1);
+    expect(s.t.gateway.config.inbound.reply.agent.model).toBe("other-model");
   });
 
   it("a live change applies at once: reset triggers, the model; one line names the keys", async () => {

@@ -7,6 +7,7 @@ import { bindExposure } from "../core/bind-exposure.js";
 import { bindListenError } from "../core/bind-listen-error.js";
 import { systemClock } from "../core/clock.js";
 import type { LoadedConfig } from "../core/config.js";
+import { cachedGatewayConfigAt } from "../core/config-cache.js";
 import type { ConfigSectionsSource } from "../core/config-sections.js";
 import { ClawdisError, describeError } from "../core/errors.js";
 import { createLogger } from "../core/logger.js";
@@ -247,7 +248,8 @@ async function serve(
   reloader = new ConfigReloader({
     loaded,
     env: io.env,
-    sections: await deps.configSections(io.env),
+    sections: () => deps.configSections(io.env),
+    cached: () => cachedGatewayConfigAt(io.env, loaded.path, deps.configFingerprint),
     loadSections: (specs, baseDir) => loadPluginSections(specs, baseDir, io.env),
     target: () => supervisor.current,
     restartGateway: supervisor.restartGateway,

@@ -5,7 +5,13 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { builtinConfigSections } from "../main.js";
 import { type LoadedConfig, loadConfig, loadConfigWithPlugins } from "./config.js";
-import { configCacheDir, configCacheKey, loadConfigCached, loadGatewayConfigCached } from "./config-cache.js";
+import {
+  cachedGatewayConfigAt,
+  configCacheDir,
+  configCacheKey,
+  loadConfigCached,
+  loadGatewayConfigCached,
+} from "./config-cache.js";
 import { type ConfigSectionsSource, sectionEntry } from "./config-sections.js";
 import { ClawdisError } from "./errors.js";
 import type { Env } from "./paths.js";
@@ -225,6 +231,20 @@ describe("the gateway's start through the config cache", () => {
     expect(
       (await loadGatewayConfigCached(env, sections, FINGERPRINT, loadSections)).config.logging.level,
     ).toBe("debug");
+  });
+
+  it("a look while it runs (cachedGatewayConfigAt): the start's entry for the same text, nothing for an edit", async () => {
+    await writeFile(configFile(), GOOD);
+    const started = await loadGatewayConfigCached(env, sections, FINGERPRINT, loadSections);
+    const look = cachedGatewayConfigAt(env, configFile(), FINGERPRINT);
+    expect(look).toEqual({ loaded: started, text: GOOD });
+    expect(asked).toBe(1);
+    expect(cachedGatewayConfigAt(env, configFile(), "another-schema")).toBeUndefined();
+    expect(cachedGatewayConfigAt(env, configFile(), undefined)).toBeUndefined();
+    await writeFile(configFile(), GOOD.replace("gpt-4o-mini", "gpt-4o"));
+    expect(cachedGatewayConfigAt(env, configFile(), FINGERPRINT)).toBeUndefined();
+    await rm(configFile());
+    expect(cachedGatewayConfigAt(env, configFile(), FINGERPRINT)).toBeUndefined();
   });
 
   it("a first start writes the entry, from the text it validated", async () => {

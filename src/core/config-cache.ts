@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import type { LoadPluginSections } from "./config.js";
 import type { ConfigFile, LoadedConfig, ValidatedConfig } from "./config-file.js";
-import { assembleLoaded, readConfigFile } from "./config-file.js";
+import { assembleLoaded, readConfigFile, readConfigFileAt } from "./config-file.js";
 import type { ConfigSectionEntry, ConfigSectionsSource } from "./config-sections.js";
 import { type Env, stateDir } from "./paths.js";
 
@@ -149,6 +149,30 @@ export async function loadConfigCached(
   const validated = validateConfigFile(file, entries);
   if (key !== undefined && isCacheable(validated, entries)) writeCachedConfig(env, key, validated);
   return assembleLoaded(file, validated, env);
+}
+
+/**
+ * The gateway's config file at `path` as the config cache holds it, for a look at the file while the gateway runs
+ * (runtime/config-reloader.ts): its text and the config validated from exactly that text (the view of
+ * `loadGatewayConfigCached`), without loading zod or the schema. Undefined when there is no file, no fingerprint,
+ * no entry for that text, or the config loads plugins (`plugins.load`): the caller then validates it.
+ */
+export function cachedGatewayConfigAt(
+  env: Env,
+  path: string,
+  fingerprint: string | undefined,
+): { loaded: LoadedConfig; text: string } | undefined {
+  if (fingerprint === undefined) return undefined;
+  let file: ConfigFile;
+  try {
+    file = readConfigFileAt(path, false, []);
+  } catch {
+    return undefined;
+  }
+  if (file.text === undefined) return undefined;
+  const hit = readCachedConfig(env, configCacheKey(file.text, fingerprint, "builtin-sections"));
+  if (!hit || hit.config.plugins.load.length > 0) return undefined;
+  return { loaded: assembleLoaded(file, hit, env), text: file.text };
 }
 
 /**

@@ -33,8 +33,17 @@ export interface ConfigReloaderOptions {
   /** The config the gateway was started on (its `path` is the file watched). */
   loaded: LoadedConfig;
   env: Env;
-  /** The config sections known without loading a plugin, and how `plugins.load` adds its own (as at start). */
-  sections: readonly ConfigSectionEntry[];
+  /**
+   * The config sections known without loading a plugin (loaded at the first look that validates: a gateway that
+   * is never reconfigured loads no schema), and how `plugins.load` adds its own (as at start).
+   */
+  sections: () => Promise<readonly ConfigSectionEntry[]>;
+  /**
+   * The file's text and its config when the config cache holds exactly that text (core/config-cache.ts,
+   * `cachedGatewayConfigAt`), else undefined: a look at a file that did not change since the start (the first
+   * look of every start) then loads neither zod nor the schema.
+   */
+  cached?: () => { loaded: LoadedConfig; text: string } | undefined;
   loadSections: LoadPluginSections;
   /** The gateway that runs now (another one after an in-process restart). */
   target(): ReloadTarget;
@@ -173,14 +182,19 @@ export class ConfigReloader {
     const state = target.configState;
     let read: ReloadedConfig;
     try {
-      // Imported at the first look, not with this module: the gateway listens before zod and the schema load.
-      const { reloadConfigWithPlugins } = await import("../core/config.js");
-      read = await reloadConfigWithPlugins(
-        this.path,
-        this.options.env,
-        this.options.sections,
-        this.options.loadSections,
-      );
+      const cached = this.options.cached?.();
+      if (cached) read = { exists: true, ...cached };
+      else {
+        // Imported at the first look that validates, not with this module: the gateway listens before zod and
+        // the schema load.
+        const { reloadConfigWithPlugins } = await import("../core/config.js");
+        read = await reloadConfigWithPlugins(
+          this.path,
+          this.options.env,
+          await this.options.sections(),
+          this.options.loadSections,
+        );
+      }
     } catch (error) {
       // The file could not be read (not: it did not parse): the watcher may have lost track of it.
       if (error instanceof ClawdisError && error.code === "IO") this.watcher?.recover?.();
