@@ -170,9 +170,14 @@ export function cachedGatewayConfigAt(
     return undefined;
   }
   if (file.text === undefined) return undefined;
-  const hit = readCachedConfig(env, configCacheKey(file.text, fingerprint, "builtin-sections"));
-  if (!hit || hit.config.plugins.load.length > 0) return undefined;
-  return { loaded: assembleLoaded(file, hit, env), text: file.text };
+  const hit = gatewayHit(env, configCacheKey(file.text, fingerprint, "builtin-sections"));
+  return hit && { loaded: assembleLoaded(file, hit, env), text: file.text };
+}
+
+/** The gateway's entry under `key`, when it may stand for a validation: one that loads no plugin. */
+function gatewayHit(env: Env, key: string): ValidatedConfig | undefined {
+  const hit = readCachedConfig(env, key);
+  return hit && hit.config.plugins.load.length === 0 ? hit : undefined;
 }
 
 /**
@@ -192,8 +197,8 @@ export async function loadGatewayConfigCached(
   const file: ConfigFile = readConfigFile(env);
   const key =
     fingerprint === undefined ? undefined : configCacheKey(file.text, fingerprint, "builtin-sections");
-  const hit = key === undefined ? undefined : readCachedConfig(env, key);
-  if (hit && hit.config.plugins.load.length === 0) return assembleLoaded(file, hit, env);
+  const hit = key === undefined ? undefined : gatewayHit(env, key);
+  if (hit) return assembleLoaded(file, hit, env);
   const { loadConfigFileWithPlugins } = await import("./config.js");
   const entries = await sections(env);
   const loaded = await loadConfigFileWithPlugins(file, env, entries, loadSections);
