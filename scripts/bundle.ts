@@ -14,7 +14,9 @@
  *   `require(esm)`, which Node 20 before 20.19 lacks);
  * - esbuild's warnings fail the build (`import.meta.dirname`, say, would be empty in CommonJS);
  * - modules that import an ES-module-only package (ESM_BOUNDARY) are not bundled: they are imported, with
- *   `import()` only, from their tsc output (`dist/plugins/…`).
+ *   `import()` only, from their tsc output (`dist/plugins/…`);
+ * - a package of PACKAGE_BUNDLES (package-bundles.ts) is built into a file of its own beside the bundle, which the
+ *   loader requires for its `__clawdisImport`; our sources must import it with `import()` only.
  */
 import { readFileSync } from "node:fs";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
@@ -25,6 +27,7 @@ import { build, type Plugin } from "esbuild";
 import { toAscii } from "./bundle-ascii.js";
 import { trainCache } from "./bundle-cache.js";
 import { bundleIdLine } from "./bundle-id.js";
+import { buildPackageBundles, PACKAGE_BUNDLES } from "./package-bundles.js";
 import { IMPORT_FUNCTION, rewriteImports } from "./rewrite-imports.js";
 
 /** Packages compiled into the bundle: pure JavaScript, loaded by most commands (the config, the command line). */
@@ -116,6 +119,10 @@ function checkUses(uses: ExternalUses, root: string, problems: string[]): void {
     const importers = [...use.importers].join(", ");
     if (BUNDLED.includes(name)) {
       problems.push(`${name} is bundled but imported with import() (${importers}): import it statically`);
+    } else if (PACKAGE_BUNDLES.includes(name) && use.kinds.has("static")) {
+      problems.push(
+        `${name} has a bundle of its own (PACKAGE_BUNDLES) but is imported statically (${importers}): import it with import()`,
+      );
     } else if (use.kinds.has("static") && use.kinds.has("dynamic")) {
       problems.push(`${name} is imported both statically and with import() (${importers}): pick one`);
     } else if (use.kinds.has("static") && isEsmOnly(name, root)) {
@@ -200,6 +207,7 @@ async function cli(optional: boolean): Promise<void> {
   const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
   try {
     const bundle = await buildBundle(root);
+    await buildPackageBundles(root, dirname(bundle));
     const failed = trainCache(root, bundle);
     if (failed) {
       process.stderr.write(

@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import { copyFile, mkdir, mkdtemp, readFile, rm, symlink, utimes, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -9,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BUNDLE_PARAMS, buildBundle } from "../scripts/bundle.js";
 import { trainCache } from "../scripts/bundle-cache.js";
 import { bundleId, bundleIdLine } from "../scripts/bundle-id.js";
+import { buildPackageBundles, packageBundlePath } from "../scripts/package-bundles.js";
 import { rewriteImports } from "../scripts/rewrite-imports.js";
 import { validateConfigText } from "./core/config.js";
 import { builtinCliPlugins, builtinConfigSections, builtinPlugins } from "./main.js";
@@ -320,6 +322,39 @@ describe("bin/clawdis.js: which build runs", () => {
     expect(await runBin(root, ["d"])).toEqual({ code: 4, stdout: "bundle d", stderr: "" });
   });
 
+  it("a package with a file of its own beside the bundle is required from it, a turn later; anything else is Node's import()", async () => {
+    const body = `globalThis.mark = "before";
+      const pending = __clawdisImport("pkg-a");
+      globalThis.mark = "after";
+      const a = await pending;
+      const b = await __clawdisImport("pkg-b");
+      const c = await __clawdisImport("pkg-c");
+      const os = await __clawdisImport("node:os");
+      process.stdout.write([a.seen, a.where, typeof a.default, b.where, b.default === b.default.self, c.where, typeof os.cpus].join(",") + " ");`;
+    const text = fakeBundle("bundle", body);
+    const root = await layout({ bundle: text, cache: await cacheOf(text) });
+    const packages = join(root, "dist", "bundle", "packages");
+    await mkdir(packages);
+    // An ES module compiled to CommonJS is its own namespace; a plain CommonJS module gets `default`.
+    await writeFile(
+      join(packages, "pkg-a.cjs"),
+      'exports.__esModule = true; exports.seen = globalThis.mark; exports.where = "file"; exports.default = class {};\n',
+    );
+    await writeFile(join(packages, "pkg-b.cjs"), 'exports.where = "file"; exports.self = exports;\n');
+    // Without a file of its own, the package comes from node_modules.
+    await mkdir(join(root, "node_modules", "pkg-c"), { recursive: true });
+    await writeFile(
+      join(root, "node_modules", "pkg-c", "package.json"),
+      '{"name":"pkg-c","main":"index.js"}',
+    );
+    await writeFile(join(root, "node_modules", "pkg-c", "index.js"), 'exports.where = "node_modules";\n');
+    expect(await runBin(root, ["f"])).toEqual({
+      code: 4,
+      stdout: "after,file,function,file,true,node_modules,function bundle f",
+      stderr: "",
+    });
+  });
+
   it("a code cache made from another bundle of the same length is not used (V8 would run that one's code)", async () => {
     const older = fakeBundle("older");
     const newer = fakeBundle("newer");
@@ -379,6 +414,10 @@ describe("the start-up bundle (scripts/bundle.ts)", () => {
       'export async function main() { return await import("zod"); }\n',
       "zod is bundled but imported with import() (src/main.ts)",
     ],
+    [
+      'import OpenAI from "openai"; export const main = () => OpenAI;\n',
+      "openai has a bundle of its own (PACKAGE_BUNDLES) but is imported statically (src/main.ts)",
+    ],
     ["export const main = () => import.meta.dirname;\n", 'src/main.ts:1: "import.meta" is not available'],
   ])("refuses a build that would not load on Node 20: %s", async (main, problem) => {
     const root = await project(main);
@@ -415,6 +454,18 @@ describe("the start-up bundle (scripts/bundle.ts)", () => {
       expect(text).toContain("ZodString");
       expect(text).not.toMatch(/\bZodString:\(\)=>/);
       expect(text).toContain('__clawdisImport("proper-lockfile")');
+      expect(text).toContain('__clawdisImport("openai")');
+      // The model SDK as one CommonJS file of its own, with what the model client takes from it.
+      expect(await buildPackageBundles(repoRoot, dirname(bundle))).toEqual([
+        packageBundlePath(dirname(bundle), "openai"),
+      ]);
+      const sdk = createRequire(import.meta.url)(packageBundlePath(dirname(bundle), "openai")) as Record<
+        string,
+        unknown
+      >;
+      expect(sdk.__esModule).toBe(true);
+      for (const name of ["default", "APIError", "APIConnectionError"])
+        expect(typeof sdk[name]).toBe("function");
       expect(trainCache(repoRoot, bundle)).toBeUndefined();
       const version = await runBin(root, ["--version"]);
       expect(version).toEqual({ code: 0, stdout: "0.0.0\n", stderr: "" });
