@@ -455,14 +455,12 @@ describe("the start-up bundle (scripts/bundle.ts)", () => {
       expect(text).not.toMatch(/\bZodString:\(\)=>/);
       expect(text).toContain('__clawdisImport("proper-lockfile")');
       expect(text).toContain('__clawdisImport("openai")');
-      // The model SDK as one CommonJS file of its own, with what the model client takes from it.
-      expect(await buildPackageBundles(repoRoot, dirname(bundle))).toEqual([
-        packageBundlePath(dirname(bundle), "openai"),
-      ]);
-      const sdk = createRequire(import.meta.url)(packageBundlePath(dirname(bundle), "openai")) as Record<
-        string,
-        unknown
-      >;
+      // The model SDK as one CommonJS file of its own, where bin/clawdis.js looks for it, with what the model
+      // client takes from it.
+      const sdkFile = join(dirname(bundle), "packages", "openai.cjs");
+      expect(packageBundlePath(dirname(bundle), "openai")).toBe(sdkFile);
+      expect(await buildPackageBundles(repoRoot, dirname(bundle))).toEqual([sdkFile]);
+      const sdk = createRequire(import.meta.url)(sdkFile) as Record<string, unknown>;
       expect(sdk.__esModule).toBe(true);
       for (const name of ["default", "APIError", "APIConnectionError"])
         expect(typeof sdk[name]).toBe("function");
