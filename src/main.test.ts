@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { copyFile, mkdir, mkdtemp, readFile, rm, symlink, utimes, writeFile } from "node:fs/promises";
-import { createRequire } from "node:module";
+import { builtinModules, createRequire } from "node:module";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -455,15 +455,28 @@ describe("the start-up bundle (scripts/bundle.ts)", () => {
       expect(text).not.toMatch(/\bZodString:\(\)=>/);
       expect(text).toContain('__clawdisImport("proper-lockfile")');
       expect(text).toContain('__clawdisImport("openai")');
-      // The model SDK as one CommonJS file of its own, where bin/clawdis.js looks for it, with what the model
-      // client takes from it.
-      const sdkFile = join(dirname(bundle), "packages", "openai.cjs");
-      expect(packageBundlePath(dirname(bundle), "openai")).toBe(sdkFile);
-      expect(await buildPackageBundles(repoRoot, dirname(bundle))).toEqual([sdkFile]);
-      const sdk = createRequire(import.meta.url)(sdkFile) as Record<string, unknown>;
-      expect(sdk.__esModule).toBe(true);
-      for (const name of ["default", "APIError", "APIConnectionError"])
-        expect(typeof sdk[name]).toBe("function");
+      // The packages loaded after a start, each one CommonJS file of its own where bin/clawdis.js looks for it,
+      // with what our sources take from it, and nothing required from it but Node's own modules.
+      const files = await buildPackageBundles(repoRoot, dirname(bundle));
+      const exported: Record<string, string[]> = {
+        openai: ["default", "APIError", "APIConnectionError"],
+        "proper-lockfile": ["lock"],
+        chokidar: ["watch"],
+        "eventsource-parser": ["createParser"],
+      };
+      expect(files).toEqual(
+        Object.keys(exported).map((name) => join(dirname(bundle), "packages", `${name}.cjs`)),
+      );
+      for (const [name, names] of Object.entries(exported)) {
+        const file = packageBundlePath(dirname(bundle), name);
+        expect(file).toBe(join(dirname(bundle), "packages", `${name}.cjs`));
+        const required = [...(await readFile(file, "utf8")).matchAll(/\brequire\("([^"]+)"\)/g)].map(
+          (m) => m[1],
+        );
+        expect(required.filter((id) => !builtinModules.includes(id!.replace(/^node:/, "")))).toEqual([]);
+        const module = createRequire(import.meta.url)(file) as Record<string, unknown>;
+        for (const n of names) expect(typeof module[n], `${name}.${n}`).toBe("function");
+      }
       expect(trainCache(repoRoot, bundle)).toBeUndefined();
       const version = await runBin(root, ["--version"]);
       expect(version).toEqual({ code: 0, stdout: "0.0.0\n", stderr: "" });
