@@ -73,9 +73,10 @@ function loadBundle() {
 
 /**
  * `import(specifier)` for the bundle. A package built into a file of its own beside the bundle
- * (scripts/package-bundles.ts: the model SDK, ~95 ms as ES modules, ~17 ms as one file) is required from there, on
- * a later turn of the event loop as an import would be, and given as import() gives a CommonJS module: itself when
- * it was an ES module compiled to CommonJS (`__esModule`), else with `default` added. Anything else is Node's.
+ * (scripts/package-bundles.ts: those a gateway loads after it listens; the model SDK takes ~95 ms as ES modules,
+ * ~17 ms as one file) is required from there, on a later turn of the event loop as an import would be, and given as
+ * import() gives a CommonJS module: itself when it was an ES module compiled to CommonJS (`__esModule`), else with
+ * `default` added. Anything else is Node's.
  */
 function importOutside(specifier) {
   if (/^[a-z0-9][a-z0-9._-]*$/.test(specifier)) {
