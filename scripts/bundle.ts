@@ -199,6 +199,20 @@ export async function buildBundle(
 }
 
 /**
+ * The start-up build of `<root>`: the packages' files of their own first (package-bundles.ts), then the bundle
+ * (`buildBundle`), so that a new bundle is never written without the files it was built with. When either fails,
+ * no new bundle is written and the loader runs the compiled modules (which tsc has just made newer). Returns the
+ * bundle's path.
+ */
+export async function buildStartup(
+  root: string,
+  outFile = join(root, "dist", "bundle", "clawdis.cjs"),
+): Promise<string> {
+  await buildPackageBundles(root, dirname(outFile));
+  return buildBundle(root, outFile);
+}
+
+/**
  * `node dist/scripts/bundle.js [--optional]`. With `--optional` (the prepare script: `npm install` must not fail
  * for the sake of a faster start) a bundle that cannot be built is said on stderr and the exit code stays 0:
  * bin/clawdis.js then runs the compiled modules. Without it (`npm run build`, `npm test`) that is exit 1.
@@ -206,8 +220,7 @@ export async function buildBundle(
 async function cli(optional: boolean): Promise<void> {
   const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
   try {
-    const bundle = await buildBundle(root);
-    await buildPackageBundles(root, dirname(bundle));
+    const bundle = await buildStartup(root);
     const failed = trainCache(root, bundle);
     if (failed) {
       process.stderr.write(

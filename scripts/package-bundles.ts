@@ -18,23 +18,28 @@
  *   dependencies inside (one file, nothing but Node's modules required from it); its `module.exports` is the
  *   package's, so an ES module compiled to CommonJS keeps its `__esModule` mark;
  * - the folder is emptied before the files are written, each written whole (temporary file, then rename): a file
- *   there is always of the same build as the bundle next to it.
+ *   there is always of the same build as the bundle next to it (bundle.ts `buildStartup` builds them first).
  */
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { build } from "esbuild";
 
 /** The packages built into a file of their own (see above). */
 export const PACKAGE_BUNDLES = ["openai", "proper-lockfile", "chokidar", "eventsource-parser"];
 
+/** The folder of the packages' files, for the start-up bundle in `bundleDir`. */
+function packagesDir(bundleDir: string): string {
+  return join(bundleDir, "packages");
+}
+
 /** Where the file of package `name` goes, for the start-up bundle in `bundleDir`. */
 export function packageBundlePath(bundleDir: string, name: string): string {
-  return join(bundleDir, "packages", `${name}.cjs`);
+  return join(packagesDir(bundleDir), `${name}.cjs`);
 }
 
 /** Builds every PACKAGE_BUNDLES file for the bundle in `bundleDir` from the packages installed in `root`. */
 export async function buildPackageBundles(root: string, bundleDir: string): Promise<string[]> {
-  const folder = dirname(packageBundlePath(bundleDir, "x"));
+  const folder = packagesDir(bundleDir);
   await rm(folder, { recursive: true, force: true });
   await mkdir(folder, { recursive: true });
   const written: string[] = [];

@@ -7,7 +7,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import vm from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BUNDLE_PARAMS, buildBundle } from "../scripts/bundle.js";
+import { BUNDLE_PARAMS, buildBundle, buildStartup } from "../scripts/bundle.js";
 import { trainCache } from "../scripts/bundle-cache.js";
 import { bundleId, bundleIdLine } from "../scripts/bundle-id.js";
 import { buildPackageBundles, packageBundlePath } from "../scripts/package-bundles.js";
@@ -422,6 +422,15 @@ describe("the start-up bundle (scripts/bundle.ts)", () => {
   ])("refuses a build that would not load on Node 20: %s", async (main, problem) => {
     const root = await project(main);
     await expect(buildBundle(root)).rejects.toThrow(problem);
+    await expect(readFile(join(root, "dist", "bundle", "clawdis.cjs"))).rejects.toMatchObject({
+      code: "ENOENT",
+    });
+  });
+
+  it("writes no bundle when a package's file of its own cannot be built (a bundle never goes without them)", async () => {
+    // The small project has no `openai` installed: its file cannot be built.
+    const root = await project("export const main = () => 1;\n");
+    await expect(buildStartup(root)).rejects.toThrow(/openai/);
     await expect(readFile(join(root, "dist", "bundle", "clawdis.cjs"))).rejects.toMatchObject({
       code: "ENOENT",
     });
