@@ -1,11 +1,23 @@
 import type { IncomingMessage } from "node:http";
+import { finished } from "node:stream";
 
 /**
  * An answer body as `createHttpFetch` gives it: the bytes of the answer as they arrive, one async iteration of
  * the `node:http` response itself (no web stream around it). The openai SDK reads a body this way when it has
  * `Symbol.asyncIterator` (its `ReadableStreamToAsyncIterable`), and cancels it by ending an iteration.
  */
-export type AnswerBody = AsyncIterable<Uint8Array>;
+export type AnswerBody = AsyncIterable<Uint8Array> & PushedBody;
+
+/**
+ * A body read pushed: `onChunk` is called synchronously with each piece as it arrives, with no promise per piece
+ * (the streamed completion's way, sse-events.ts). It takes the body as an iteration does (at most one read).
+ * Returning false stops the read: resolved at once, and the answer is not read on (destroyed when not complete, as
+ * an iteration ended early). Resolves at the answer's end; rejects with what `onChunk` threw (the answer destroyed)
+ * or with the body's own error, as the iteration throws it.
+ */
+export interface PushedBody {
+  each(onChunk: (chunk: Uint8Array) => boolean | undefined): Promise<void>;
+}
 
 /**
  * The part of a standard `Response` that the openai SDK and llm-client use, over a `node:http` response: status,
@@ -110,6 +122,41 @@ function answerBody(res: IncomingMessage, failure: (error: Error) => Error, take
           return { done: true, value: undefined };
         },
       };
+    },
+    each(onChunk) {
+      return new Promise<void>((resolve, reject) => {
+        take(); // a second read rejects
+        let settled = false;
+        const stop = (error?: { error: unknown }) => {
+          settled = true;
+          res.off("data", onData);
+          if (!res.complete) res.destroy();
+          else res.resume();
+          if (error) reject(error.error);
+          else resolve();
+        };
+        const onData = (chunk: Buffer) => {
+          if (settled) return;
+          let more: boolean | undefined;
+          try {
+            more = onChunk(chunk);
+          } catch (error) {
+            stop({ error });
+            return;
+          }
+          if (more === false) stop();
+        };
+        // `finished`: the end, the response's error, or a close before the end (premature close), as the
+        // iteration sees them. Its listeners stay (an error after the end is not thrown as uncaught).
+        finished(res, (error) => {
+          if (settled) return;
+          settled = true;
+          res.off("data", onData);
+          if (error) reject(failure(error));
+          else resolve();
+        });
+        res.on("data", onData);
+      });
     },
   };
 }

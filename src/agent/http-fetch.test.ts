@@ -251,3 +251,96 @@ describe("createHttpFetch", () => {
     expect(ports.size).toBe(1);
   });
 });
+
+describe("a body read pushed (each)", () => {
+  /** The answer's body as llm-client reads it: pushed (http-answer.ts, PushedBody). */
+  const pushed = (response: Response) =>
+    response.body as unknown as { each(onChunk: (chunk: Uint8Array) => boolean | undefined): Promise<void> };
+
+  it("gives each piece as it arrives, and resolves at the answer's end", async () => {
+    let answer!: ServerResponse;
+    handler = (_req, res) => {
+      answer = res;
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("data: one\n\n");
+    };
+    const response = await createHttpFetch()(`${url}/stream`);
+    const pieces: string[] = [];
+    const read = pushed(response).each((chunk) => {
+      pieces.push(new TextDecoder().decode(chunk));
+      // The second piece is written only once the first arrived.
+      if (pieces.length === 1) answer.end("data: two\n\n");
+      return undefined;
+    });
+    await read;
+    expect(pieces).toEqual(["data: one\n\n", "data: two\n\n"]);
+    expect(response.bodyUsed).toBe(true);
+    await expect(response.text()).rejects.toThrow(TypeError);
+  });
+
+  it("a second read is refused", async () => {
+    handler = (_req, res) => res.end("data: one\n\n");
+    const response = await createHttpFetch()(`${url}/stream`);
+    await response.text();
+    await expect(pushed(response).each(() => undefined)).rejects.toThrow(TypeError);
+  });
+
+  it("stopping part way (false) resolves, gives nothing more and closes the connection", async () => {
+    handler = (_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("data: first\n\n", () => setImmediate(() => res.write("data: second\n\n")));
+    };
+    const response = await createHttpFetch()(`${url}/stream`);
+    const pieces: string[] = [];
+    await pushed(response).each((chunk) => {
+      pieces.push(new TextDecoder().decode(chunk));
+      return false;
+    });
+    expect(await socketClosedWithin()).toBe("closed");
+    expect(pieces).toEqual(["data: first\n\n"]);
+  });
+
+  it("what the reader throws rejects the read and closes the connection", async () => {
+    handler = (_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("data: first\n\n");
+    };
+    const response = await createHttpFetch()(`${url}/stream`);
+    await expect(
+      pushed(response).each(() => {
+        throw new Error("the reader's own");
+      }),
+    ).rejects.toThrow("the reader's own");
+    expect(await socketClosedWithin()).toBe("closed");
+  });
+
+  it("an abort after the headers rejects it with an AbortError and closes the socket", async () => {
+    handler = (_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("data: first\n\n");
+    };
+    const controller = new AbortController();
+    const response = await createHttpFetch()(`${url}/stream`, { signal: controller.signal });
+    const read = pushed(response).each(() => {
+      controller.abort();
+      return undefined;
+    });
+    await expect(read).rejects.toMatchObject({ name: "AbortError" });
+    expect(await socketClosedWithin()).toBe("closed");
+  });
+
+  it("a connection that breaks mid-answer rejects it with the connection's error", async () => {
+    handler = (_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("data: first\n\n", () => res.socket?.destroy());
+    };
+    const response = await createHttpFetch()(`${url}/broken`);
+    const pieces: string[] = [];
+    const read = pushed(response).each((chunk) => {
+      pieces.push(new TextDecoder().decode(chunk));
+      return undefined;
+    });
+    await expect(read).rejects.toMatchObject({ code: "ECONNRESET" });
+    expect(pieces).toEqual(["data: first\n\n"]);
+  });
+});

@@ -9,7 +9,7 @@ import { type ChunkLike, type FinishReason, type LlmUsage, ReplyAssembler } from
 import { classifyError, describeLlmFailure } from "./llm-errors.js";
 import { retryDelayMs, retryOfError, shouldRetryAnswer } from "./model-retry.js";
 import { chatRequestBody } from "./request-body.js";
-import { loadSseParser, sseEvents } from "./sse-events.js";
+import { loadSseParser, readSse, type SseBody } from "./sse-events.js";
 
 /**
  * The model client: the only module that imports `openai`. Speaks the Chat Completions API to any
@@ -173,13 +173,13 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
       // ends the answer (what follows is read and ignored), an event carrying `error` fails as the SDK's APIError,
       // events of the Assistants API (`thread.*`) are not a chat completion's. An abort throws from the body.
       let done = false;
-      for await (const sse of sseEvents(streamOf(response))) {
-        if (done) continue;
+      await readSse(streamOf(response), (sse) => {
+        if (done) return;
         if (sse.data.startsWith("[DONE]")) {
           done = true;
-          continue;
+          return;
         }
-        if (sse.event?.startsWith("thread.")) continue;
+        if (sse.event?.startsWith("thread.")) return;
         const chunk = JSON.parse(sse.data) as ChunkLike & { error?: unknown };
         if (chunk?.error) throw new sdk.APIError(undefined, chunk.error, undefined, response.headers);
         receivedAny = true;
@@ -195,9 +195,9 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
           if (effect.text) request.onDelta?.(effect.text);
         } catch (error) {
           callbackError = { error };
-          break; // leaving the loop aborts the request
+          return false; // stopping the read aborts the request
         }
-      }
+      });
     } catch (error) {
       if (request.signal.aborted) return abortedResult();
       const context = { baseUrl, model: request.model, midStream: receivedAny };
@@ -362,13 +362,13 @@ function parseJson(text: string): unknown {
 }
 
 /**
- * The body of a streamed answer as bytes: `createHttpFetch`'s answer is an async iterable, and so is a web
- * `ReadableStream` (the built-in fetch, used for what http-fetch.ts does not send itself).
+ * The body of a streamed answer as bytes: `createHttpFetch`'s answer is an async iterable that also pushes its
+ * bytes (`each`, read without a promise per piece), and a web `ReadableStream` is an async iterable (the built-in
+ * fetch, used for what http-fetch.ts does not send itself).
  */
-function streamOf(response: Response): AsyncIterable<Uint8Array> {
+function streamOf(response: Response): SseBody {
   const body: unknown = response.body;
-  if (body && typeof body === "object" && Symbol.asyncIterator in body)
-    return body as AsyncIterable<Uint8Array>;
+  if (body && typeof body === "object" && Symbol.asyncIterator in body) return body as SseBody;
   throw new Error("the model's answer has no body to stream");
 }
 
