@@ -1,9 +1,12 @@
 /**
  * `node dist/scripts/train-bundle-cache.js <bundle>` (run by scripts/bundle.ts in a child process with a bare
  * environment): loads the bundle exactly as bin/clawdis.js does, runs what a start needs — `--version`,
- * `sessions --json` and `sessions` on a small store, `gateway` until it listens (on 127.0.0.1, port 0, a model
- * endpoint on a closed local port: nothing leaves the machine) — then writes `<bundle>.cache`: the bundle's id
- * followed by V8's code cache, which now holds the functions those runs compiled. Exits 0 once written.
+ * `sessions --json` and `sessions` on a small store, `gateway` until it listens (on 127.0.0.1, port 0) — then what
+ * nearly every gateway does next: messages over `POST /api/agent` (two to `main`, one to a group), each answered
+ * by a streamed completion of a model endpoint this process serves on 127.0.0.1 (`trainingModel`: nothing leaves
+ * the machine), and a graceful stop. Then it writes `<bundle>.cache`: the bundle's id followed by V8's code cache,
+ * which now holds the functions those runs compiled, so a gateway's first messages and its stop do not compile
+ * them again. Exits 0 once written.
  *
  * The runs find their config file in the config cache (core/config-cache.ts), as nearly every start does: a child
  * process (`<bundle> --fill-config-cache <state>`) validates it first. So the config schema and zod (40 % of the
@@ -14,7 +17,9 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, watch } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { createServer, request, type Server } from "node:http";
 import { createRequire } from "node:module";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -67,8 +72,84 @@ async function configCacheEntry(state: string): Promise<string> {
   return `${names[0]} ${info.ino} ${info.mtimeNs}`;
 }
 
+/**
+ * The model endpoint of the training run, on 127.0.0.1: every chat completion is answered as a stream (a role
+ * chunk, two content chunks, the finish and the usage, then `[DONE]`), the model list with one model.
+ */
+async function trainingModel(): Promise<{ server: Server; baseUrl: string }> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      if (req.url?.endsWith("/models")) {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ object: "list", data: [{ id: "train", object: "model" }] }));
+        return;
+      }
+      const chunk = (delta: object, finish: string | null = null, usage?: object) =>
+        `data: ${JSON.stringify({
+          id: "c",
+          object: "chat.completion.chunk",
+          created: 0,
+          model: "train",
+          choices: usage ? [] : [{ index: 0, delta, finish_reason: finish }],
+          ...(usage ? { usage } : {}),
+        })}\n\n`;
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(chunk({ role: "assistant", content: "" }));
+      res.write(chunk({ content: "trained " }));
+      res.write(chunk({ content: "reply" }));
+      res.write(chunk({}, "stop"));
+      res.write(chunk({}, null, { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 }));
+      res.end("data: [DONE]\n\n");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { server, baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1` };
+}
+
+/** One message over the gateway's API; resolves with the answer's text, rejects unless it is a 200. */
+function postMessage(
+  gateway: { url: string; token: string },
+  message: string,
+  session: string,
+): Promise<string> {
+  const target = new URL("/api/agent", gateway.url);
+  const body = JSON.stringify({ message, session });
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${gateway.token}`,
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (part: string) => {
+          text += part;
+        });
+        res.on("end", () =>
+          res.statusCode === 200
+            ? resolve(text)
+            : reject(new Error(`POST /api/agent: ${res.statusCode} ${text}`)),
+        );
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
 async function train(bundle: string): Promise<void> {
   const state = await mkdtemp(join(tmpdir(), "clawdis-train-"));
+  const model = await trainingModel();
   try {
     await mkdir(join(state, "sessions"));
     const now = Date.now();
@@ -80,7 +161,10 @@ async function train(bundle: string): Promise<void> {
       join(state, "clawdis.json"),
       JSON.stringify({
         gateway: { port: 0 },
-        inbound: { reply: { agent: { baseUrl: "http://127.0.0.1:9/v1", model: "train" } } },
+        inbound: {
+          groupChat: { requireMention: false },
+          reply: { agent: { baseUrl: model.baseUrl, model: "train" } },
+        },
       }),
     );
     const filled = spawnSync(
@@ -118,14 +202,27 @@ async function train(bundle: string): Promise<void> {
     if (entry !== filledEntry) {
       throw new Error(`the runs did not take the config from the cache (${filledEntry} -> ${entry})`);
     }
+    const { url } = JSON.parse(await readFile(address, "utf8")) as { url: string };
+    const token = (await readFile(join(state, "gateway.token"), "utf8")).trim();
+    for (const [message, session] of [
+      ["hello", "main"],
+      ["and again", "main"],
+      ["hello, group", "group:1"],
+    ] as const) {
+      const answer = await postMessage({ url, token }, message, session);
+      if (!answer.includes("trained reply")) throw new Error(`a training message was answered ${answer}`);
+    }
+    // A graceful stop (the gateway's own signal handler), so the stop's functions are compiled too.
+    process.kill(process.pid, "SIGTERM");
+    const stopped = await gateway;
+    if (stopped !== 0) throw new Error(`clawdis gateway exited ${stopped} at its stop`);
     const cache = Buffer.concat([Buffer.from(id, "latin1"), script.createCachedData()]);
     const tmp = `${bundle}.cache.tmp-${process.pid}`;
     await writeFile(tmp, cache);
     await rename(tmp, `${bundle}.cache`);
-    // A graceful stop (the gateway's own signal handler) before the state directory goes.
-    process.kill(process.pid, "SIGTERM");
-    await gateway;
   } finally {
+    model.server.closeAllConnections();
+    model.server.close();
     await rm(state, { recursive: true, force: true });
   }
 }

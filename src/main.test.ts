@@ -487,6 +487,12 @@ describe("the start-up bundle (scripts/bundle.ts)", () => {
         for (const n of names) expect(typeof module[n], `${name}.${n}`).toBe("function");
       }
       expect(trainCache(repoRoot, bundle)).toBeUndefined();
+      // The training sent messages through its gateway: the model call's own constants are in the cache (a
+      // function's constants are there only when it was compiled, i.e. when the training ran it).
+      const cache = (await readFile(`${bundle}.cache`)).toString("latin1");
+      for (const literal of ["include_usage", "the stream ended without a finish reason"]) {
+        expect(cache, literal).toContain(literal);
+      }
       const version = await runBin(root, ["--version"]);
       expect(version).toEqual({ code: 0, stdout: "0.0.0\n", stderr: "" });
       const state = join(root, "state");
