@@ -4,7 +4,8 @@ import { finished } from "node:stream";
 /**
  * An answer body as `createHttpFetch` gives it: the bytes of the answer as they arrive, one async iteration of
  * the `node:http` response itself (no web stream around it). The openai SDK reads a body this way when it has
- * `Symbol.asyncIterator` (its `ReadableStreamToAsyncIterable`), and cancels it by ending an iteration.
+ * `Symbol.asyncIterator` (its `ReadableStreamToAsyncIterable`), and cancels it by ending an iteration. A streamed
+ * completion is read pushed instead (`each`).
  */
 export type AnswerBody = AsyncIterable<Uint8Array> & PushedBody;
 
