@@ -12,6 +12,7 @@ import { trainCache } from "../scripts/bundle-cache.js";
 import { bundleId, bundleIdLine } from "../scripts/bundle-id.js";
 import { buildPackageBundles, packageBundlePath } from "../scripts/package-bundles.js";
 import { rewriteImports } from "../scripts/rewrite-imports.js";
+import { startFakeOpenAI } from "../test/fakes/openai-server.js";
 import { validateConfigText } from "./core/config.js";
 import { builtinCliPlugins, builtinConfigSections, builtinPlugins } from "./main.js";
 
@@ -157,6 +158,33 @@ export async function resolve(specifier, context, next) {
       const modules = await modulesLoadedBy(withBundleId(argv), configured);
       expect(modules).toContain("src/core/config-cache.ts");
       expect(offending(modules, heavy)).toEqual([]);
+    }
+  });
+
+  it("`agent -m` with its config in the config cache, in-process: no config schema, zod or JSON5", async () => {
+    const model = await startFakeOpenAI();
+    try {
+      const configured = join(dir, "agent");
+      await mkdir(join(configured, "sessions"), { recursive: true });
+      await writeFile(
+        join(configured, "clawdis.json"),
+        `{ gateway: { port: 0 }, inbound: { reply: { agent: { baseUrl: "${model.url}", model: "m" } } } }`,
+      );
+      const withBundleId = (argv: string[]) =>
+        `const { main } = await import(${JSON.stringify(mainUrl)}); process.exitCode = await main(${JSON.stringify(argv)}, "test-bundle");`;
+      // The first run validates the file (loading the schema) and fills the cache; nothing else runs there.
+      const first = await modulesLoadedBy(withBundleId(["sessions", "--json"]), configured);
+      expect(offending(first, heavy)).toContain("src/core/config-schema.ts");
+      // No gateway runs: the turn runs in this process, and its gateway takes the config from the cache too.
+      const modules = await modulesLoadedBy(withBundleId(["agent", "-m", "hello", "--json"]), configured);
+      expect(modules).toContain("src/cli/agent.ts");
+      expect(modules).toContain("src/core/config-cache.ts");
+      expect(model.requests.length).toBe(1);
+      expect(
+        offending(modules, [/^node_modules\/(zod|json5)\//, /^src\/core\/config(-schema)?\.ts$/]),
+      ).toEqual([]);
+    } finally {
+      await model.close();
     }
   });
 

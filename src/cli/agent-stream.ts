@@ -1,3 +1,4 @@
+import { request as httpRequest, type IncomingMessage } from "node:http";
 import { ClawdisError } from "../core/errors.js";
 import type { OutcomeBody } from "../plugin-api/outcome-body.js";
 import { readSse } from "../plugin-api/sse-parse.js";
@@ -16,7 +17,7 @@ export interface AgentRequest {
   session?: string;
 }
 
-/** The most useful words of a fetch failure: undici says "fetch failed" and puts the reason in `cause`. */
+/** The most useful words of a request's failure (a `fetch` one says "fetch failed" and puts the reason in `cause`). */
 function reasonOf(error: unknown): string {
   const parts: string[] = [];
   let current: unknown = error;
@@ -35,6 +36,49 @@ function asObject(value: unknown): Record<string, unknown> {
     : {};
 }
 
+/** The text of an answer's body, whole (UTF-8); "" when it breaks off. */
+function textOf(res: IncomingMessage): Promise<string> {
+  return new Promise((resolve) => {
+    let text = "";
+    res.setEncoding("utf8");
+    res.on("data", (part: string) => {
+      text += part;
+    });
+    res.once("end", () => resolve(text));
+    res.once("error", () => resolve(""));
+  });
+}
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `POST` of `body` to `url` over `node:http`, on a connection of its own (the command exits after it); resolves
+ * with the answer once its headers came, rejects with the connection's error. Not the built-in `fetch`: a fetch
+ * to a live server loads undici and compiles its HTTP parser (WebAssembly) on a background thread, ~150 ms of CPU
+ * on this machine for every `clawdis agent` (src/cli/local-request.ts says the same of the other commands).
+ */
+function post(url: string, headers: Record<string, string>, body: string): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      url,
+      {
+        method: "POST",
+        headers: { ...headers, "content-length": String(Buffer.byteLength(body)) },
+        agent: false,
+      },
+      resolve,
+    );
+    req.once("error", reject);
+    req.end(body);
+  });
+}
+
 /**
  * One turn through the running gateway: `POST /api/agent` with `accept: text/event-stream`, one `messageId` (a
  * retry is a duplicate, not a second turn). Events go to `listener` as they arrive; resolves with the `done`
@@ -51,22 +95,22 @@ export async function streamAgentTurn(
   listener?: TurnListener,
 ): Promise<OutcomeBody> {
   const { url } = connection;
-  let res: Response;
+  let res: IncomingMessage;
   try {
-    res = await fetch(`${url}/api/agent`, {
-      method: "POST",
-      headers: {
+    res = await post(
+      `${url}/api/agent`,
+      {
         authorization: `Bearer ${connection.token}`,
         "content-type": "application/json",
         accept: "text/event-stream",
       },
-      body: JSON.stringify({
+      JSON.stringify({
         message: request.message,
         channel: "cli",
         messageId: request.messageId,
         ...(request.session ? { session: request.session } : {}),
       }),
-    });
+    );
   } catch (error) {
     throw new ClawdisError(
       "GATEWAY_UNREACHABLE",
@@ -74,24 +118,33 @@ export async function streamAgentTurn(
       { cause: error },
     );
   }
-  if (!res.ok) {
-    const body = asObject(await res.json().catch(() => undefined));
-    if (res.status === 401) {
+  const status = res.statusCode ?? 0;
+  if (status < 200 || status > 299) {
+    const body = asObject(parsed(await textOf(res)));
+    if (status === 401) {
       throw new ClawdisError(
         "GATEWAY_UNREACHABLE",
         `the gateway at ${url} refused the token in ${tokenPath}; restart the gateway or fix the token file`,
       );
     }
     const why = typeof body.message === "string" ? body.message : "error";
-    throw new ClawdisError("GATEWAY_UNREACHABLE", `the gateway answered ${res.status}: ${why}`);
+    throw new ClawdisError("GATEWAY_UNREACHABLE", `the gateway answered ${status}: ${why}`);
   }
-  if (!(res.headers.get("content-type") ?? "").startsWith("text/event-stream") || !res.body) {
+  if (!(res.headers["content-type"] ?? "").startsWith("text/event-stream")) {
     // A gateway that answers with the JSON body instead of a stream.
-    return (await res.json()) as OutcomeBody;
+    const text = await textOf(res);
+    const body = parsed(text);
+    if (body === undefined) {
+      throw new ClawdisError(
+        "GATEWAY_UNREACHABLE",
+        `the gateway at ${url} answered ${status} with no reply to read`,
+      );
+    }
+    return body as OutcomeBody;
   }
   let sessionKey: string | undefined;
   try {
-    for await (const event of readSse(res.body)) {
+    for await (const event of readSse(res)) {
       let parsed: unknown;
       try {
         parsed = JSON.parse(event.data);

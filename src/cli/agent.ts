@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { loadConfig, parseConfigText } from "../core/config.js";
 import type { ClawdisConfig } from "../core/config-schema.js";
 import { ClawdisError, isClawdisError } from "../core/errors.js";
 import { createLogger } from "../core/logger.js";
@@ -41,7 +40,7 @@ export async function runAgent(
   if (!opts.message || opts.message.trim().length === 0) {
     throw new ClawdisError("USAGE", "agent needs a message: clawdis agent -m <text>");
   }
-  const { config, invalid } = configForAgent(io.env);
+  const { config, invalid } = await configForAgent(io.env, deps);
   const dir = stateDir(io.env);
   const logger = createLogger({ level: config.logging.level });
   const until = Date.now() + AGENT_WAIT_MS;
@@ -99,15 +98,23 @@ export async function runAgent(
 }
 
 /**
- * The config `clawdis agent` finds the gateway with. When the file does not load (a config error, exit 2), the
- * defaults and that error: a running gateway is found through the state directory (its lock and `gateway.json`)
- * and needs only the token, so the turn can still go to it; in-process the error stands.
+ * The config `clawdis agent` finds the gateway with, as the read-only commands load it: through the config cache
+ * (core/config-cache.ts) when `deps.configFingerprint` is known, so an unchanged file loads neither zod nor JSON5,
+ * with the built-in plugins' sections checked (those of `plugins.load` are not loaded here). When the file does
+ * not load (a config error, exit 2), the defaults and that error: a running gateway is found through the state
+ * directory (its lock and `gateway.json`) and needs only the token, so the turn can still go to it; in-process the
+ * error stands.
  */
-export function configForAgent(env: Env): { config: ClawdisConfig; invalid?: ClawdisError } {
+export async function configForAgent(
+  env: Env,
+  deps: Pick<GatewayDeps, "configSections" | "configFingerprint">,
+): Promise<{ config: ClawdisConfig; invalid?: ClawdisError }> {
   try {
-    return { config: loadConfig(env).config };
+    const { loadConfigCached } = await import("../core/config-cache.js");
+    return { config: (await loadConfigCached(env, deps.configSections, deps.configFingerprint)).config };
   } catch (error) {
     if (!isClawdisError(error) || error.exitCode !== EXIT.usage) throw error;
+    const { parseConfigText } = await import("../core/config.js");
     return { config: parseConfigText("{}", configPath(env)), invalid: error };
   }
 }
@@ -125,8 +132,11 @@ async function runInProcess(
   deps: GatewayDeps,
 ): Promise<AgentReply> {
   const { createGateway } = await import("./gateway.js");
+  const { loadGatewayConfigAtStart } = await import("../host/plugin-loader.js");
   const { outcomeBody } = await import("../plugin-api/outcome-body.js");
-  const gateway = await createGateway(io, deps, { listen: false });
+  // Loaded as the gateway's start loads it (through the config cache, plugins of `plugins.load` included).
+  const loaded = await loadGatewayConfigAtStart(io.env, deps.configSections, deps.configFingerprint);
+  const gateway = await createGateway(io, deps, { listen: false, loaded });
   await gateway.start();
   try {
     const result = await gateway.receive(

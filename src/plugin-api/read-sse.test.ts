@@ -12,9 +12,19 @@ function body(chunks: (string | Uint8Array)[]): ReadableStream<Uint8Array> {
   });
 }
 
+/** The same chunks as an async iterable of bytes (a `node:http` response's way). */
+async function* iterated(chunks: (string | Uint8Array)[]): AsyncGenerator<Uint8Array> {
+  const encoder = new TextEncoder();
+  for (const chunk of chunks) yield typeof chunk === "string" ? encoder.encode(chunk) : chunk;
+}
+
+/** The events of `chunks` as a web stream, after checking that the same bytes iterated give the same. */
 async function read(chunks: (string | Uint8Array)[]): Promise<SseEvent[]> {
   const events: SseEvent[] = [];
   for await (const event of readSse(body(chunks))) events.push(event);
+  const fromIterable: SseEvent[] = [];
+  for await (const event of readSse(iterated(chunks))) fromIterable.push(event);
+  expect(fromIterable).toEqual(events);
   return events;
 }
 
@@ -78,5 +88,30 @@ describe("readSse: a whole response body", () => {
       for await (const event of readSse(broken)) seen.push(event);
     }).rejects.toThrow("terminated");
     expect(seen).toEqual([{ event: "message", data: "1" }]);
+  });
+
+  it("an iterated body: its error rejects, and stopping early ends its iteration", async () => {
+    async function* broken(): AsyncGenerator<Uint8Array> {
+      yield new TextEncoder().encode("data: 1\n\n");
+      throw Object.assign(new Error("aborted"), { code: "ECONNRESET" });
+    }
+    const seen: SseEvent[] = [];
+    await expect(async () => {
+      for await (const event of readSse(broken())) seen.push(event);
+    }).rejects.toThrow("aborted");
+    expect(seen).toEqual([{ event: "message", data: "1" }]);
+    let ended = false;
+    async function* endless(): AsyncGenerator<Uint8Array> {
+      try {
+        for (;;) yield new TextEncoder().encode("data: again\n\n");
+      } finally {
+        ended = true;
+      }
+    }
+    for await (const event of readSse(endless())) {
+      expect(event.data).toBe("again");
+      break;
+    }
+    expect(ended).toBe(true);
   });
 });

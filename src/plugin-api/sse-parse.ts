@@ -75,10 +75,23 @@ export class SseParser {
   }
 }
 
-/** The events of a response body, in order, as they arrive. UTF-8 split across chunks is handled. */
-export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
+/**
+ * The events of a response body, in order, as they arrive: a web `ReadableStream` (a `fetch` answer's body) or the
+ * body's bytes as an async iterable (a `node:http` response). UTF-8 split across chunks is handled. Stopping early
+ * (a `break` in the consumer) ends the body: the stream is cancelled, the iteration ended (a `node:http` response
+ * is destroyed), which closes the connection.
+ */
+export async function* readSse(
+  body: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>,
+): AsyncGenerator<SseEvent> {
   const parser = new SseParser();
   const decoder = new TextDecoder();
+  if (!("getReader" in body)) {
+    for await (const value of body) yield* parser.push(decoder.decode(value, { stream: true }));
+    yield* parser.push(decoder.decode());
+    yield* parser.end();
+    return;
+  }
   const reader = body.getReader();
   try {
     for (;;) {
