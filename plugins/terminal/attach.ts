@@ -1,4 +1,5 @@
 import { readSse } from "../../src/plugin-api/index.js";
+import { gatewayFetch } from "./gateway-fetch.js";
 import { LineWriter, unreachableLine } from "./stream-turn.js";
 import { createStyle, formatToolCall, type Style, sanitize } from "./terminal-style.js";
 
@@ -107,7 +108,7 @@ export async function runAttach(options: AttachOptions): Promise<number> {
   let session = options.session;
   try {
     if (session === undefined) {
-      const res = await fetch(`${baseUrl}/api/status`, {
+      const res = await gatewayFetch(`${baseUrl}/api/status`, {
         headers,
         ...(options.signal ? { signal: options.signal } : {}),
       });
@@ -127,7 +128,7 @@ export async function runAttach(options: AttachOptions): Promise<number> {
   if (options.filter !== undefined) query.set("filter", options.filter);
   let res: Response;
   try {
-    res = await fetch(`${baseUrl}/api/events?${query}`, {
+    res = await gatewayFetch(`${baseUrl}/api/events?${query}`, {
       headers: { ...headers, accept: "text/event-stream" },
       ...(options.signal ? { signal: options.signal } : {}),
     });

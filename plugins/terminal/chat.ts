@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createInterface } from "node:readline";
 import { runAttach } from "./attach.js";
+import { gatewayFetch } from "./gateway-fetch.js";
 import { LineWriter, streamTurn, unreachableLine } from "./stream-turn.js";
 import { createStyle } from "./terminal-style.js";
 
@@ -34,7 +35,7 @@ interface StatusBody {
 async function checkGateway(baseUrl: string, token: string, out: LineWriter): Promise<StatusBody | number> {
   let res: Response;
   try {
-    res = await fetch(`${baseUrl}/api/status`, { headers: { authorization: `Bearer ${token}` } });
+    res = await gatewayFetch(`${baseUrl}/api/status`, { headers: { authorization: `Bearer ${token}` } });
   } catch {
     out.line(unreachableLine(baseUrl));
     return 1;
@@ -108,7 +109,7 @@ export async function runTerminalChat(options: TerminalChatOptions): Promise<num
     turn.stopping = true;
     out.line(style.dim("stopping… (Ctrl+C again to stop waiting)"));
     const body = JSON.stringify(message("/stop"));
-    fetch(`${baseUrl}/api/agent`, {
+    gatewayFetch(`${baseUrl}/api/agent`, {
       method: "POST",
       headers: { authorization: `Bearer ${options.token}`, "content-type": "application/json" },
       body,

@@ -1,4 +1,5 @@
 import { readSse } from "../../src/plugin-api/index.js";
+import { gatewayFetch } from "./gateway-fetch.js";
 import { MarkdownStream, renderMarkdown } from "./markdown-terminal.js";
 import { formatToolCall, type Style, sanitize } from "./terminal-style.js";
 
@@ -97,7 +98,7 @@ export async function streamTurn(options: {
   const markdown = options.markdown === true;
   let res: Response;
   try {
-    res = await fetch(`${baseUrl}/api/agent`, {
+    res = await gatewayFetch(`${baseUrl}/api/agent`, {
       method: "POST",
       headers: {
         authorization: `Bearer ${options.token}`,
@@ -206,7 +207,7 @@ async function printApproval(
   let what: string | undefined;
   while (what === undefined && Date.now() < deadline && !options.signal.aborted) {
     try {
-      const res = await fetch(`${options.baseUrl}/api/status`, {
+      const res = await gatewayFetch(`${options.baseUrl}/api/status`, {
         headers: { authorization: `Bearer ${options.token}` },
         signal: options.signal,
       });

@@ -17,7 +17,7 @@ const env = { NODE_OPTIONS: `--require ${PRELOAD}` };
 describe("e2e: commands that ask the running gateway", () => {
   afterEach(cleanupAll);
 
-  it("agent, status, sessions --json and gateway stop get their answers without loading the built-in fetch", async () => {
+  it("agent, status, sessions --json, chat and gateway stop get their answers without the built-in fetch", async () => {
     const state = await E2eState.create();
     const gateway = await state.startGateway();
     const agent = await state.cli(["agent", "-m", "hello"], undefined, { env });
@@ -36,6 +36,18 @@ describe("e2e: commands that ask the running gateway", () => {
     expect(listed.sessions.find((s) => s.key === "main")?.phase).toBe("ready");
     expect(sessions.stderr).toContain("undici loaded: false");
 
+    // `clawdis chat` keeps its connection for the next turn: node:http with a keep-alive agent, no built-in fetch.
+    const chat = state.spawn(["chat"], { env });
+    chat.write("hello from the terminal");
+    await chat.stdout.waitFor("echo: hello from the terminal");
+    chat.write("/quit");
+    expect((await chat.waitForExit()).code).toBe(0);
+    expect(chat.stderr.text()).toContain("fetch called: false");
+    // `chat --attach` asks for the primary session, then for its events (a filter the gateway refuses: exit 2).
+    const attach = await state.cli(["chat", "--attach", "--filter", "txt"], undefined, { env });
+    expect(attach.code).toBe(2);
+    expect(attach.stderr).toContain("fetch called: false");
+
     const stop = await state.cli(["gateway", "stop"], undefined, { env });
     expect(stop.code).toBe(0);
     expect(stop.stderr).toContain("undici loaded: false");
@@ -49,5 +61,6 @@ describe("e2e: commands that ask the running gateway", () => {
       { env: { ...process.env, ...env }, timeout: 20_000 },
     );
     expect(stderr).toContain("undici loaded: true");
+    expect(stderr).toContain("fetch called: true");
   });
 });
