@@ -1,4 +1,5 @@
 import type { Endpoint } from "../agent/endpoint.js";
+import { createHttpFetch } from "../agent/http-fetch.js";
 
 /** How long `clawdis doctor` waits for the endpoint's model list when no gateway runs to ask instead. */
 export const ENDPOINT_CHECK_MS = 3000;
@@ -6,8 +7,10 @@ export const ENDPOINT_CHECK_MS = 3000;
 export type EndpointCheck = { ok: true; models: string[] } | { ok: false; error: string };
 
 /**
- * One `GET <baseUrl>/models` with the endpoint's key, no retry, given up after `timeoutMs`. Plain `fetch`, not the
- * model client: the read-only commands never load the SDK (test/architecture.test.ts). Never throws: a failure is
+ * One `GET <baseUrl>/models` with the endpoint's key, no retry, given up after `timeoutMs`. A plain request over
+ * `node:http`/`node:https` (`createHttpFetch`), not the model client: the read-only commands never load the SDK
+ * (test/architecture.test.ts); and not the built-in fetch, whose first request to a live server compiles undici's
+ * HTTP parser on a background thread (~150 ms of CPU, docs/benchmarks.md). Never throws: a failure is
  * `{ ok: false }` with one line saying what happened (refused, no answer in time, an HTTP status).
  */
 export async function checkEndpoint(
@@ -17,7 +20,7 @@ export async function checkEndpoint(
   const url = `${endpoint.baseUrl}/models`;
   let response: Response;
   try {
-    response = await fetch(url, {
+    response = await createHttpFetch()(url, {
       headers: { authorization: `Bearer ${endpoint.apiKey}` },
       signal: AbortSignal.timeout(timeoutMs),
     });
@@ -47,11 +50,15 @@ export async function checkEndpoint(
   }
 }
 
-/** One line for a `fetch` that threw: the timeout, or the system error under undici's "fetch failed". */
+/**
+ * One line for a request that threw: the timeout, or the system error (itself, or under the built-in fetch's
+ * "fetch failed", which the request falls back to for what it does not send itself).
+ */
 function fetchFailure(error: unknown, timeoutMs: number): string {
   const name = (error as { name?: unknown } | null)?.name;
   if (name === "TimeoutError" || name === "AbortError") return `no answer within ${timeoutMs / 1000}s`;
-  const cause = (error as { cause?: unknown } | null)?.cause as
+  const own = error as { code?: unknown; message?: unknown; cause?: unknown } | null;
+  const cause = (typeof own?.code === "string" ? own : own?.cause) as
     | { code?: unknown; message?: unknown }
     | undefined;
   if (cause?.code === "ECONNREFUSED") return "the connection was refused: is the server running?";

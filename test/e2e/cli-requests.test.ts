@@ -54,6 +54,14 @@ describe("e2e: commands that ask the running gateway", () => {
     expect((await gateway.waitForExit()).code).toBe(0);
   });
 
+  it("doctor with no gateway running asks the model endpoint itself, without the built-in fetch", async () => {
+    const state = await E2eState.create();
+    const doctor = await state.cli(["doctor"], undefined, { env });
+    expect(doctor.stdout).toMatch(/✓ model .* at http:\/\/127\.0\.0\.1:\d+\/v1, which answers/);
+    expect(state.fake.modelRequests.length).toBe(1);
+    expect(doctor.stderr).toContain("fetch called: false");
+  });
+
   it("the preload sees undici when a process uses the built-in fetch (the check can fail)", async () => {
     const { stderr } = await promisify(execFile)(
       process.execPath,
