@@ -8,7 +8,12 @@ import { defineConfig } from "vitest/config";
  */
 export const MAX_WORKERS = Math.max(2, Math.min(4, availableParallelism() + 1));
 
-/** Files that start processes (the real `clawdis` binary, the fault scenarios): each in a fresh module graph. */
+/**
+ * Files that start processes (the real `clawdis` binary, the fault scenarios). Not isolated either: their own
+ * state is in the processes and temp directories they start, and each file's `afterAll` cleans up what it started
+ * (test/e2e/harness.ts `cleanupAll`), so the files a worker runs share the harness, the fakes and the sources they
+ * import (importing them again for each of ~60 files cost ~25 s of CPU, measured in docs/testing.md).
+ */
 export const PROCESS_FILES = ["test/e2e/**/*.test.ts", "test/fault/**/*.test.ts"];
 /** Every test file; those not in PROCESS_FILES run in the test's own process (unit and in-process gateway tests). */
 const ALL_FILES = ["src/**/*.test.ts", "plugins/**/*.test.ts", "test/**/*.test.ts"];
@@ -34,7 +39,10 @@ export default defineConfig({
           isolate: false,
         },
       },
-      { extends: true, test: { name: "processes", include: PROCESS_FILES, exclude: NEVER } },
+      {
+        extends: true,
+        test: { name: "processes", include: PROCESS_FILES, exclude: NEVER, isolate: false },
+      },
     ],
   },
 });
