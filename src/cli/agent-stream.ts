@@ -49,7 +49,7 @@ function textOf(res: IncomingMessage): Promise<string> {
   });
 }
 
-function parsed(text: string): unknown {
+function jsonOf(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
@@ -120,7 +120,7 @@ export async function streamAgentTurn(
   }
   const status = res.statusCode ?? 0;
   if (status < 200 || status > 299) {
-    const body = asObject(parsed(await textOf(res)));
+    const body = asObject(jsonOf(await textOf(res)));
     if (status === 401) {
       throw new ClawdisError(
         "GATEWAY_UNREACHABLE",
@@ -133,7 +133,7 @@ export async function streamAgentTurn(
   if (!(res.headers["content-type"] ?? "").startsWith("text/event-stream")) {
     // A gateway that answers with the JSON body instead of a stream.
     const text = await textOf(res);
-    const body = parsed(text);
+    const body = jsonOf(text);
     if (body === undefined) {
       throw new ClawdisError(
         "GATEWAY_UNREACHABLE",
