@@ -14,7 +14,7 @@
 process.env.UV_THREADPOOL_SIZE ??= "16";
 
 const { readFileSync, statSync } = require("node:fs");
-const { createRequire } = require("node:module");
+const { createRequire, isBuiltin } = require("node:module");
 const { dirname, join } = require("node:path");
 const { pathToFileURL } = require("node:url");
 const vm = require("node:vm");
@@ -59,7 +59,7 @@ function loadBundle() {
   const module = { exports: {} };
   script.runInThisContext()(
     module.exports,
-    createRequire(bundle),
+    requireOutside(createRequire(bundle)),
     module,
     bundle,
     dirname(bundle),
@@ -71,6 +71,25 @@ function loadBundle() {
   return { entry: module.exports, id };
 }
 
+/** The file of its own beside the bundle of package `specifier` (scripts/package-bundles.ts), if it has one. */
+function packageFile(specifier) {
+  if (!/^[a-z0-9][a-z0-9._-]*$/.test(specifier) || isBuiltin(specifier)) return undefined;
+  const file = join(dirname(bundle), "packages", `${specifier}.cjs`);
+  return modifiedAt(file) === undefined ? undefined : file;
+}
+
+/**
+ * The bundle's `require`: a package built into a file of its own beside the bundle (the config validators, zod and
+ * JSON5, which only a config not in the config cache needs) is required from there; anything else as `base` does.
+ */
+function requireOutside(base) {
+  const required = (specifier) => {
+    const file = packageFile(specifier);
+    return base(file ?? specifier);
+  };
+  return Object.assign(required, { resolve: base.resolve, cache: base.cache, main: base.main });
+}
+
 /**
  * `import(specifier)` for the bundle. A package built into a file of its own beside the bundle
  * (scripts/package-bundles.ts: those a gateway loads after it listens; the model SDK takes ~95 ms as ES modules,
@@ -79,22 +98,18 @@ function loadBundle() {
  * `default` added. Anything else is Node's.
  */
 function importOutside(specifier) {
-  if (/^[a-z0-9][a-z0-9._-]*$/.test(specifier)) {
-    const file = join(dirname(bundle), "packages", `${specifier}.cjs`);
-    if (modifiedAt(file) !== undefined) {
-      return new Promise((resolve, reject) => {
-        setImmediate(() => {
-          try {
-            const exports = require(file);
-            resolve(exports?.__esModule ? exports : { ...exports, default: exports });
-          } catch (error) {
-            reject(error);
-          }
-        });
-      });
-    }
-  }
-  return import(specifier);
+  const file = packageFile(specifier);
+  if (file === undefined) return import(specifier);
+  return new Promise((resolve, reject) => {
+    setImmediate(() => {
+      try {
+        const exports = require(file);
+        resolve(exports?.__esModule ? exports : { ...exports, default: exports });
+      } catch (error) {
+        reject(error);
+      }
+    });
+  });
 }
 
 /**

@@ -5,9 +5,10 @@
  * Contract of the bundle (bin/clawdis.js relies on each point):
  * - one file, built by esbuild from `src/main.ts`: strict CommonJS inside one function expression
  *   `(function (BUNDLE_PARAMS) { … })`, so that the loader and the cache trainer compile exactly the same source;
- *   its last line is `//# clawdis-bundle <id>`, the SHA-1 of everything before it;
+ *   its last line is `//# clawdis-bundle <id>`, the SHA-1 of everything before it, which includes a line
+ *   `//# clawdis-packages <sha-256>` of the REQUIRED_PACKAGES files it was built with (`buildStartup`);
  * - inside: our sources and the pure-JS packages most commands load (BUNDLED); `import()` between our modules
- *   stays lazy (a module is evaluated when first imported);
+ *   stays lazy (a module is evaluated when first imported), and so does a module's first evaluation;
  * - every other package stays a package, loaded by Node as written: a static import becomes `require`, an
  *   `import()` a call of `__clawdisImport` (rewrite-imports.ts says why). A package written both ways, a BUNDLED
  *   package behind `import()`, or an ES-module-only package imported statically fails the build (two copies; or
@@ -16,8 +17,10 @@
  * - modules that import an ES-module-only package (ESM_BOUNDARY) are not bundled: they are imported, with
  *   `import()` only, from their tsc output (`dist/plugins/…`);
  * - a package of PACKAGE_BUNDLES (package-bundles.ts) is built into a file of its own beside the bundle, which the
- *   loader requires for its `__clawdisImport`; our sources must import it with `import()` only.
+ *   loader requires for its `__clawdisImport` and, for REQUIRED_PACKAGES, for the bundle's `require`; our sources
+ *   must import the first with `import()` only and the second statically only.
  */
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
@@ -27,18 +30,20 @@ import { build, type Plugin } from "esbuild";
 import { toAscii } from "./bundle-ascii.js";
 import { trainCache } from "./bundle-cache.js";
 import { bundleIdLine } from "./bundle-id.js";
-import { buildPackageBundles, PACKAGE_BUNDLES } from "./package-bundles.js";
+import {
+  buildPackageBundles,
+  PACKAGE_BUNDLES,
+  packageBundlePath,
+  REQUIRED_PACKAGES,
+} from "./package-bundles.js";
 import { IMPORT_FUNCTION, rewriteImports } from "./rewrite-imports.js";
 
-/** Packages compiled into the bundle: pure JavaScript, loaded by most commands (the config, the command line). */
-export const BUNDLED = ["zod", "commander", "json5"];
-
 /**
- * BUNDLED packages taken in as their CommonJS build, also where our sources import them: esbuild then wraps each
- * of their modules in a function that runs at the first `require`, where an ES module's exports are set up when
- * the bundle is evaluated (zod's thousands of exports: ~8 ms of every start, for a package only a validation uses).
+ * Packages compiled into the bundle: pure JavaScript that every command loads (the command line). The config file's
+ * validators (zod, JSON5) are files of their own (REQUIRED_PACKAGES): only a config not in the config cache needs
+ * them.
  */
-export const AS_COMMONJS = ["zod"];
+export const BUNDLED = ["commander"];
 
 /** Modules kept as ES modules (they import `@whiskeysockets/baileys`, an ES-module-only package). */
 export const ESM_BOUNDARY = ["plugins/whatsapp/connection.ts", "plugins/whatsapp/login.ts"];
@@ -97,7 +102,6 @@ function externals(root: string, outFile: string, uses: ExternalUses, problems: 
       b.onResolve({ filter: /^[^./]/ }, (args) => {
         if (args.path.startsWith("node:")) return { external: true };
         const name = packageName(args.path);
-        if (AS_COMMONJS.includes(args.path)) return { path: createRequire(args.importer).resolve(args.path) };
         if (BUNDLED.includes(name)) return undefined;
         note(uses, name, "static", relative(root, args.importer));
         return { external: true };
@@ -119,7 +123,15 @@ function checkUses(uses: ExternalUses, root: string, problems: string[]): void {
     const importers = [...use.importers].join(", ");
     if (BUNDLED.includes(name)) {
       problems.push(`${name} is bundled but imported with import() (${importers}): import it statically`);
-    } else if (PACKAGE_BUNDLES.includes(name) && use.kinds.has("static")) {
+    } else if (REQUIRED_PACKAGES.includes(name) && use.kinds.has("dynamic")) {
+      problems.push(
+        `${name} is required from a bundle of its own (REQUIRED_PACKAGES) but imported with import() (${importers}): import it statically`,
+      );
+    } else if (
+      PACKAGE_BUNDLES.includes(name) &&
+      !REQUIRED_PACKAGES.includes(name) &&
+      use.kinds.has("static")
+    ) {
       problems.push(
         `${name} has a bundle of its own (PACKAGE_BUNDLES) but is imported statically (${importers}): import it with import()`,
       );
@@ -140,6 +152,8 @@ function checkUses(uses: ExternalUses, root: string, problems: string[]): void {
 export async function buildBundle(
   root: string,
   outFile = join(root, "dist", "bundle", "clawdis.cjs"),
+  /** The digest of the REQUIRED_PACKAGES files beside it (`requiredDigest`), written into the text the id covers. */
+  requiredPackages?: string,
 ): Promise<string> {
   const uses: ExternalUses = new Map();
   const problems: string[] = [];
@@ -188,7 +202,10 @@ export async function buildBundle(
   } catch (error) {
     throw new Error(`the bundle cannot be built:\n  ${(error as Error).message}`);
   }
-  const body = text.endsWith("\n") ? text : `${text}\n`;
+  // The id is the config cache's schema fingerprint: it covers the validators required from their own files too.
+  const body =
+    (text.endsWith("\n") ? text : `${text}\n`) +
+    (requiredPackages ? `${PACKAGES_PREFIX}${requiredPackages}\n` : "");
   await mkdir(dirname(outFile), { recursive: true });
   // The old cache goes first: it must never sit next to a bundle it was not made from.
   await rm(`${outFile}.cache`, { force: true });
@@ -209,7 +226,20 @@ export async function buildStartup(
   outFile = join(root, "dist", "bundle", "clawdis.cjs"),
 ): Promise<string> {
   await buildPackageBundles(root, dirname(outFile));
-  return buildBundle(root, outFile);
+  return buildBundle(root, outFile, await requiredDigest(dirname(outFile)));
+}
+
+/** The line before the id line that names the REQUIRED_PACKAGES files the bundle was built with. */
+export const PACKAGES_PREFIX = "//# clawdis-packages ";
+
+/**
+ * The SHA-256 of the REQUIRED_PACKAGES files beside the bundle in `bundleDir`, in that order: the config file's
+ * validators, whose code decides what the config cache may keep (core/config-cache.ts keys it by the bundle's id).
+ */
+export async function requiredDigest(bundleDir: string): Promise<string> {
+  const hash = createHash("sha256");
+  for (const name of REQUIRED_PACKAGES) hash.update(await readFile(packageBundlePath(bundleDir, name)));
+  return hash.digest("hex");
 }
 
 /**

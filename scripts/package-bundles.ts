@@ -1,7 +1,8 @@
 /**
  * Packages built each into one CommonJS file of their own next to the start-up bundle,
- * `dist/bundle/packages/<name>.cjs`, which `bin/clawdis.js` requires when the bundle imports that package with
- * `__clawdisImport(<name>)` (package names only; anything else is Node's `import()`).
+ * `dist/bundle/packages/<name>.cjs`, which `bin/clawdis.js` requires when the bundle imports that package: with
+ * `__clawdisImport(<name>)`, or with `require(<name>)` for the packages our sources import statically
+ * (REQUIRED_PACKAGES). Package names only; anything else is Node's `import()` or `require`.
  *
  * Why: Node resolves, reads and compiles a package file by file. The model SDK (`openai`) is ~150 ES modules:
  * Node's `import()` of it took ~95 ms of the event loop (~115 ms of CPU) after every gateway start and in every
@@ -9,11 +10,14 @@
  * (measured alone, import() against the file): the lock library with its dependencies (`proper-lockfile`,
  * graceful-fs: 22 → 10 ms), the config watcher (`chokidar`: 20 → 8 ms) and the event-stream parser
  * (`eventsource-parser`: 10 → 2 ms). They stay out of the start-up bundle itself because no command needs them to
- * start: inside, every command would read them.
+ * start: inside, every command would read them. So do the config file's validators, which only a config that is
+ * not in the config cache needs (core/config-cache.ts): zod (0.7 MB, 45 % of what the bundle was: every command
+ * read it, and a gateway listened ~8 ms later for it; as one file it loads in ~54 ms where Node takes ~78 ms from
+ * node_modules) and JSON5.
  *
  * Contract:
- * - a listed package is imported by our sources with `import()` only (bundle.ts `checkUses` fails the build
- *   otherwise: a static import would load a second copy from node_modules);
+ * - a listed package not in REQUIRED_PACKAGES is imported by our sources with `import()` only, and one in it
+ *   statically only (bundle.ts `checkUses` fails the build otherwise);
  * - the file is esbuild's bundle of what `require(<name>)` resolves to from the checkout, the package's own
  *   dependencies inside (one file, nothing but Node's modules required from it); its `module.exports` is the
  *   package's, so an ES module compiled to CommonJS keeps its `__esModule` mark;
@@ -24,8 +28,17 @@ import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { build } from "esbuild";
 
+/** The packages our sources import statically that are built into a file of their own (see above). */
+export const REQUIRED_PACKAGES = ["zod", "json5"];
+
 /** The packages built into a file of their own (see above). */
-export const PACKAGE_BUNDLES = ["openai", "proper-lockfile", "chokidar", "eventsource-parser"];
+export const PACKAGE_BUNDLES = [
+  "openai",
+  "proper-lockfile",
+  "chokidar",
+  "eventsource-parser",
+  ...REQUIRED_PACKAGES,
+];
 
 /** The folder of the packages' files, for the start-up bundle in `bundleDir`. */
 function packagesDir(bundleDir: string): string {

@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import { copyFile, mkdir, mkdtemp, readFile, rm, symlink, utimes, writeFile } from "node:fs/promises";
 import { builtinModules, createRequire } from "node:module";
 import { type AddressInfo, createServer } from "node:net";
@@ -7,7 +8,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import vm from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BUNDLE_PARAMS, buildBundle, buildStartup } from "../scripts/bundle.js";
+import { BUNDLE_PARAMS, buildBundle, buildStartup, PACKAGES_PREFIX } from "../scripts/bundle.js";
 import { trainCache } from "../scripts/bundle-cache.js";
 import { bundleId, bundleIdLine } from "../scripts/bundle-id.js";
 import { buildPackageBundles, packageBundlePath } from "../scripts/package-bundles.js";
@@ -383,6 +384,32 @@ describe("bin/clawdis.js: which build runs", () => {
     });
   });
 
+  it("the bundle's require takes a package's file of its own beside the bundle; anything else as Node does", async () => {
+    const body = `const a = require("pkg-a");
+      const c = require("pkg-c");
+      const os = require("os");
+      process.stdout.write([a.where, c.where, typeof os.cpus, typeof require.resolve].join(",") + " ");`;
+    const text = fakeBundle("bundle", body);
+    const root = await layout({ bundle: text, cache: await cacheOf(text) });
+    const packages = join(root, "dist", "bundle", "packages");
+    await mkdir(packages);
+    await writeFile(join(packages, "pkg-a.cjs"), 'exports.where = "file";\n');
+    // A package of the same name in node_modules is not the one taken while the file exists.
+    for (const name of ["pkg-a", "pkg-c"]) {
+      await mkdir(join(root, "node_modules", name), { recursive: true });
+      await writeFile(
+        join(root, "node_modules", name, "package.json"),
+        `{"name":"${name}","main":"index.js"}`,
+      );
+      await writeFile(join(root, "node_modules", name, "index.js"), 'exports.where = "node_modules";\n');
+    }
+    expect(await runBin(root, ["g"])).toEqual({
+      code: 4,
+      stdout: "file,node_modules,function,function bundle g",
+      stderr: "",
+    });
+  });
+
   it("a code cache made from another bundle of the same length is not used (V8 would run that one's code)", async () => {
     const older = fakeBundle("older");
     const newer = fakeBundle("newer");
@@ -439,8 +466,12 @@ describe("the start-up bundle (scripts/bundle.ts)", () => {
       "src/main.ts imports ../plugins/whatsapp/connection.js statically",
     ],
     [
+      'export async function main() { return await import("commander"); }\n',
+      "commander is bundled but imported with import() (src/main.ts)",
+    ],
+    [
       'export async function main() { return await import("zod"); }\n',
-      "zod is bundled but imported with import() (src/main.ts)",
+      "zod is required from a bundle of its own (REQUIRED_PACKAGES) but imported with import() (src/main.ts)",
     ],
     [
       'import OpenAI from "openai"; export const main = () => OpenAI;\n',
@@ -479,17 +510,22 @@ describe("the start-up bundle (scripts/bundle.ts)", () => {
     expect(text).toBe(body + bundleIdLine(body));
   });
 
-  it("the real sources: bundled with zod, commander and json5 inside, a cache V8 takes, and it runs through bin", async () => {
+  it("the real sources: commander inside, zod and JSON5 required from files of their own, a cache V8 takes, and it runs through bin", async () => {
     const root = await binLayout({});
     try {
       // The packages left outside the bundle are found from the bundle's folder, as in the checkout.
       await symlink(join(repoRoot, "node_modules"), join(root, "node_modules"));
-      const bundle = await buildBundle(repoRoot, join(root, "dist", "bundle", "clawdis.cjs"));
+      const bundle = await buildStartup(repoRoot, join(root, "dist", "bundle", "clawdis.cjs"));
       const text = await readFile(bundle, "utf8");
-      for (const name of ["zod", "commander", "json5"]) expect(text).not.toContain(`require("${name}")`);
-      // zod as its CommonJS build (AS_COMMONJS): no export getters set up when the bundle is evaluated.
-      expect(text).toContain("ZodString");
-      expect(text).not.toMatch(/\bZodString:\(\)=>/);
+      // The id (the config cache's fingerprint) covers the validators' files: their digest is in the text.
+      const validators = createHash("sha256");
+      for (const name of ["zod", "json5"])
+        validators.update(await readFile(packageBundlePath(dirname(bundle), name)));
+      expect(text).toContain(`\n${PACKAGES_PREFIX}${validators.digest("hex")}\n//# clawdis-bundle `);
+      expect(text).not.toContain('require("commander")');
+      // The config file's validators are not read by every command: required, from their files, at a validation.
+      for (const name of ["zod", "json5"]) expect(text).toContain(`require("${name}")`);
+      expect(text).not.toContain("ZodString");
       expect(text).toContain('__clawdisImport("proper-lockfile")');
       expect(text).toContain('__clawdisImport("openai")');
       // The packages loaded after a start, each one CommonJS file of its own where bin/clawdis.js looks for it,
@@ -500,6 +536,8 @@ describe("the start-up bundle (scripts/bundle.ts)", () => {
         "proper-lockfile": ["lock"],
         chokidar: ["watch"],
         "eventsource-parser": ["createParser"],
+        zod: ["object", "string", "ZodString"],
+        json5: ["parse"],
       };
       expect(files).toEqual(
         Object.keys(exported).map((name) => join(dirname(bundle), "packages", `${name}.cjs`)),
@@ -536,6 +574,24 @@ describe("the start-up bundle (scripts/bundle.ts)", () => {
         count: 1,
         sessions: [{ key: "main", sessionId: "m" }],
       });
+      // A config file not in the config cache is validated with zod and JSON5 from their files; a preload says
+      // at exit where the process took them from.
+      const where = join(root, "where.cjs");
+      await writeFile(
+        where,
+        `process.on("exit", () => process.stderr.write("loaded: " + Object.keys(require.cache).filter((f) => /zod|json5/.test(f)).map((f) => f.includes("node_modules") ? "node_modules" : require("node:path").basename(f)).join(",") + "\\n"));\n`,
+      );
+      const traced = { ...env, NODE_OPTIONS: `--require ${where}` };
+      await writeFile(join(state, "clawdis.json"), '{ inbound: { reply: { agent: { model: "m" } } } }\n');
+      const validated = await runBin(root, ["sessions", "--json"], traced);
+      expect(validated.code).toBe(0);
+      expect(validated.stderr).toBe("loaded: json5.cjs,zod.cjs\n");
+      await writeFile(join(state, "clawdis.json"), '{ inbound: { reply: { agent: { modle: "m" } } } }\n');
+      const refused = await runBin(root, ["sessions", "--json"], traced);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain(
+        'inbound.reply.agent.modle: unknown key (clawdis.json line 1) — did you mean "model"?',
+      );
     } finally {
       await rm(root, { recursive: true, force: true });
     }
