@@ -12,8 +12,8 @@
  * (`eventsource-parser`: 10 → 2 ms). They stay out of the start-up bundle itself because no command needs them to
  * start: inside, every command would read them. So do the config file's validators, which only a config that is
  * not in the config cache needs (core/config-cache.ts): zod (0.7 MB, 45 % of what the bundle was: every command
- * read it, and a gateway listened ~8 ms later for it; as one file it loads in ~54 ms where Node takes ~78 ms from
- * node_modules) and JSON5.
+ * read and compiled it, ~10 ms more per start in fresh processes; as one file it loads in ~54 ms where Node takes
+ * ~78 ms from node_modules) and JSON5.
  *
  * Contract:
  * - a listed package not in REQUIRED_PACKAGES is imported by our sources with `import()` only, and one in it

@@ -90,6 +90,23 @@ describe("readSse: a whole response body", () => {
     expect(seen).toEqual([{ event: "message", data: "1" }]);
   });
 
+  it("stopping early cancels a web stream (which closes its connection)", async () => {
+    let cancelled: unknown = "not cancelled";
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        controller.enqueue(new TextEncoder().encode("data: again\n\n"));
+      },
+      cancel(reason) {
+        cancelled = reason;
+      },
+    });
+    for await (const event of readSse(endless)) {
+      expect(event.data).toBe("again");
+      break;
+    }
+    expect(cancelled).toBeUndefined();
+  });
+
   it("an iterated body: its error rejects, and stopping early ends its iteration", async () => {
     async function* broken(): AsyncGenerator<Uint8Array> {
       yield new TextEncoder().encode("data: 1\n\n");

@@ -77,32 +77,19 @@ export class SseParser {
 
 /**
  * The events of a response body, in order, as they arrive: a web `ReadableStream` (a `fetch` answer's body) or the
- * body's bytes as an async iterable (a `node:http` response). UTF-8 split across chunks is handled. Stopping early
- * (a `break` in the consumer) ends the body: the stream is cancelled, the iteration ended (a `node:http` response
- * is destroyed), which closes the connection.
+ * body's bytes as an async iterable (a `node:http` response). UTF-8 split across chunks is handled. Both are read
+ * as async iterables: stopping early (a `break` in the consumer) ends the iteration, which cancels a web stream and
+ * destroys a `node:http` response, closing the connection.
  */
 export async function* readSse(
   body: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>,
 ): AsyncGenerator<SseEvent> {
   const parser = new SseParser();
   const decoder = new TextDecoder();
-  if (!("getReader" in body)) {
-    for await (const value of body) yield* parser.push(decoder.decode(value, { stream: true }));
-    yield* parser.push(decoder.decode());
-    yield* parser.end();
-    return;
+  // Node's web streams are async iterables (the DOM types used here do not say so).
+  for await (const value of body as AsyncIterable<Uint8Array>) {
+    yield* parser.push(decoder.decode(value, { stream: true }));
   }
-  const reader = body.getReader();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      yield* parser.push(decoder.decode(value, { stream: true }));
-    }
-    yield* parser.push(decoder.decode());
-    yield* parser.end();
-  } finally {
-    // Stopping early (a `break` in the consumer) cancels the body, which closes the connection.
-    await reader.cancel().catch(() => {});
-  }
+  yield* parser.push(decoder.decode());
+  yield* parser.end();
 }
