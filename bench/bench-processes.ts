@@ -263,9 +263,15 @@ export function modelArrival(answer: Answer): bigint {
 
 export const ms = (from: bigint, to: bigint) => Number(to - from) / 1e6;
 
-/** CPU time (user + system) a process used so far, in ms (from /proc/<pid>/stat, 100 ticks a second). */
-export async function cpuMs(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+/**
+ * CPU time (user + system) a process used so far, in ms (from /proc/<pid>/stat, 100 ticks a second); `thread`:
+ * only its main thread's (/proc/<pid>/task/<pid>/stat), the one JavaScript runs on.
+ */
+export async function cpuMs(pid: number, thread: "all" | "main" = "all"): Promise<number> {
+  const stat = await readFile(
+    thread === "main" ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`,
+    "utf8",
+  );
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }

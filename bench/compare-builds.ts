@@ -131,6 +131,7 @@ async function throughput(builds: readonly Build[], root: string, modelUrl: stri
     const results = await rotating(builds, async (b) => {
       const gateway = gateways[b]!;
       const cpuBefore = await cpuMs(gateway.pid);
+      const mainBefore = await cpuMs(gateway.pid, "main");
       const start = process.hrtime.bigint();
       const at = round++;
       await pool(100, 100, async (s) => {
@@ -139,13 +140,20 @@ async function throughput(builds: readonly Build[], root: string, modelUrl: stri
         }
       });
       const rate = total / (ms(start, process.hrtime.bigint()) / 1000);
-      return { rate, cpu: ((await cpuMs(gateway.pid)) - cpuBefore) / total };
+      const main = ((await cpuMs(gateway.pid, "main")) - mainBefore) / total;
+      return { rate, cpu: ((await cpuMs(gateway.pid)) - cpuBefore) / total, main };
     });
     const note = `${total} messages a round, 100 in flight (one per session)`;
     const cpuNote = "from /proc (user + system, every thread)";
     return rowsOf(builds, results, [
       ["messages/s into 100 group sessions, instant model", "msg/s", (x) => x.rate, note],
       ["gateway CPU per message, same rounds", "ms", (x) => x.cpu, cpuNote],
+      [
+        "gateway main-thread CPU per message, same rounds",
+        "ms",
+        (x) => x.main,
+        "the thread JavaScript runs on",
+      ],
     ]);
   });
 }

@@ -1,4 +1,4 @@
-import { setFlagsFromString } from "node:v8";
+import { setV8Flags } from "../core/v8-flags.js";
 
 /**
  * How far V8 lets the old generation grow past what survived the last full collection, for the gateway: 100 %
@@ -20,12 +20,13 @@ export function gatewayHeapFlag(
 }
 
 /**
- * Applies `gatewayHeapFlag` to this process (V8 reads it at each heap sizing, so it works after start). Not with
+ * Applies `gatewayHeapFlag` to this process (V8 reads it at each heap sizing, so it works after start; the gateway
+ * sets it once it listens). Not with
  * `CLAWDIS_KEEP_V8_FLAGS=1`: the build's code-cache training runs a gateway start, and a cache made after a flag
  * changed is rejected by every start without it (scripts/bundle-cache.ts).
  */
 export function tuneGatewayHeap(): void {
   if (process.env.CLAWDIS_KEEP_V8_FLAGS === "1") return;
   const flag = gatewayHeapFlag(process.execArgv, process.env.NODE_OPTIONS);
-  if (flag) setFlagsFromString(flag);
+  if (flag) setV8Flags(flag);
 }

@@ -133,7 +133,6 @@ export async function createGateway(
  */
 export async function runGateway(io: CliIO, deps: GatewayDeps, run: GatewayRunOptions = {}): Promise<number> {
   const port = run.port === undefined ? undefined : parsePortOption(run.port);
-  tuneGatewayHeap();
   // `on`, not `once`: a library's exit hook (signal-exit, via proper-lockfile) re-raises a signal when it sees
   // no other listener, which would kill the process before it stops. Removed once the gateway has stopped.
   let received: NodeJS.Signals | undefined;
@@ -243,6 +242,9 @@ async function serve(
     }
     throw error;
   }
+  // Once the port is open: what the flag changes (the heap's growth under a burst of messages) comes later, and
+  // setting it loads node:v8 (v8-flags.ts).
+  tuneGatewayHeap();
   const first = supervisor.current;
   // Config hot reload (docs/configuration.md, Changing the config while it runs): the file is watched from now on.
   reloader = new ConfigReloader({

@@ -1,5 +1,5 @@
-import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import { setV8Flags } from "../core/v8-flags.js";
 
 let gc: (() => void) | undefined;
 
@@ -33,7 +33,7 @@ export function collectGarbage(options: CollectOptions = {}): void {
     const exposed = (globalThis as { gc?: () => void }).gc;
     if (typeof exposed === "function") gc = exposed;
     else {
-      setFlagsFromString("--expose-gc");
+      setV8Flags("--expose-gc");
       gc = runInNewContext("gc") as () => void;
     }
   }
@@ -41,10 +41,10 @@ export function collectGarbage(options: CollectOptions = {}): void {
     gc();
     return;
   }
-  setFlagsFromString(`--${COMPACT_FLAG}`);
+  setV8Flags(`--${COMPACT_FLAG}`);
   try {
     gc();
   } finally {
-    setFlagsFromString(`--no-${COMPACT_FLAG}`);
+    setV8Flags(`--no-${COMPACT_FLAG}`);
   }
 }
