@@ -184,6 +184,7 @@ async function latency(builds: readonly Build[], root: string, modelUrl: string)
     const results = await rotating(builds, async (b) => {
       const gateway = gateways[b]!;
       const cpuBefore = await cpuMs(gateway.pid);
+      const mainBefore = await cpuMs(gateway.pid, "main");
       const toModel: number[] = [];
       for (let n = 0; n < perRound; n++) {
         const i = next++;
@@ -191,7 +192,8 @@ async function latency(builds: readonly Build[], root: string, modelUrl: string)
         toModel.push(ms(answer.sentAt, modelArrival(answer)));
       }
       const cpu = ((await cpuMs(gateway.pid)) - cpuBefore) / perRound;
-      return { p50: median(toModel), p99: percentile(toModel, 99), cpu };
+      const main = ((await cpuMs(gateway.pid, "main")) - mainBefore) / perRound;
+      return { p50: median(toModel), p99: percentile(toModel, 99), cpu, main };
     });
     const note = `${perRound} sequential messages a round, ${sessions} sessions in use`;
     const cpuNote = "from /proc; includes the work written behind";
@@ -199,6 +201,7 @@ async function latency(builds: readonly Build[], root: string, modelUrl: string)
       ["hand-in → model request p50 (of each round)", "ms", (x) => x.p50, note],
       ["hand-in → model request p99 (of each round)", "ms", (x) => x.p99, note],
       ["gateway CPU per message, same rounds", "ms", (x) => x.cpu, cpuNote],
+      ["gateway main-thread CPU per message, same rounds", "ms", (x) => x.main, cpuNote],
     ]);
   });
 }

@@ -31,7 +31,7 @@ import { ownForGateway } from "../runtime/own-state-dir.js";
 import type { StateLock } from "../runtime/state-lock.js";
 import { migrateLegacyStore } from "../sessions/legacy-store.js";
 import { gatewayAddressPath } from "./gateway-client.js";
-import { tuneGatewayHeap } from "./gateway-heap.js";
+import { tuneGatewayV8 } from "./gateway-v8.js";
 import { type CliIO, EXIT } from "./io.js";
 
 /** How long `clawdis gateway` may take to stop after SIGINT/SIGTERM. */
@@ -242,9 +242,9 @@ async function serve(
     }
     throw error;
   }
-  // Once the port is open: what the flag changes (the heap's growth under a burst of messages) comes later, and
-  // setting it loads node:v8 (v8-flags.ts).
-  tuneGatewayHeap();
+  // Once the port is open: what the flags change (the heap's growth under a burst, when code is optimized) comes
+  // later, and setting them loads node:v8 (v8-flags.ts).
+  tuneGatewayV8();
   const first = supervisor.current;
   // Config hot reload (docs/configuration.md, Changing the config while it runs): the file is watched from now on.
   reloader = new ConfigReloader({

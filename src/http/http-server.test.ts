@@ -32,6 +32,14 @@ describe("HttpServer", () => {
     expect((await fetch(`${base}/public`)).status).toBe(200);
   });
 
+  it("sends a JSON answer with its length, not chunked", async () => {
+    const answer = await fetch(`${base}/echo?token=secret-token-123456`, { method: "POST", body: "héllo" });
+    const bytes = Buffer.from(await answer.arrayBuffer());
+    expect(JSON.parse(bytes.toString("utf8"))).toEqual({ body: "héllo" });
+    expect(answer.headers.get("transfer-encoding")).toBeNull();
+    expect(answer.headers.get("content-length")).toBe(String(bytes.length));
+  });
+
   it("answers 404 for unknown paths, 405 for a wrong method, and survives a malformed escape", async () => {
     expect((await fetch(`${base}/nope`)).status).toBe(404);
     const wrong = await fetch(`${base}/public`, { method: "POST" });
