@@ -316,7 +316,12 @@ async function benchThroughput(): Promise<BenchRow[]> {
       const used = process.cpuUsage(self);
       const after = await Promise.all(pids.map((pid) => cpuMs(pid)));
       if (at >= 2 * WARMUP) {
-        cpu[side].add(total, after[0]! - before[0]!, after[1]! - before[1]!, (used.user + used.system) / 1000);
+        cpu[side].add(
+          total,
+          after[0]! - before[0]!,
+          after[1]! - before[1]!,
+          (used.user + used.system) / 1000,
+        );
       }
       return rate;
     };
