@@ -16,6 +16,9 @@ import { type WaitOptions, waitWithDeadline } from "../helpers/wait-deadline.js"
  *
  * `GET /v1/models` requests are recorded apart (`modelRequests`); while `hangModels` is set they get no answer
  * until the client goes away or `releaseModels()` is called (an endpoint whose model list hangs).
+ *
+ * Over 400 lines because it is one fake of one API: the reply queue, the recorded requests and the stream's
+ * wire format are shared by every route, which pieces in files of their own would each reach into.
  */
 
 export interface FakeToolCall {

@@ -9,6 +9,10 @@ import { type WaitOptions, waitWithDeadline } from "../helpers/wait-deadline.js"
  * HTML entities validated the way Telegram does ("can't parse entities", 4096 visible characters), chat
  * actions, files for getFile and their download, a webhook set or deleted. Errors are injected per method
  * (`failNext`). It records every call; waits are on events, never on time.
+ *
+ * Over 400 lines because it is one fake of one API: every handler reads and changes the same state (the update
+ * queue and its offset, the chats' messages, the files, the webhook), which pieces in files of their own would
+ * each reach into.
  */
 
 export interface FakeUser {
