@@ -31,7 +31,7 @@ console.log(script.cachedDataRejected ? "rejected by V8" : "taken");`;
 export function trainCache(root: string, bundle: string): string | undefined {
   const trainer = join(root, "dist", "scripts", "train-bundle-cache.js");
   const env = { PATH: process.env.PATH ?? "" };
-  // The gateway's start sets a V8 flag (src/cli/gateway-heap.ts), which changes the flag hash a code cache is
+  // The gateway sets V8 flags once it listens (src/cli/gateway-v8.ts), which change the flag hash a code cache is
   // stamped with: made after it, the cache would be rejected by every later start. The trainer keeps V8's flags.
   const trainerEnv = { ...env, CLAWDIS_KEEP_V8_FLAGS: "1" };
   const run = spawnSync(process.execPath, [trainer, bundle], {
