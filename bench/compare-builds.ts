@@ -5,7 +5,8 @@
  * `bin/clawdis.js` is started. The parts, each with both builds round by round in turn (the order rotating, so
  * neither always runs on a machine the other warmed or loaded):
  * - messages per second into 100 group sessions with an instant model, and the gateway's CPU per message;
- * - hand-in → model request on 1,000 sessions in use (sequential messages: each round's median and p99), and CPU;
+ * - hand-in → model request on 1,000 sessions in use (sequential messages: each round's median and p99), hand-in →
+ *   reply (each round's median), and CPU;
  * - `clawdis sessions --json` cold on a 10,000-key store, and the gateway's start → listening (a model and
  *   Telegram configured).
  * The table's "ours" is this build and the baseline the other. There are no targets: "no slower" is read from the
@@ -186,20 +187,23 @@ async function latency(builds: readonly Build[], root: string, modelUrl: string)
       const cpuBefore = await cpuMs(gateway.pid);
       const mainBefore = await cpuMs(gateway.pid, "main");
       const toModel: number[] = [];
+      const toReply: number[] = [];
       for (let n = 0; n < perRound; n++) {
         const i = next++;
         const answer = await clients[b]!.post(`message ${i} about the plan`, seededKey("room", i % sessions));
         toModel.push(ms(answer.sentAt, modelArrival(answer)));
+        toReply.push(ms(answer.sentAt, answer.doneAt));
       }
       const cpu = ((await cpuMs(gateway.pid)) - cpuBefore) / perRound;
       const main = ((await cpuMs(gateway.pid, "main")) - mainBefore) / perRound;
-      return { p50: median(toModel), p99: percentile(toModel, 99), cpu, main };
+      return { p50: median(toModel), p99: percentile(toModel, 99), reply: median(toReply), cpu, main };
     });
     const note = `${perRound} sequential messages a round, ${sessions} sessions in use`;
     const cpuNote = "from /proc; includes the work written behind";
     return rowsOf(builds, results, [
       ["hand-in → model request p50 (of each round)", "ms", (x) => x.p50, note],
       ["hand-in → model request p99 (of each round)", "ms", (x) => x.p99, note],
+      ["hand-in → reply p50 (of each round)", "ms", (x) => x.reply, note],
       ["gateway CPU per message, same rounds", "ms", (x) => x.cpu, cpuNote],
       ["gateway main-thread CPU per message, same rounds", "ms", (x) => x.main, cpuNote],
     ]);
