@@ -91,6 +91,12 @@ function requireOutside(base) {
 }
 
 /**
+ * What `importOutside` gave for each package taken from its own file: the same module again, as import() gives it,
+ * without looking for the file again (a store update imports its lock library every time). A failed load is not kept.
+ */
+const imported = new Map();
+
+/**
  * `import(specifier)` for the bundle. A package built into a file of its own beside the bundle
  * (scripts/package-bundles.ts: those a gateway loads after it listens; the model SDK takes ~95 ms as ES modules,
  * ~17 ms as one file) is required from there, on a later turn of the event loop as an import would be, and given as
@@ -98,18 +104,23 @@ function requireOutside(base) {
  * `default` added. Anything else is Node's.
  */
 function importOutside(specifier) {
+  const known = imported.get(specifier);
+  if (known) return known;
   const file = packageFile(specifier);
   if (file === undefined) return import(specifier);
-  return new Promise((resolve, reject) => {
+  const loading = new Promise((resolve, reject) => {
     setImmediate(() => {
       try {
         const exports = require(file);
         resolve(exports?.__esModule ? exports : { ...exports, default: exports });
       } catch (error) {
+        imported.delete(specifier);
         reject(error);
       }
     });
   });
+  imported.set(specifier, loading);
+  return loading;
 }
 
 /**

@@ -351,15 +351,18 @@ describe("bin/clawdis.js: which build runs", () => {
     expect(await runBin(root, ["d"])).toEqual({ code: 4, stdout: "bundle d", stderr: "" });
   });
 
-  it("a package with a file of its own beside the bundle is required from it, a turn later; anything else is Node's import()", async () => {
+  it("a package with a file of its own beside the bundle is required from it, a turn later, the same module when imported again (a failed load tried again); anything else is Node's import()", async () => {
     const body = `globalThis.mark = "before";
       const pending = __clawdisImport("pkg-a");
       globalThis.mark = "after";
       const a = await pending;
       const b = await __clawdisImport("pkg-b");
+      const again = await __clawdisImport("pkg-b");
+      const failed = await __clawdisImport("pkg-d").then(() => "loaded", (error) => error.message);
+      const retried = await __clawdisImport("pkg-d");
       const c = await __clawdisImport("pkg-c");
       const os = await __clawdisImport("node:os");
-      process.stdout.write([a.seen, a.where, typeof a.default, b.where, b.default === b.default.self, c.where, typeof os.cpus].join(",") + " ");`;
+      process.stdout.write([a.seen, a.where, typeof a.default, b.where, b.default === b.default.self, again === b, failed, retried.where, c.where, typeof os.cpus].join(",") + " ");`;
     const text = fakeBundle("bundle", body);
     const root = await layout({ bundle: text, cache: await cacheOf(text) });
     const packages = join(root, "dist", "bundle", "packages");
@@ -370,6 +373,11 @@ describe("bin/clawdis.js: which build runs", () => {
       'exports.__esModule = true; exports.seen = globalThis.mark; exports.where = "file"; exports.default = class {};\n',
     );
     await writeFile(join(packages, "pkg-b.cjs"), 'exports.where = "file"; exports.self = exports;\n');
+    // A load that failed is tried again by the next import.
+    await writeFile(
+      join(packages, "pkg-d.cjs"),
+      'if (!globalThis.triedD) { globalThis.triedD = true; throw new Error("first"); }\nexports.where = "second";\n',
+    );
     // Without a file of its own, the package comes from node_modules.
     await mkdir(join(root, "node_modules", "pkg-c"), { recursive: true });
     await writeFile(
@@ -379,7 +387,7 @@ describe("bin/clawdis.js: which build runs", () => {
     await writeFile(join(root, "node_modules", "pkg-c", "index.js"), 'exports.where = "node_modules";\n');
     expect(await runBin(root, ["f"])).toEqual({
       code: 4,
-      stdout: "after,file,function,file,true,node_modules,function bundle f",
+      stdout: "after,file,function,file,true,true,first,second,node_modules,function bundle f",
       stderr: "",
     });
   });
